@@ -1,0 +1,134 @@
+// Package errs holds satchel's error kinds: one sentinel per kind of refusal
+// (DESIGN §7) and the error value that carries the exact message a user sees.
+//
+// The root package re-exports every sentinel, so users match them with
+// errors.Is(err, satchel.ErrNotFound) without importing this package.
+package errs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// Kinds of refusal. Each is matched with errors.Is.
+var (
+	// ErrInvalidPath: a path broke one of the rules of DESIGN §2.1.
+	ErrInvalidPath = errors.New("invalid path")
+	// ErrInvalidPattern: a glob or regex pattern is malformed or unsupported.
+	ErrInvalidPattern = errors.New("invalid pattern")
+	// ErrInvalidRange: line bounds that cannot be read (start < 1, end < start, ...).
+	ErrInvalidRange = errors.New("invalid range")
+	// ErrInvalidArgument: any other argument out of its domain (names, limits, policies).
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNotFound: a file, document, thread, commit or checkpoint does not exist.
+	// Errors of this kind also match fs.ErrNotExist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: the target of a create-only operation already exists.
+	// Errors of this kind also match fs.ErrExist.
+	ErrExists = errors.New("already exists")
+	// ErrIsDirectory: a file operation named a directory.
+	ErrIsDirectory = errors.New("is a directory")
+	// ErrNotText: a line operation met content that is not valid UTF-8.
+	ErrNotText = errors.New("not text")
+	// ErrAnchorNotFound: str_replace's old text does not occur in the file.
+	ErrAnchorNotFound = errors.New("anchor not found")
+	// ErrAmbiguousAnchor: str_replace's old text occurs more than once.
+	ErrAmbiguousAnchor = errors.New("ambiguous anchor")
+	// ErrLimitExceeded: a mutation would exceed a bound (DESIGN §2.4) or a
+	// request exceeded a size, time or output limit.
+	ErrLimitExceeded = errors.New("limit exceeded")
+	// ErrWriteRace: two arms of one fanout wrote the same path (DESIGN §2.5).
+	ErrWriteRace = errors.New("write-write race")
+	// ErrConflict: a precondition (the content hash the caller last saw) no
+	// longer holds, or a concurrent writer won a compare-and-swap too often.
+	ErrConflict = errors.New("conflict")
+	// ErrReadOnly: a write to a store that does not accept writes (shared).
+	ErrReadOnly = errors.New("read-only")
+	// ErrAccessDenied: an agent used a store it was not granted.
+	ErrAccessDenied = errors.New("access denied")
+	// ErrValidation: a document or definition failed validation.
+	ErrValidation = errors.New("validation failed")
+)
+
+// Error is a refusal: a kind (one of the sentinels above) and the exact
+// message of DESIGN.md. errors.Is matches the kind; the message is what
+// a person or a model reads.
+type Error struct {
+	Kind error
+	Msg  string
+	// Count is the number of occurrences for ErrAmbiguousAnchor.
+	Count int
+}
+
+// New returns an *Error of kind with a formatted message.
+func New(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the kind, so errors.Is(err, ErrNotFound) holds.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Is makes not-found and exists errors also match the io/fs sentinels.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case fs.ErrNotExist:
+		return e.Kind == ErrNotFound
+	case fs.ErrExist:
+		return e.Kind == ErrExists
+	case fs.ErrInvalid:
+		return e.Kind == ErrInvalidPath
+	}
+	return false
+}
+
+// Violation is one reason a document or definition was refused.
+type Violation struct {
+	// File is the definition file, when the violation is in one.
+	File string `json:"file,omitempty"`
+	// Path is the field path, such as "metadata.source" or "tags[2]".
+	Path string `json:"path"`
+	// Msg says what is wrong.
+	Msg string `json:"message"`
+}
+
+func (v Violation) String() string {
+	var b strings.Builder
+	if v.File != "" {
+		b.WriteString(v.File)
+		b.WriteString(": ")
+	}
+	if v.Path != "" {
+		b.WriteString(v.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(v.Msg)
+	return b.String()
+}
+
+// ValidationError lists every violation found, all at once.
+type ValidationError struct {
+	// What names what was validated ("document", "definitions").
+	What       string
+	Violations []Violation
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	what := e.What
+	if what == "" {
+		what = "validation"
+	}
+	fmt.Fprintf(&b, "%s failed validation:", what)
+	for _, v := range e.Violations {
+		b.WriteString("\n  ")
+		b.WriteString(v.String())
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrValidation.
+func (e *ValidationError) Unwrap() error { return ErrValidation }
