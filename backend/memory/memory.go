@@ -1,0 +1,472 @@
+// Package memory is the reference backend: everything in the process's
+// memory, nothing on disk, gone when the process ends. It is the simplest
+// correct implementation of the backend contract, and the fastest.
+package memory
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// Backend is an in-memory backend. The zero value is not usable; call New.
+type Backend struct {
+	mu       sync.RWMutex
+	nextID   int64 // thread and commit ids share one counter: never reused
+	threads  map[int64]*thread
+	byName   map[scopeName]int64
+	packs    map[int64]*pack
+	settings map[settingKey][]byte
+	closed   bool
+	// clock is overridable for tests.
+	clock func() time.Time
+}
+
+type scopeName struct{ scope, name string }
+
+type settingKey struct{ scope, thread, key string }
+
+type thread struct {
+	info        backend.Thread
+	log         []backend.Commit // retained commits, ascending seq
+	head        int64            // sequence number of the newest commit ever stored
+	checkpoints map[string]int64
+}
+
+type pack struct {
+	scope   string
+	data    string
+	dropped bool
+	droppAt time.Time
+}
+
+// New returns an empty in-memory backend.
+func New() *Backend {
+	return &Backend{
+		threads:  map[int64]*thread{},
+		byName:   map[scopeName]int64{},
+		packs:    map[int64]*pack{},
+		settings: map[settingKey][]byte{},
+		clock:    time.Now,
+	}
+}
+
+// SetClock replaces the backend's clock (for tests of retention and TTL).
+func (b *Backend) SetClock(now func() time.Time) {
+	b.mu.Lock()
+	b.clock = now
+	b.mu.Unlock()
+}
+
+func (b *Backend) now() time.Time { return b.clock().UTC() }
+
+func (b *Backend) Now(ctx context.Context) (time.Time, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.now(), nil
+}
+
+func (b *Backend) Scopes(ctx context.Context) ([]string, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	seen := map[string]bool{}
+	var out []string
+	for k := range b.byName {
+		if !seen[k.scope] {
+			seen[k.scope] = true
+			out = append(out, k.scope)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (b *Backend) Thread(ctx context.Context, scope, name string, create bool) (backend.Thread, error) {
+	b.mu.RLock()
+	id, ok := b.byName[scopeName{scope, name}]
+	if ok {
+		t := b.threads[id].info
+		b.mu.RUnlock()
+		return t, nil
+	}
+	b.mu.RUnlock()
+	if !create {
+		return backend.Thread{}, backend.ErrNoThread
+	}
+	t, err := b.CreateThread(ctx, scope, name)
+	if err == backend.ErrThreadExists {
+		return b.Thread(ctx, scope, name, false)
+	}
+	return t, err
+}
+
+func (b *Backend) CreateThread(ctx context.Context, scope, name string) (backend.Thread, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.byName[scopeName{scope, name}]; ok {
+		return backend.Thread{}, backend.ErrThreadExists
+	}
+	b.nextID++
+	t := &thread{
+		info:        backend.Thread{ID: b.nextID, Scope: scope, Name: name, Created: b.now()},
+		checkpoints: map[string]int64{},
+	}
+	b.threads[t.info.ID] = t
+	b.byName[scopeName{scope, name}] = t.info.ID
+	return t.info, nil
+}
+
+func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var out []backend.Thread
+	for k, id := range b.byName {
+		if k.scope == scope {
+			out = append(out, b.threads[id].info)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.threads[id]
+	if !ok {
+		return backend.ErrNoThread
+	}
+	now := b.now()
+	for _, c := range t.log {
+		b.dropPack(c.ID, now)
+	}
+	delete(b.threads, id)
+	delete(b.byName, scopeName{t.info.Scope, t.info.Name})
+	for k := range b.settings {
+		if k.scope == t.info.Scope && k.thread == t.info.Name {
+			delete(b.settings, k)
+		}
+	}
+	return nil
+}
+
+func (b *Backend) dropPack(id int64, now time.Time) {
+	if p, ok := b.packs[id]; ok && !p.dropped {
+		p.dropped = true
+		p.droppAt = now
+	}
+}
+
+func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, id := range b.byName {
+		if k.scope == scope {
+			delete(b.threads, id)
+			delete(b.byName, k)
+		}
+	}
+	for id, p := range b.packs {
+		if p.scope == scope {
+			delete(b.packs, id)
+		}
+	}
+	for k := range b.settings {
+		if k.scope == scope {
+			delete(b.settings, k)
+		}
+	}
+	return nil
+}
+
+func (b *Backend) Head(ctx context.Context, id int64) (backend.Commit, bool, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	t, ok := b.threads[id]
+	if !ok {
+		return backend.Commit{}, false, backend.ErrNoThread
+	}
+	if len(t.log) == 0 {
+		return backend.Commit{}, false, nil
+	}
+	return t.log[len(t.log)-1], true, nil
+}
+
+func (t *thread) find(seq int64) (int, bool) {
+	return slices.BinarySearchFunc(t.log, seq, func(c backend.Commit, s int64) int {
+		switch {
+		case c.Seq < s:
+			return -1
+		case c.Seq > s:
+			return 1
+		}
+		return 0
+	})
+}
+
+func (b *Backend) CommitAt(ctx context.Context, id, seq int64) (backend.Commit, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	t, ok := b.threads[id]
+	if !ok {
+		return backend.Commit{}, backend.ErrNoThread
+	}
+	i, ok := t.find(seq)
+	if !ok {
+		return backend.Commit{}, backend.ErrNoCommit
+	}
+	return t.log[i], nil
+}
+
+func (b *Backend) Log(ctx context.Context, id, before int64, limit int) ([]backend.Commit, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	t, ok := b.threads[id]
+	if !ok {
+		return nil, backend.ErrNoThread
+	}
+	var out []backend.Commit
+	for i := len(t.log) - 1; i >= 0; i-- {
+		c := t.log[i]
+		if before > 0 && c.Seq >= before {
+			continue
+		}
+		out = append(out, c)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]backend.AppendResult, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, errClosed
+	}
+	now := b.now()
+	res := make([]backend.AppendResult, len(commits))
+	for i, nc := range commits {
+		t, ok := b.threads[nc.Thread]
+		if !ok {
+			res[i].Err = backend.ErrNoThread
+			continue
+		}
+		if nc.Seq != t.head+1 {
+			res[i].Err = backend.ErrStale
+			continue
+		}
+		if r := nc.Requires; r != nil {
+			src, ok := b.threads[r.Thread]
+			if !ok {
+				res[i].Err = backend.ErrNotRetained
+				continue
+			}
+			if _, ok := src.find(r.Seq); !ok {
+				res[i].Err = backend.ErrNotRetained
+				continue
+			}
+		}
+		if nc.Checkpoint != "" {
+			if _, taken := t.checkpoints[nc.Checkpoint]; taken {
+				res[i].Err = backend.ErrCheckpointExists
+				continue
+			}
+		}
+		b.nextID++
+		c := backend.Commit{
+			ID:     b.nextID,
+			Thread: nc.Thread,
+			Seq:    nc.Seq,
+			Root:   slices.Clone(nc.Root),
+			Meta:   slices.Clone(nc.Meta),
+			Time:   now,
+		}
+		b.packs[c.ID] = &pack{scope: t.info.Scope, data: string(nc.Pack)}
+		t.log = append(t.log, c)
+		t.head = nc.Seq
+		if nc.Checkpoint != "" {
+			t.checkpoints[nc.Checkpoint] = nc.Seq
+		}
+		res[i].Commit = c
+	}
+	return res, nil
+}
+
+func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	p, ok := b.packs[id]
+	if !ok {
+		return "", backend.ErrNoPack
+	}
+	return p.data, nil
+}
+
+func (b *Backend) SetCheckpoint(ctx context.Context, id int64, name string, seq int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.threads[id]
+	if !ok {
+		return backend.ErrNoThread
+	}
+	if _, ok := t.find(seq); !ok {
+		return backend.ErrNoCommit
+	}
+	if _, taken := t.checkpoints[name]; taken {
+		return backend.ErrCheckpointExists
+	}
+	t.checkpoints[name] = seq
+	return nil
+}
+
+func (b *Backend) Checkpoints(ctx context.Context, id int64) ([]backend.Checkpoint, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	t, ok := b.threads[id]
+	if !ok {
+		return nil, backend.ErrNoThread
+	}
+	out := make([]backend.Checkpoint, 0, len(t.checkpoints))
+	for n, s := range t.checkpoints {
+		out = append(out, backend.Checkpoint{Name: n, Seq: s})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Seq != out[j].Seq {
+			return out[i].Seq > out[j].Seq
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+func (b *Backend) CheckpointSeq(ctx context.Context, id int64, name string) (int64, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	t, ok := b.threads[id]
+	if !ok {
+		return 0, backend.ErrNoThread
+	}
+	s, ok := t.checkpoints[name]
+	if !ok {
+		return 0, backend.ErrNoCheckpoint
+	}
+	return s, nil
+}
+
+func (b *Backend) Drop(ctx context.Context, id int64, seqs []int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.threads[id]
+	if !ok {
+		return backend.ErrNoThread
+	}
+	if len(t.log) == 0 {
+		return nil
+	}
+	head := t.log[len(t.log)-1].Seq
+	drop := map[int64]bool{}
+	for _, s := range seqs {
+		if s != head {
+			drop[s] = true
+		}
+	}
+	now := b.now()
+	kept := t.log[:0]
+	for _, c := range t.log {
+		if drop[c.Seq] {
+			b.dropPack(c.ID, now)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(t.log[len(kept):])
+	t.log = kept
+	for n, s := range t.checkpoints {
+		if drop[s] {
+			delete(t.checkpoints, n)
+		}
+	}
+	return nil
+}
+
+func (b *Backend) GCSnapshot(ctx context.Context, scope string, cutoff time.Time) (backend.GCSnapshot, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var s backend.GCSnapshot
+	for k, id := range b.byName {
+		if k.scope != scope {
+			continue
+		}
+		for _, c := range b.threads[id].log {
+			s.Retained = append(s.Retained, c)
+		}
+	}
+	for id, p := range b.packs {
+		if p.scope == scope && p.dropped && p.droppAt.Before(cutoff) {
+			s.Dropped = append(s.Dropped, id)
+		}
+	}
+	slices.Sort(s.Dropped)
+	return s, nil
+}
+
+func (b *Backend) DeletePacks(ctx context.Context, ids []int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		if p, ok := b.packs[id]; ok && p.dropped {
+			delete(b.packs, id)
+		}
+	}
+	return nil
+}
+
+func (b *Backend) RewritePack(ctx context.Context, id int64, data []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.packs[id]; ok && p.dropped {
+		p.data = string(data)
+	}
+	return nil
+}
+
+func (b *Backend) Setting(ctx context.Context, scope, thread, key string) ([]byte, bool, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	v, ok := b.settings[settingKey{scope, thread, key}]
+	return slices.Clone(v), ok, nil
+}
+
+func (b *Backend) PutSetting(ctx context.Context, scope, thread, key string, v []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := settingKey{scope, thread, key}
+	if v == nil {
+		delete(b.settings, k)
+	} else {
+		b.settings[k] = slices.Clone(v)
+	}
+	return nil
+}
+
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	return nil
+}
+
+type closedError struct{}
+
+func (closedError) Error() string { return "memory backend: closed" }
+
+var errClosed error = closedError{}
+
+var _ backend.Backend = (*Backend)(nil)
+
