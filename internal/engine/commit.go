@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// ErrConflict is returned when a mutation lost the head's compare-and-swap
+// more often than Options.MaxRetries: other writers keep winning.
+var ErrConflict = errors.New("engine: too many concurrent writers")
+
+// Head returns the snapshot at a thread's head and the head commit (ok is
+// false for a thread without commits: an empty tree).
+func (e *Engine) Head(ctx context.Context, thread int64) (*Snapshot, backend.Commit, bool, error) {
+	c, ok, err := e.b.Head(ctx, thread)
+	if err != nil || !ok {
+		return &Snapshot{e: e}, c, ok, err
+	}
+	root, err := decodeRoot(c.Root, c.ID)
+	if err != nil {
+		return nil, c, false, err
+	}
+	return &Snapshot{e: e, root: root}, c, true, nil
+}
+
+// At returns the snapshot of a retained commit.
+func (e *Engine) At(ctx context.Context, c backend.Commit) (*Snapshot, error) {
+	root, err := decodeRoot(c.Root, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{e: e, root: root}, nil
+}
+
+// Update applies fn to the head of a thread and commits what it changed
+// as one commit with the given metadata. If another writer moved the head
+// first, fn runs again against the new head (so an append lands after the
+// other writer's, and an edit whose anchor moved is re-checked). fn must
+// therefore have no effects other than on tx. When fn changes nothing,
+// nothing is committed and changed is false.
+func (e *Engine) Update(ctx context.Context, thread int64, meta []byte, fn func(tx *Tx) error) (c backend.Commit, changed bool, err error) {
+	unlock := e.lock(thread)
+	defer unlock()
+	for attempt := 0; ; attempt++ {
+		snap, head, _, err := e.Head(ctx, thread)
+		if err != nil {
+			return c, false, err
+		}
+		tx := &Tx{e: e, base: snap.root, now: time.Now().UTC()}
+		if err := fn(tx); err != nil {
+			return c, false, err
+		}
+		if !tx.Changed() {
+			return head, false, nil
+		}
+		var bd build
+		root, err := tx.build(ctx, &bd)
+		if err != nil {
+			return c, false, err
+		}
+		pack := bd.pb.bytes()
+		res, err := e.commits.do(ctx, backend.NewCommit{
+			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta, Pack: pack,
+		})
+		if err != nil {
+			return c, false, err
+		}
+		if errors.Is(res.Err, backend.ErrStale) {
+			if attempt < e.retries {
+				continue
+			}
+			return c, false, ErrConflict
+		}
+		if res.Err != nil {
+			return c, false, res.Err
+		}
+		e.stored(res.Commit.ID, &bd, pack)
+		return res.Commit, true, nil
+	}
+}
+
+// Point appends a commit whose tree is that of another retained commit
+// (restore when thread is the source's own thread, fork into a new empty
+// thread), without copying anything. The source must still be retained
+// when the new commit is stored.
+func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, meta []byte, checkpoint string) (backend.Commit, error) {
+	root, err := decodeRoot(src.Root, src.ID)
+	if err != nil {
+		return backend.Commit{}, err
+	}
+	unlock := e.lock(thread)
+	defer unlock()
+	for attempt := 0; ; attempt++ {
+		head, _, err := e.b.Head(ctx, thread)
+		if err != nil {
+			return backend.Commit{}, err
+		}
+		res, err := e.commits.do(ctx, backend.NewCommit{
+			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta,
+			Requires:   &backend.CommitID{Thread: src.Thread, Seq: src.Seq},
+			Checkpoint: checkpoint,
+		})
+		if err != nil {
+			return backend.Commit{}, err
+		}
+		if errors.Is(res.Err, backend.ErrStale) && attempt < e.retries {
+			continue
+		}
+		return res.Commit, res.Err
+	}
+}
+
+// committer batches concurrent commits into one backend Append (group
+// commit): while one batch is being stored, the commits that arrive wait
+// and go together in the next. Each caller returns only once its own
+// commit is durable.
+type committer struct {
+	b     backend.Backend
+	mu    sync.Mutex
+	queue []*commitReq
+	busy  bool
+}
+
+type commitReq struct {
+	nc     backend.NewCommit
+	res    backend.AppendResult
+	err    error
+	done   chan struct{}
+	leader bool
+}
+
+const maxBatch = 256
+
+func (c *committer) do(ctx context.Context, nc backend.NewCommit) (backend.AppendResult, error) {
+	r := &commitReq{nc: nc, done: make(chan struct{})}
+	c.mu.Lock()
+	c.queue = append(c.queue, r)
+	if c.busy {
+		c.mu.Unlock()
+		<-r.done
+		if !r.leader {
+			return r.res, r.err
+		}
+		c.mu.Lock()
+	}
+	// This caller leads: it stores one batch (its own commit among them),
+	// then hands the lead to the first waiter, if any.
+	c.busy = true
+	n := min(len(c.queue), maxBatch)
+	batch := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	c.mu.Unlock()
+
+	ncs := make([]backend.NewCommit, len(batch))
+	for i, q := range batch {
+		ncs[i] = q.nc
+	}
+	results, err := c.b.Append(context.WithoutCancel(ctx), ncs)
+	if err == nil && len(results) != len(batch) {
+		err = fmt.Errorf("engine: backend returned %d results for %d commits", len(results), len(batch))
+	}
+	for i, q := range batch {
+		q.leader = false
+		if err != nil {
+			q.err = err
+		} else {
+			q.res = results[i]
+		}
+		if q != r {
+			close(q.done)
+		}
+	}
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		next := c.queue[0]
+		next.leader = true
+		close(next.done)
+	} else {
+		c.busy = false
+	}
+	c.mu.Unlock()
+	return r.res, r.err
+}

@@ -1,0 +1,282 @@
+// Package engine is satchel's versioned file engine (DESIGN §1.1): file
+// contents cut into chunks, a persistent sorted tree of paths, commits in a
+// per-thread log with a compare-and-swap on the head, checkpoints, fork,
+// restore, diff, retention and garbage collection. It knows nothing of the
+// rules of paths or lines (package satchel applies them); it stores and
+// finds files, versions them, and keeps bounds' totals.
+//
+// Every object is immutable once written, and named by where it was
+// written (Ref). The new objects of one commit travel in one pack, stored
+// with the commit as one row: one commit, one append-ordered row, which is
+// what makes SQLite fast (docs/decisions/0003-tree-and-packs.md).
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// Options tune an Engine.
+type Options struct {
+	// CacheBytes bounds the cache of packs and decoded nodes (default 256 MiB).
+	CacheBytes int64
+	// MaxRetries bounds how often a mutation is re-applied after losing the
+	// head's compare-and-swap to another process (default 64).
+	MaxRetries int
+}
+
+// Engine runs versioned workspaces over one backend.
+type Engine struct {
+	b       backend.Backend
+	packs   *lru[int64, *packView]
+	nodes   *lru[Ref, *node]
+	commits *committer
+	retries int
+
+	lockMu sync.Mutex
+	locks  map[int64]*threadLock
+}
+
+type threadLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// New returns an engine over b.
+func New(b backend.Backend, o Options) *Engine {
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = 256 << 20
+	}
+	if o.MaxRetries <= 0 {
+		o.MaxRetries = 64
+	}
+	return &Engine{
+		b:       b,
+		packs:   newLRU[int64, *packView](o.CacheBytes * 3 / 4),
+		nodes:   newLRU[Ref, *node](o.CacheBytes / 4),
+		commits: &committer{b: b},
+		retries: o.MaxRetries,
+		locks:   map[int64]*threadLock{},
+	}
+}
+
+// Backend returns the engine's backend.
+func (e *Engine) Backend() backend.Backend { return e.b }
+
+// lock takes the in-process lock of a thread, so that mutations of one
+// process do not race each other's compare-and-swap needlessly.
+func (e *Engine) lock(thread int64) func() {
+	e.lockMu.Lock()
+	l := e.locks[thread]
+	if l == nil {
+		l = &threadLock{}
+		e.locks[thread] = l
+	}
+	l.refs++
+	e.lockMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		e.lockMu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(e.locks, thread)
+		}
+		e.lockMu.Unlock()
+	}
+}
+
+func (e *Engine) pack(ctx context.Context, id int64) (*packView, error) {
+	if v, ok := e.packs.get(id); ok {
+		return v, nil
+	}
+	data, err := e.b.Pack(ctx, id)
+	if err != nil {
+		if errors.Is(err, backend.ErrNoPack) {
+			return nil, ErrCollected
+		}
+		return nil, err
+	}
+	v, err := parsePack(id, data)
+	if err != nil {
+		return nil, err
+	}
+	e.packs.put(id, v, int64(len(data))+64)
+	return v, nil
+}
+
+// ErrCollected is returned when an object's pack was garbage-collected: the
+// commit being read is no longer retained.
+var ErrCollected = errors.New("engine: commit no longer retained")
+
+func (e *Engine) object(ctx context.Context, r Ref) (byte, string, error) {
+	v, err := e.pack(ctx, r.Pack)
+	if err != nil {
+		return 0, "", err
+	}
+	return v.object(r.Idx)
+}
+
+func (e *Engine) node(ctx context.Context, r Ref) (*node, error) {
+	if n, ok := e.nodes.get(r); ok {
+		return n, nil
+	}
+	kind, data, err := e.object(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	n, err := decodeNode(kind, data, r.Pack)
+	if err != nil {
+		return nil, err
+	}
+	e.nodes.put(r, n, int64(len(data))*2+64)
+	return n, nil
+}
+
+func (e *Engine) chunk(ctx context.Context, r Ref) (string, error) {
+	kind, data, err := e.object(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	if kind != kindChunk {
+		return "", fmt.Errorf("%w: %v is not a chunk", errCorrupt, r)
+	}
+	return data, nil
+}
+
+// chunks returns an entry's chunk list, loading it for large files.
+func (e *Engine) chunks(ctx context.Context, ent *Entry) ([]Chunk, error) {
+	if ent.List.IsZero() {
+		return ent.Chunks, nil
+	}
+	kind, data, err := e.object(ctx, ent.List)
+	if err != nil {
+		return nil, err
+	}
+	if kind != kindChunkList {
+		return nil, fmt.Errorf("%w: %v is not a chunk list", errCorrupt, ent.List)
+	}
+	r := reader{s: data}
+	cs := decodeChunks(&r, ent.List.Pack)
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: chunk list %v", errCorrupt, ent.List)
+	}
+	return cs, nil
+}
+
+// Content returns a file's content.
+func (e *Engine) Content(ctx context.Context, ent *Entry) (string, error) {
+	cs, err := e.chunks(ctx, ent)
+	if err != nil {
+		return "", err
+	}
+	if len(cs) == 1 {
+		return e.chunk(ctx, cs[0].Ref)
+	}
+	var b strings.Builder
+	b.Grow(int(ent.Size))
+	for _, c := range cs {
+		s, err := e.chunk(ctx, c.Ref)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(s)
+	}
+	return b.String(), nil
+}
+
+// lookup finds path in the tree at root.
+func (e *Engine) lookup(ctx context.Context, root Ref, path string) (Entry, bool, error) {
+	if root.IsZero() {
+		return Entry{}, false, nil
+	}
+	r := root
+	for {
+		n, err := e.node(ctx, r)
+		if err != nil {
+			return Entry{}, false, err
+		}
+		if n.leaf {
+			i := sort.Search(len(n.entries), func(i int) bool { return n.entries[i].Path >= path })
+			if i < len(n.entries) && n.entries[i].Path == path {
+				return n.entries[i], true, nil
+			}
+			return Entry{}, false, nil
+		}
+		i := childFor(n.children, path)
+		r = n.children[i].ref
+	}
+}
+
+// childFor returns the index of the child whose range holds key: the last
+// child whose first key is <= key (the first child also holds smaller keys).
+func childFor(cs []child, key string) int {
+	i := sort.Search(len(cs), func(i int) bool { return cs[i].first > key })
+	if i == 0 {
+		return 0
+	}
+	return i - 1
+}
+
+// scan calls fn for each entry with from <= path < to (to == "" means no
+// upper bound), in path order, visiting only subtrees that overlap the
+// range. fn returns false to stop.
+func (e *Engine) scan(ctx context.Context, root Ref, from, to string, fn func(*Entry) (bool, error)) error {
+	if root.IsZero() {
+		return nil
+	}
+	_, err := e.scanNode(ctx, root, from, to, fn)
+	return err
+}
+
+func (e *Engine) scanNode(ctx context.Context, r Ref, from, to string, fn func(*Entry) (bool, error)) (bool, error) {
+	n, err := e.node(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	if n.leaf {
+		i := sort.Search(len(n.entries), func(i int) bool { return n.entries[i].Path >= from })
+		for ; i < len(n.entries); i++ {
+			ent := &n.entries[i]
+			if to != "" && ent.Path >= to {
+				return false, nil
+			}
+			more, err := fn(ent)
+			if err != nil || !more {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	start := childFor(n.children, from)
+	for i := start; i < len(n.children); i++ {
+		c := n.children[i]
+		if to != "" && c.first >= to {
+			return false, nil
+		}
+		more, err := e.scanNode(ctx, c.ref, from, to, fn)
+		if err != nil || !more {
+			return more, err
+		}
+	}
+	return true, nil
+}
+
+// totals returns the number of files and the JSON bytes of the tree at root.
+func (e *Engine) totals(ctx context.Context, root Ref) (files, bytes int64, err error) {
+	if root.IsZero() {
+		return 0, 0, nil
+	}
+	n, err := e.node(ctx, root)
+	if err != nil {
+		return 0, 0, err
+	}
+	files, bytes = n.totals()
+	return files, bytes, nil
+}

@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/memory"
+	"github.com/satchel-dev/satchel/internal/jsonsize"
+)
+
+func newThread(t *testing.T) (*Engine, int64) {
+	t.Helper()
+	b := memory.New()
+	th, err := b.Thread(context.Background(), "s", "main", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(b, Options{}), th.ID
+}
+
+func put(t *testing.T, e *Engine, th int64, files map[string]string) backend.Commit {
+	t.Helper()
+	c, _, err := e.Update(context.Background(), th, nil, func(tx *Tx) error {
+		for p, c := range files {
+			if err := tx.Put(context.Background(), p, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// model checks a snapshot against the expected map: every file, its
+// content, order of scan, and the totals.
+func model(t *testing.T, e *Engine, s *Snapshot, want map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	var paths []string
+	err := s.Scan(ctx, "", "", func(ent *Entry) (bool, error) {
+		paths = append(paths, ent.Path)
+		c, err := s.Content(ctx, ent)
+		if err != nil {
+			return false, err
+		}
+		if c != want[ent.Path] {
+			t.Errorf("%s: content %d bytes, want %d", ent.Path, len(c), len(want[ent.Path]))
+		}
+		if ent.Size != int64(len(c)) {
+			t.Errorf("%s: size %d, want %d", ent.Path, ent.Size, len(c))
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(want) {
+		t.Fatalf("scan found %d files, want %d", len(paths), len(want))
+	}
+	for i := 1; i < len(paths); i++ {
+		if paths[i-1] >= paths[i] {
+			t.Fatalf("scan out of order: %q then %q", paths[i-1], paths[i])
+		}
+	}
+	var bytes int64
+	for p, c := range want {
+		bytes += int64(jsonsize.Entry(p, c))
+		ent, ok, err := s.Get(ctx, p)
+		if err != nil || !ok {
+			t.Fatalf("get %s: %v %v", p, ok, err)
+		}
+		if ent.Path != p {
+			t.Fatalf("get %s returned %s", p, ent.Path)
+		}
+	}
+	files, gotBytes, err := s.Totals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files != int64(len(want)) || gotBytes != bytes {
+		t.Fatalf("totals %d files %d bytes, want %d %d", files, gotBytes, len(want), bytes)
+	}
+}
+
+func TestRandomOpsAgainstModel(t *testing.T) {
+	ctx := context.Background()
+	e, th := newThread(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	want := map[string]string{}
+	var commits []backend.Commit
+	var wants []map[string]string
+	for step := 0; step < 300; step++ {
+		ops := 1 + r.IntN(20)
+		c, _, err := e.Update(ctx, th, nil, func(tx *Tx) error {
+			for i := 0; i < ops; i++ {
+				p := fmt.Sprintf("d%02d/f%04d.md", r.IntN(30), r.IntN(200))
+				switch r.IntN(5) {
+				case 0, 1:
+					size := r.IntN(200)
+					if r.IntN(10) == 0 {
+						size = 9000 + r.IntN(100000)
+					}
+					content := strings.Repeat(string(rune('a'+r.IntN(26))), size) + fmt.Sprint(r.Int())
+					want[p] = content
+					if err := tx.Put(ctx, p, content); err != nil {
+						return err
+					}
+				case 2:
+					text := fmt.Sprintf("line %d\n", r.Int())
+					want[p] += text
+					if err := tx.Append(ctx, p, text); err != nil {
+						return err
+					}
+				case 3:
+					delete(want, p)
+					if err := tx.Delete(ctx, p); err != nil {
+						return err
+					}
+				case 4:
+					q := fmt.Sprintf("d%02d/f%04d.md", r.IntN(30), r.IntN(200))
+					if _, ok := want[p]; ok && p != q {
+						want[q] = want[p]
+						delete(want, p)
+						if err := tx.Rename(ctx, p, q); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snapshot := map[string]string{}
+		for k, v := range want {
+			snapshot[k] = v
+		}
+		commits = append(commits, c)
+		wants = append(wants, snapshot)
+	}
+	head, _, _, err := e.Head(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model(t, e, head, want)
+	// Every old commit still reads exactly as it was, through a fresh engine
+	// (no cache).
+	fresh := New(e.b, Options{})
+	for i := 0; i < len(commits); i += 37 {
+		s, err := fresh.At(ctx, commits[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		model(t, fresh, s, wants[i])
+	}
+	// Diff between two commits equals the model's difference.
+	a, _ := e.At(ctx, commits[100])
+	b, _ := e.At(ctx, commits[200])
+	changes, err := e.Diff(ctx, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ChangeKind{}
+	for _, c := range changes {
+		got[c.Path] = c.Kind
+	}
+	wa, wb := wants[100], wants[200]
+	for p := range wa {
+		if _, ok := wb[p]; !ok && got[p] != Removed {
+			t.Errorf("diff: %s should be removed, got %v", p, got[p])
+		}
+	}
+	for p, cb := range wb {
+		ca, ok := wa[p]
+		switch {
+		case !ok && got[p] != Added:
+			t.Errorf("diff: %s should be added, got %v", p, got[p])
+		case ok && ca != cb && got[p] != Modified:
+			t.Errorf("diff: %s should be changed, got %v", p, got[p])
+		case ok && ca == cb && got[p] != 0:
+			t.Errorf("diff: %s is unchanged, got %v", p, got[p])
+		}
+	}
+}
+
+func TestAppendStoresOnlyTheTail(t *testing.T) {
+	ctx := context.Background()
+	e, th := newThread(t)
+	big := strings.Repeat("0123456789abcdef\n", 64<<10/17*4) // ~256 KiB
+	put(t, e, th, map[string]string{"log.txt": big})
+	c, _, err := e.Update(ctx, th, nil, func(tx *Tx) error { return tx.Append(ctx, "log.txt", "one more line\n") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := e.b.Pack(ctx, c.ID)
+	if len(data) > chunkMax+8<<10 {
+		t.Fatalf("append of 14 bytes to a %d-byte file stored a %d-byte pack", len(big), len(data))
+	}
+	c, _, err = e.Update(ctx, th, nil, func(tx *Tx) error {
+		ent, _, _ := tx.Get(ctx, "log.txt")
+		old, _ := tx.Content(ctx, &ent)
+		return tx.Put(ctx, "log.txt", strings.Replace(old, "0123", "XYZW", 1))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = e.b.Pack(ctx, c.ID)
+	if len(data) > chunkMax+8<<10 {
+		t.Fatalf("a one-line edit of a %d-byte file stored a %d-byte pack", len(big), len(data))
+	}
+}
+
+func TestConcurrentAppendsLoseNothing(t *testing.T) {
+	ctx := context.Background()
+	e, th := newThread(t)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				_, _, err := e.Update(ctx, th, nil, func(tx *Tx) error {
+					return tx.Append(ctx, "log", fmt.Sprintf("g%d i%d\n", g, i))
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	s, _, _, _ := e.Head(ctx, th)
+	ent, _, _ := s.Get(ctx, "log")
+	c, _ := s.Content(ctx, &ent)
+	if n := strings.Count(c, "\n"); n != 400 || ent.Lines != 400 {
+		t.Fatalf("%d lines (entry says %d), want 400", n, ent.Lines)
+	}
+}

@@ -1,0 +1,288 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A pack holds the objects one commit created: file chunks, tree nodes and
+// chunk lists. It is stored as one row with its commit, so a commit touches
+// few database pages (DESIGN §1.1.1). Objects are addressed by Ref: the pack
+// (the commit's ID) and the object's index in it. Inside a pack, a reference
+// to an object of the same pack is written with Pack 0, since the pack's ID
+// is only known once the backend stored it.
+//
+// Layout: 'P' 1 | uvarint n | n × (kind byte, uvarint len) | object bytes.
+
+// Object kinds.
+const (
+	kindTombstone byte = 0 // an object the garbage collector blanked
+	kindChunk     byte = 1 // raw file bytes
+	kindLeaf      byte = 2 // tree leaf: sorted file entries
+	kindInternal  byte = 3 // tree internal node: sorted children
+	kindChunkList byte = 4 // the chunk list of a large file
+)
+
+// Ref locates an object: the pack (commit ID) and the index in it. The zero
+// Ref means "none" (an empty tree). Objects not yet stored (being built for a
+// commit) have Pack pendingPack; they are written as Pack 0, "this pack".
+type Ref struct {
+	Pack int64
+	Idx  uint32
+}
+
+// IsZero reports whether r is the zero Ref.
+func (r Ref) IsZero() bool { return r.Pack == 0 && r.Idx == 0 }
+
+func (r Ref) String() string { return fmt.Sprintf("%d.%d", r.Pack, r.Idx) }
+
+// resolve turns a pack-relative reference into an absolute one.
+func (r Ref) resolve(pack int64) Ref {
+	if r.Pack == 0 {
+		r.Pack = pack
+	}
+	return r
+}
+
+const pendingPack = -1
+
+var errCorrupt = errors.New("engine: corrupt object")
+
+// packBuilder collects the new objects of one commit.
+type packBuilder struct {
+	kinds []byte
+	objs  [][]byte
+	size  int
+}
+
+// add appends an object and returns its pending Ref.
+func (b *packBuilder) add(kind byte, data []byte) Ref {
+	b.kinds = append(b.kinds, kind)
+	b.objs = append(b.objs, data)
+	b.size += len(data)
+	return Ref{Pack: pendingPack, Idx: uint32(len(b.objs) - 1)}
+}
+
+func (b *packBuilder) empty() bool { return len(b.objs) == 0 }
+
+// bytes encodes the pack.
+func (b *packBuilder) bytes() []byte {
+	if len(b.objs) == 0 {
+		return nil
+	}
+	out := make([]byte, 0, b.size+2+len(b.objs)*4+binary.MaxVarintLen64)
+	out = append(out, 'P', 1)
+	out = binary.AppendUvarint(out, uint64(len(b.objs)))
+	for i, o := range b.objs {
+		out = append(out, b.kinds[i])
+		out = binary.AppendUvarint(out, uint64(len(o)))
+	}
+	for _, o := range b.objs {
+		out = append(out, o...)
+	}
+	return out
+}
+
+// packView is a decoded pack header over the pack's bytes.
+type packView struct {
+	id    int64
+	data  string
+	kinds []byte
+	offs  []int // len(kinds)+1 offsets into data
+}
+
+func parsePack(id int64, data string) (*packView, error) {
+	if data == "" {
+		return &packView{id: id}, nil
+	}
+	if len(data) < 2 || data[0] != 'P' || data[1] != 1 {
+		return nil, fmt.Errorf("%w: pack %d has no header", errCorrupt, id)
+	}
+	p := 2
+	n, w := uvarintStr(data[p:])
+	if w <= 0 || n > uint64(len(data)) {
+		return nil, fmt.Errorf("%w: pack %d count", errCorrupt, id)
+	}
+	p += w
+	v := &packView{id: id, data: data, kinds: make([]byte, n), offs: make([]int, n+1)}
+	lens := make([]int, n)
+	for i := range v.kinds {
+		if p >= len(data) {
+			return nil, fmt.Errorf("%w: pack %d header", errCorrupt, id)
+		}
+		v.kinds[i] = data[p]
+		p++
+		l, w := uvarintStr(data[p:])
+		if w <= 0 {
+			return nil, fmt.Errorf("%w: pack %d length", errCorrupt, id)
+		}
+		p += w
+		lens[i] = int(l)
+	}
+	for i, l := range lens {
+		v.offs[i] = p
+		p += l
+		if p > len(data) {
+			return nil, fmt.Errorf("%w: pack %d truncated", errCorrupt, id)
+		}
+	}
+	v.offs[n] = p
+	return v, nil
+}
+
+func (v *packView) object(idx uint32) (byte, string, error) {
+	if int(idx) >= len(v.kinds) {
+		return 0, "", fmt.Errorf("%w: pack %d has no object %d", errCorrupt, v.id, idx)
+	}
+	return v.kinds[idx], v.data[v.offs[idx]:v.offs[idx+1]], nil
+}
+
+// rewrite returns the pack with every object not in live blanked.
+func (v *packView) rewrite(live map[uint32]bool) []byte {
+	var b packBuilder
+	for i := range v.kinds {
+		k, data, _ := v.object(uint32(i))
+		if live[uint32(i)] {
+			b.add(k, []byte(data))
+		} else {
+			b.add(kindTombstone, nil)
+		}
+	}
+	return b.bytes()
+}
+
+func uvarintStr(s string) (uint64, int) {
+	var x uint64
+	var sh uint
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			return x | uint64(c)<<sh, i + 1
+		}
+		x |= uint64(c&0x7f) << sh
+		sh += 7
+	}
+	return 0, -1
+}
+
+func varintStr(s string) (int64, int) {
+	ux, n := uvarintStr(s)
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x, n
+}
+
+// reader decodes fields from an object's bytes, remembering the first error.
+type reader struct {
+	s   string
+	err error
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := uvarintStr(r.s)
+	if n <= 0 {
+		r.err = errCorrupt
+		return 0
+	}
+	r.s = r.s[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := varintStr(r.s)
+	if n <= 0 {
+		r.err = errCorrupt
+		return 0
+	}
+	r.s = r.s[n:]
+	return v
+}
+
+func (r *reader) str() string {
+	n := r.uvarint()
+	if r.err != nil {
+		return ""
+	}
+	if n > uint64(len(r.s)) {
+		r.err = errCorrupt
+		return ""
+	}
+	s := r.s[:n]
+	r.s = r.s[n:]
+	return s
+}
+
+func (r *reader) fixed(n int) string {
+	if r.err != nil {
+		return ""
+	}
+	if n > len(r.s) {
+		r.err = errCorrupt
+		return ""
+	}
+	s := r.s[:n]
+	r.s = r.s[n:]
+	return s
+}
+
+func (r *reader) byte1() byte {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.s) == 0 {
+		r.err = errCorrupt
+		return 0
+	}
+	c := r.s[0]
+	r.s = r.s[1:]
+	return c
+}
+
+func (r *reader) ref(pack int64) Ref {
+	p := r.uvarint()
+	i := r.uvarint()
+	return Ref{Pack: int64(p), Idx: uint32(i)}.resolve(pack)
+}
+
+func appendRef(b []byte, r Ref) []byte {
+	if r.Pack < 0 {
+		r.Pack = 0 // pending: this pack
+	}
+	b = binary.AppendUvarint(b, uint64(r.Pack))
+	return binary.AppendUvarint(b, uint64(r.Idx))
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// encodeRoot encodes a root reference for a commit (empty for an empty tree).
+func encodeRoot(r Ref) []byte {
+	if r.IsZero() {
+		return nil
+	}
+	return appendRef(nil, r)
+}
+
+// decodeRoot decodes a commit's root, resolving it against the commit ID.
+func decodeRoot(b []byte, commitID int64) (Ref, error) {
+	if len(b) == 0 {
+		return Ref{}, nil
+	}
+	r := reader{s: string(b)}
+	ref := r.ref(commitID)
+	if r.err != nil {
+		return Ref{}, fmt.Errorf("%w: root", errCorrupt)
+	}
+	return ref, nil
+}

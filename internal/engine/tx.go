@@ -1,0 +1,490 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/satchel-dev/satchel/internal/jsonsize"
+)
+
+// View is a read-only tree: a Snapshot at a commit, or a Tx in progress.
+type View interface {
+	// Get returns the entry at path.
+	Get(ctx context.Context, path string) (Entry, bool, error)
+	// Content returns an entry's content.
+	Content(ctx context.Context, ent *Entry) (string, error)
+	// Scan calls fn for each entry with from <= path < to ("" = no bound),
+	// in path order, until fn returns false.
+	Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error
+	// Totals returns the number of files and their JSON bytes (DESIGN §2.4).
+	Totals(ctx context.Context) (files, bytes int64, err error)
+}
+
+// Snapshot is the tree of one commit.
+type Snapshot struct {
+	e    *Engine
+	root Ref
+}
+
+// Get implements View.
+func (s *Snapshot) Get(ctx context.Context, path string) (Entry, bool, error) {
+	return s.e.lookup(ctx, s.root, path)
+}
+
+// Content implements View.
+func (s *Snapshot) Content(ctx context.Context, ent *Entry) (string, error) {
+	return s.e.Content(ctx, ent)
+}
+
+// Scan implements View.
+func (s *Snapshot) Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error {
+	return s.e.scan(ctx, s.root, from, to, fn)
+}
+
+// Totals implements View.
+func (s *Snapshot) Totals(ctx context.Context) (int64, int64, error) {
+	return s.e.totals(ctx, s.root)
+}
+
+// Root returns the snapshot's root (zero for an empty tree).
+func (s *Snapshot) Root() Ref { return s.root }
+
+// Tx is a mutation in progress over a base tree. Its changes are visible to
+// its own reads; they are stored only when the Update that made it commits.
+type Tx struct {
+	e       *Engine
+	base    Ref
+	now     time.Time
+	pending map[string]*pendingFile // nil value: deleted
+	files   int64
+	bytes   int64
+	counted bool
+}
+
+// pendingFile is a new version of a file: its entry (chunks not yet built)
+// and its content as parts, reusing unchanged chunks of the old version.
+type pendingFile struct {
+	ent   Entry
+	parts []part
+}
+
+type part struct {
+	chunk Chunk  // reused, when text == "" and chunk.Len > 0
+	text  string // new content
+}
+
+func (p *pendingFile) content(ctx context.Context, e *Engine) (string, error) {
+	if len(p.parts) == 1 && p.parts[0].chunk.Len == 0 {
+		return p.parts[0].text, nil
+	}
+	var b strings.Builder
+	b.Grow(int(p.ent.Size))
+	for _, pt := range p.parts {
+		if pt.chunk.Len == 0 {
+			b.WriteString(pt.text)
+			continue
+		}
+		s, err := e.chunk(ctx, pt.chunk.Ref)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(s)
+	}
+	return b.String(), nil
+}
+
+// Get implements View.
+func (tx *Tx) Get(ctx context.Context, path string) (Entry, bool, error) {
+	if p, ok := tx.pending[path]; ok {
+		if p == nil {
+			return Entry{}, false, nil
+		}
+		return p.ent, true, nil
+	}
+	return tx.e.lookup(ctx, tx.base, path)
+}
+
+// Content implements View.
+func (tx *Tx) Content(ctx context.Context, ent *Entry) (string, error) {
+	if p, ok := tx.pending[ent.Path]; ok && p != nil && ent.Chunks == nil && ent.List.IsZero() {
+		return p.content(ctx, tx.e)
+	}
+	return tx.e.Content(ctx, ent)
+}
+
+// Scan implements View, merging the pending changes into the base.
+func (tx *Tx) Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error {
+	var keys []string
+	for k := range tx.pending {
+		if k >= from && (to == "" || k < to) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return tx.e.scan(ctx, tx.base, from, to, fn)
+	}
+	sort.Strings(keys)
+	stopped := false
+	emitUpTo := func(path string, inclusive bool) (bool, error) {
+		for len(keys) > 0 && (keys[0] < path || inclusive && keys[0] == path) {
+			k := keys[0]
+			keys = keys[1:]
+			if p := tx.pending[k]; p != nil {
+				ent := p.ent
+				more, err := fn(&ent)
+				if err != nil || !more {
+					stopped = true
+					return false, err
+				}
+			}
+		}
+		return true, nil
+	}
+	err := tx.e.scan(ctx, tx.base, from, to, func(ent *Entry) (bool, error) {
+		if more, err := emitUpTo(ent.Path, false); !more {
+			return false, err
+		}
+		if _, ok := tx.pending[ent.Path]; ok {
+			return emitUpTo(ent.Path, true)
+		}
+		more, err := fn(ent)
+		if !more {
+			stopped = true
+		}
+		return more, err
+	})
+	if err != nil || stopped {
+		return err
+	}
+	for _, k := range keys {
+		if p := tx.pending[k]; p != nil {
+			ent := p.ent
+			if more, err := fn(&ent); err != nil || !more {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Totals implements View.
+func (tx *Tx) Totals(ctx context.Context) (int64, int64, error) {
+	if err := tx.count(ctx); err != nil {
+		return 0, 0, err
+	}
+	return tx.files, tx.bytes, nil
+}
+
+func (tx *Tx) count(ctx context.Context) error {
+	if tx.counted {
+		return nil
+	}
+	f, b, err := tx.e.totals(ctx, tx.base)
+	if err != nil {
+		return err
+	}
+	tx.files, tx.bytes, tx.counted = f, b, true
+	return nil
+}
+
+// set records a new version of path and updates the totals.
+func (tx *Tx) set(ctx context.Context, p *pendingFile, old *Entry) error {
+	if err := tx.count(ctx); err != nil {
+		return err
+	}
+	if old != nil {
+		tx.bytes -= old.JSONBytes
+	} else {
+		tx.files++
+	}
+	tx.bytes += p.ent.JSONBytes
+	if tx.pending == nil {
+		tx.pending = map[string]*pendingFile{}
+	}
+	tx.pending[p.ent.Path] = p
+	return nil
+}
+
+func (tx *Tx) entry(path, content string) Entry {
+	size := int64(len(content))
+	endsNL := size > 0 && content[size-1] == '\n'
+	lines := int64(strings.Count(content, "\n"))
+	if size > 0 && !endsNL {
+		lines++
+	}
+	return Entry{
+		Path:      path,
+		Size:      size,
+		Lines:     lines,
+		EndsNL:    endsNL,
+		ModTime:   tx.now,
+		JSONBytes: int64(jsonsize.Entry(path, content)),
+	}
+}
+
+// Put writes content at path. When a large file is replaced, the chunks it
+// shares with the old version (a common prefix and suffix) are reused.
+func (tx *Tx) Put(ctx context.Context, path, content string) error {
+	old, had, err := tx.Get(ctx, path)
+	if err != nil {
+		return err
+	}
+	p := &pendingFile{ent: tx.entry(path, content), parts: []part{{text: content}}}
+	if had && len(content) > singleChunkMax && old.Size > singleChunkMax {
+		if p.parts, err = tx.reuse(ctx, &old, content); err != nil {
+			return err
+		}
+	}
+	var oldp *Entry
+	if had {
+		oldp = &old
+	}
+	return tx.set(ctx, p, oldp)
+}
+
+// reuse splits content into parts that reuse the old version's chunks lying
+// wholly inside the common prefix or the common suffix of old and new.
+func (tx *Tx) reuse(ctx context.Context, old *Entry, content string) ([]part, error) {
+	oc, err := tx.Content(ctx, old)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := tx.chunksOf(ctx, old)
+	if err != nil || cs == nil {
+		return []part{{text: content}}, err
+	}
+	pre := commonPrefix(oc, content)
+	suf := commonSuffix(oc[pre:], content[pre:])
+	var head, tail []part
+	off := int64(0)
+	i := 0
+	for ; i < len(cs) && off+cs[i].Len <= int64(pre); i++ {
+		head = append(head, part{chunk: cs[i]})
+		off += cs[i].Len
+	}
+	midStart := off
+	end := int64(len(oc))
+	j := len(cs) - 1
+	for ; j >= i && end-cs[j].Len >= int64(len(oc)-suf); j-- {
+		end -= cs[j].Len
+		tail = append([]part{{chunk: cs[j]}}, tail...)
+	}
+	midEnd := int64(len(content)) - (int64(len(oc)) - end)
+	parts := head
+	if midEnd > midStart {
+		parts = append(parts, part{text: content[midStart:midEnd]})
+	}
+	return append(parts, tail...), nil
+}
+
+// chunksOf returns the chunks of a stored entry, or nil for a pending one.
+func (tx *Tx) chunksOf(ctx context.Context, ent *Entry) ([]Chunk, error) {
+	if ent.Chunks == nil && ent.List.IsZero() {
+		return nil, nil
+	}
+	return tx.e.chunks(ctx, ent)
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+8 <= n && a[i:i+8] == b[i:i+8] {
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func commonSuffix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
+
+// Append adds text to the end of path (creating it). Only the last chunk of
+// a large file is rewritten.
+func (tx *Tx) Append(ctx context.Context, path, text string) error {
+	old, had, err := tx.Get(ctx, path)
+	if err != nil {
+		return err
+	}
+	if !had {
+		return tx.set(ctx, &pendingFile{ent: tx.entry(path, text), parts: []part{{text: text}}}, nil)
+	}
+	var prefix []part
+	var tail string // the old content that is rewritten with text
+	cs, err := tx.chunksOf(ctx, &old)
+	if err != nil {
+		return err
+	}
+	if len(cs) > 1 {
+		for _, c := range cs[:len(cs)-1] {
+			prefix = append(prefix, part{chunk: c})
+		}
+		if tail, err = tx.e.chunk(ctx, cs[len(cs)-1].Ref); err != nil {
+			return err
+		}
+	} else if tail, err = tx.Content(ctx, &old); err != nil {
+		return err
+	}
+	if len(tail) > 0 && len(cs) <= 1 && int(old.Size)+len(text) > singleChunkMax {
+		// A small file outgrowing one chunk is cut from its start.
+		prefix = nil
+	}
+	ent := old
+	ent.Chunks, ent.List = nil, Ref{}
+	ent.Size = old.Size + int64(len(text))
+	newlines := old.Lines + int64(strings.Count(text, "\n"))
+	if old.Size > 0 && !old.EndsNL {
+		newlines--
+	}
+	if len(text) > 0 {
+		ent.EndsNL = text[len(text)-1] == '\n'
+	}
+	ent.Lines = newlines
+	if ent.Size > 0 && !ent.EndsNL {
+		ent.Lines++
+	}
+	ent.ModTime = tx.now
+	// JSON length is additive except across an incomplete UTF-8 sequence at
+	// the old end, which text may complete: recount those few bytes.
+	k := incompleteTail(tail)
+	ent.JSONBytes = old.JSONBytes - int64(jsonsize.String(tail[len(tail)-k:])-2) +
+		int64(jsonsize.String(tail[len(tail)-k:]+text)-2)
+	parts := append(prefix, part{text: tail + text})
+	return tx.set(ctx, &pendingFile{ent: ent, parts: parts}, &old)
+}
+
+// incompleteTail returns how many bytes at the end of s begin a UTF-8
+// sequence that is not complete.
+func incompleteTail(s string) int {
+	for k := 1; k <= 3 && k <= len(s); k++ {
+		c := s[len(s)-k]
+		if utf8.RuneStart(c) {
+			if c >= 0xC0 && !utf8.FullRuneInString(s[len(s)-k:]) {
+				return k
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// Delete removes path (nothing when it is missing).
+func (tx *Tx) Delete(ctx context.Context, path string) error {
+	old, had, err := tx.Get(ctx, path)
+	if err != nil || !had {
+		return err
+	}
+	if err := tx.count(ctx); err != nil {
+		return err
+	}
+	tx.files--
+	tx.bytes -= old.JSONBytes
+	if tx.pending == nil {
+		tx.pending = map[string]*pendingFile{}
+	}
+	tx.pending[path] = nil
+	return nil
+}
+
+// Rename moves the file at from to to, sharing its content (the caller
+// checks that from exists and to may be replaced).
+func (tx *Tx) Rename(ctx context.Context, from, to string) error {
+	old, had, err := tx.Get(ctx, from)
+	if err != nil || !had {
+		return err
+	}
+	ent := old
+	ent.Path = to
+	ent.JSONBytes = old.JSONBytes - int64(jsonsize.String(from)) + int64(jsonsize.String(to))
+	var p *pendingFile
+	if q, ok := tx.pending[from]; ok && q != nil {
+		p = &pendingFile{ent: ent, parts: q.parts}
+	} else {
+		cs, err := tx.e.chunks(ctx, &old)
+		if err != nil {
+			return err
+		}
+		parts := make([]part, len(cs))
+		for i, c := range cs {
+			parts[i] = part{chunk: c}
+		}
+		if len(parts) == 0 {
+			parts = []part{{}}
+		}
+		p = &pendingFile{ent: ent, parts: parts}
+	}
+	p.ent.Chunks, p.ent.List = nil, Ref{}
+	if err := tx.Delete(ctx, from); err != nil {
+		return err
+	}
+	dst, hadDst, err := tx.Get(ctx, to)
+	if err != nil {
+		return err
+	}
+	var dp *Entry
+	if hadDst {
+		dp = &dst
+	}
+	return tx.set(ctx, p, dp)
+}
+
+// Changed reports whether the transaction changed anything.
+func (tx *Tx) Changed() bool { return len(tx.pending) > 0 }
+
+// Paths returns the paths the transaction changed, sorted.
+func (tx *Tx) Paths() []string {
+	out := make([]string, 0, len(tx.pending))
+	for k := range tx.pending {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// build turns the pending files into chunks and tree nodes.
+func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
+	paths := tx.Paths()
+	changes := make([]change, len(paths))
+	for i, path := range paths {
+		changes[i].path = path
+		p := tx.pending[path]
+		if p == nil {
+			continue
+		}
+		ent := p.ent
+		var cs []Chunk
+		for _, pt := range p.parts {
+			if pt.chunk.Len > 0 {
+				cs = append(cs, pt.chunk)
+				continue
+			}
+			if pt.text == "" {
+				continue
+			}
+			start := 0
+			for _, end := range cuts(pt.text) {
+				ref := bd.pb.add(kindChunk, []byte(pt.text[start:end]))
+				cs = append(cs, Chunk{Ref: ref, Len: int64(end - start)})
+				start = end
+			}
+		}
+		if len(cs) > maxInlineChunks {
+			ent.List = bd.pb.add(kindChunkList, appendChunks(nil, cs))
+			ent.Chunks = nil
+		} else {
+			ent.Chunks, ent.List = cs, Ref{}
+		}
+		changes[i].ent = &ent
+	}
+	return tx.e.applyTree(ctx, tx.base, changes, bd)
+}
