@@ -400,8 +400,8 @@ func TestLoadAgentErrors(t *testing.T) {
 // file, each with its file and path.
 func TestLoadAllErrorsAtOnce(t *testing.T) {
 	_, err := loadFiles(t, map[string]string{
-		"stores/a.json": `{"name": "b", "entity": {"key": "{id}", "schema": {"id": {"type": "string", "min": 1}, "n": {"type": "number", "min": 5, "max": 1}}}, "ttl": -1}`,
-		"stores/c.json": `{"key": "{x}", "schema": {"id": {"type": "ref", "store": "zzz"}}, "deletable": null}`,
+		"stores/a.json":       `{"name": "b", "entity": {"key": "{id}", "schema": {"id": {"type": "string", "min": 1}, "n": {"type": "number", "min": 5, "max": 1}}}, "ttl": -1}`,
+		"stores/c.json":       `{"key": "{x}", "schema": {"id": {"type": "ref", "store": "zzz"}}, "deletable": null}`,
 		"agents/r/agent.json": `{"stores": {"a": "admin", "q": "read"}, "extra": 1}`,
 	})
 	want := []errs.Violation{
