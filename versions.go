@@ -1,0 +1,481 @@
+package satchel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/engine"
+	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/vpath"
+)
+
+// Commit describes one version of a workspace (DESIGN §2.6).
+type Commit struct {
+	Seq  int64     `json:"seq"`
+	Time time.Time `json:"time"`
+	// Checkpoints are the names given to this commit.
+	Checkpoints []string `json:"checkpoints,omitempty"`
+	// Op is the kind of mutation (write, append, edit, delete, move, batch,
+	// restore, fork, checkpoint).
+	Op      string `json:"op"`
+	Summary string `json:"summary"`
+	// Actor says who made it and through what.
+	Actor
+}
+
+func (s *Store) commitOf(c backend.Commit, names []string) Commit {
+	var m commitMeta
+	_ = json.Unmarshal(c.Meta, &m)
+	return Commit{Seq: c.Seq, Time: c.Time, Checkpoints: names, Op: m.Op, Summary: m.Summary, Actor: m.Actor}
+}
+
+// Snapshot is a read-only view of a workspace at one retained commit.
+type Snapshot struct {
+	snap   *engine.Snapshot
+	commit Commit
+}
+
+// Commit returns the commit the snapshot shows.
+func (s *Snapshot) Commit() Commit { return s.commit }
+
+func (s *Snapshot) Read(ctx context.Context, path string, bounds ...int) (string, error) {
+	return readView(ctx, s.snap, path, false, bounds)
+}
+func (s *Snapshot) ReadNumbered(ctx context.Context, path string, bounds ...int) (string, error) {
+	return readView(ctx, s.snap, path, true, bounds)
+}
+func (s *Snapshot) ReadWith(ctx context.Context, path string, o ReadOptions) (ReadResult, error) {
+	return readWith(ctx, s.snap, path, o)
+}
+func (s *Snapshot) Glob(ctx context.Context, pattern string) ([]string, error) {
+	return globView(ctx, s.snap, pattern)
+}
+func (s *Snapshot) List(ctx context.Context, under string, o ListOptions) ([]string, error) {
+	return listView(ctx, s.snap, under, o)
+}
+func (s *Snapshot) Grep(ctx context.Context, regex, under string, o GrepOptions) (GrepResult, error) {
+	return grepView(ctx, s.snap, regex, under, o)
+}
+func (s *Snapshot) Exists(ctx context.Context, path string) (bool, error) {
+	return existsView(ctx, s.snap, path)
+}
+func (s *Snapshot) Stat(ctx context.Context, path string) (FileInfo, error) {
+	return statView(ctx, s.snap, path)
+}
+
+// resolve finds the commit a ref names: a sequence number, a checkpoint
+// name, or "" / "head" for the head.
+func (w *Workspace) resolve(ctx context.Context, ref string) (backend.Commit, error) {
+	id, ok, err := w.threadID(ctx, false)
+	if err != nil {
+		return backend.Commit{}, err
+	}
+	if ref == "" || ref == "head" {
+		if !ok {
+			return backend.Commit{}, nil
+		}
+		c, _, err := w.s.b.Head(ctx, id)
+		return c, err
+	}
+	if n, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
+		if n < 0 {
+			return backend.Commit{}, errs.New(errs.ErrInvalidArgument, "invalid commit %q: a sequence number is at least 0", ref)
+		}
+		if n == 0 {
+			return backend.Commit{}, nil // the empty tree before the first commit
+		}
+		if !ok {
+			return backend.Commit{}, errs.New(errs.ErrNotFound, "commit not found: %d (thread %s has no commits)", n, w.thread)
+		}
+		c, err := w.s.b.CommitAt(ctx, id, n)
+		if errors.Is(err, backend.ErrNoCommit) {
+			return c, errs.New(errs.ErrNotFound, "commit not found: %d is not a retained commit of thread %s", n, w.thread)
+		}
+		return c, err
+	}
+	if err := CheckCheckpointName(ref); err != nil {
+		return backend.Commit{}, err
+	}
+	if !ok {
+		return backend.Commit{}, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)
+	}
+	seq, err := w.s.b.CheckpointSeq(ctx, id, ref)
+	if errors.Is(err, backend.ErrNoCheckpoint) {
+		return backend.Commit{}, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)
+	}
+	if err != nil {
+		return backend.Commit{}, err
+	}
+	return w.s.b.CommitAt(ctx, id, seq)
+}
+
+// At returns a read-only view at a retained commit: ref is a sequence
+// number or a checkpoint name ("" or "head" for the head, 0 for the empty
+// tree before the first commit).
+func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
+	c, err := w.resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := w.s.eng.At(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := &Snapshot{snap: snap, commit: w.s.commitOf(c, nil)}
+	return out, nil
+}
+
+// Checkpoint names the head commit. A name is 1–128 letters, digits, '.',
+// '_' or '-', not all digits, unique in the thread.
+func (w *Workspace) Checkpoint(ctx context.Context, name string) (Commit, error) {
+	if err := CheckCheckpointName(name); err != nil {
+		return Commit{}, err
+	}
+	id, _, err := w.threadID(ctx, true)
+	if err != nil {
+		return Commit{}, err
+	}
+	head, ok, err := w.s.b.Head(ctx, id)
+	if err != nil {
+		return Commit{}, err
+	}
+	if !ok {
+		// Nothing committed yet: the checkpoint is an empty commit.
+		res, err := w.s.b.Append(ctx, []backend.NewCommit{{Thread: id, Seq: 1, Meta: w.meta("checkpoint", "checkpoint "+name), Checkpoint: name}})
+		if err == nil {
+			err = res[0].Err
+		}
+		if err == nil {
+			return w.s.commitOf(res[0].Commit, []string{name}), nil
+		}
+		if !errors.Is(err, backend.ErrStale) {
+			return Commit{}, w.checkpointErr(name, err)
+		}
+		if head, _, err = w.s.b.Head(ctx, id); err != nil {
+			return Commit{}, err
+		}
+	}
+	if err := w.s.b.SetCheckpoint(ctx, id, name, head.Seq); err != nil {
+		return Commit{}, w.checkpointErr(name, err)
+	}
+	return w.s.commitOf(head, []string{name}), nil
+}
+
+func (w *Workspace) checkpointErr(name string, err error) error {
+	if errors.Is(err, backend.ErrCheckpointExists) {
+		return errs.New(errs.ErrExists, "checkpoint %s already exists in thread %s", name, w.thread)
+	}
+	return err
+}
+
+// History lists the retained commits, newest first (limit 0: all).
+func (w *Workspace) History(ctx context.Context, limit int) ([]Commit, error) {
+	id, ok, err := w.threadID(ctx, false)
+	if err != nil || !ok {
+		return []Commit{}, err
+	}
+	cs, err := w.s.b.Log(ctx, id, 0, limit)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := w.s.b.Checkpoints(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	names := map[int64][]string{}
+	for _, cp := range cps {
+		names[cp.Seq] = append(names[cp.Seq], cp.Name)
+	}
+	out := make([]Commit, len(cs))
+	for i, c := range cs {
+		out[i] = w.s.commitOf(c, names[c.Seq])
+	}
+	return out, nil
+}
+
+// Change is one path that differs between two commits.
+type Change struct {
+	Path string `json:"path"`
+	// Kind is "added", "removed" or "changed".
+	Kind string `json:"kind"`
+}
+
+// Diff lists the files that differ between two commits (refs as in At),
+// in path order.
+func (w *Workspace) Diff(ctx context.Context, from, to string) ([]Change, error) {
+	a, err := w.At(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := w.At(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := w.s.eng.Diff(ctx, a.snap, b.snap)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Change, len(cs))
+	for i, c := range cs {
+		out[i] = Change{Path: c.Path, Kind: c.Kind.String()}
+	}
+	return out, nil
+}
+
+// DiffFile returns a unified diff of one file between two commits ("" when
+// it is the same in both; a file missing on one side diffs against empty).
+func (w *Workspace) DiffFile(ctx context.Context, from, to, path string) (string, error) {
+	if err := vpath.Validate(path); err != nil {
+		return "", err
+	}
+	a, err := w.At(ctx, from)
+	if err != nil {
+		return "", err
+	}
+	b, err := w.At(ctx, to)
+	if err != nil {
+		return "", err
+	}
+	ca, okA, err := contentAt(ctx, a.snap, path)
+	if err != nil {
+		return "", err
+	}
+	cb, okB, err := contentAt(ctx, b.snap, path)
+	if err != nil {
+		return "", err
+	}
+	if !okA && !okB {
+		return "", errs.New(errs.ErrNotFound, "file not found: %s (in neither commit)", path)
+	}
+	oldName, newName := "a/"+path, "b/"+path
+	if !okA {
+		oldName = "/dev/null"
+	}
+	if !okB {
+		newName = "/dev/null"
+	}
+	return unifiedDiff(oldName, newName, ca, cb, 3), nil
+}
+
+func contentAt(ctx context.Context, v engine.View, path string) (string, bool, error) {
+	ent, ok, err := v.Get(ctx, path)
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	c, err := v.Content(ctx, &ent)
+	return c, true, err
+}
+
+// Restore makes the head's tree that of an earlier retained commit. It is
+// itself a new commit, so nothing is lost.
+func (w *Workspace) Restore(ctx context.Context, ref string) (Commit, error) {
+	src, err := w.resolve(ctx, ref)
+	if err != nil {
+		return Commit{}, err
+	}
+	id, _, err := w.threadID(ctx, true)
+	if err != nil {
+		return Commit{}, err
+	}
+	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", fmt.Sprintf("restore to %d", src.Seq)), "")
+	if errors.Is(err, backend.ErrNotRetained) {
+		return Commit{}, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
+	}
+	if err != nil {
+		return Commit{}, err
+	}
+	return w.s.commitOf(c, nil), nil
+}
+
+// Fork makes a new thread of the same scope whose first commit is the tree
+// of a retained commit of this one (ref as in At). Nothing is copied: it
+// takes the same time whatever the workspace's size.
+func (w *Workspace) Fork(ctx context.Context, ref, newThread string) (*Workspace, error) {
+	if err := CheckThreadName(newThread); err != nil {
+		return nil, err
+	}
+	src, err := w.resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	t, err := w.s.b.CreateThread(ctx, w.scope, newThread)
+	if errors.Is(err, backend.ErrThreadExists) {
+		return nil, errs.New(errs.ErrExists, "thread %s already exists", newThread)
+	}
+	if err != nil {
+		return nil, err
+	}
+	meta := w.meta("fork", fmt.Sprintf("fork of %s@%d", w.thread, src.Seq))
+	if src.ID != 0 {
+		if _, err := w.s.eng.Point(ctx, t.ID, src, meta, ""); err != nil {
+			_ = w.s.b.DeleteThread(ctx, t.ID)
+			if errors.Is(err, backend.ErrNotRetained) {
+				return nil, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
+			}
+			return nil, err
+		}
+	}
+	nw, err := w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
+	if err != nil {
+		return nil, err
+	}
+	nw.id = t.ID
+	return nw, nil
+}
+
+// Policy is a retention policy (DESIGN §2.6); a zero field is unset. A
+// commit is dropped only when every rule that is set allows it: older than
+// MaxAge, not among the last MaxCommits, and, for a checkpoint, not among
+// the newest MaxCheckpoints (checkpoints are kept when it is unset). The
+// head is never dropped.
+type Policy struct {
+	MaxAge         time.Duration `json:"max_age,omitempty"`
+	MaxCommits     int           `json:"max_commits,omitempty"`
+	MaxCheckpoints int           `json:"max_checkpoints,omitempty"`
+}
+
+const retentionKey = "retention"
+
+// PolicyInput is a retention policy as given by a user, each rule
+// optional, validated by Check.
+type PolicyInput struct {
+	MaxAge         *time.Duration
+	MaxCommits     *int
+	MaxCheckpoints *int
+}
+
+// Check validates the rules that are set (DESIGN §2.6's messages).
+func (p PolicyInput) Check() (Policy, error) {
+	var out Policy
+	if p.MaxAge != nil {
+		if *p.MaxAge <= 0 {
+			return out, errs.New(errs.ErrInvalidArgument, "maxAge must be positive, was %s", *p.MaxAge)
+		}
+		out.MaxAge = *p.MaxAge
+	}
+	if p.MaxCommits != nil {
+		if *p.MaxCommits < 1 {
+			return out, errs.New(errs.ErrInvalidArgument, "maxCommits must be at least 1, was %d", *p.MaxCommits)
+		}
+		out.MaxCommits = *p.MaxCommits
+	}
+	if p.MaxCheckpoints != nil {
+		if *p.MaxCheckpoints < 1 {
+			return out, errs.New(errs.ErrInvalidArgument, "maxCheckpoints must be at least 1, was %d", *p.MaxCheckpoints)
+		}
+		out.MaxCheckpoints = *p.MaxCheckpoints
+	}
+	return out, nil
+}
+
+func (p Policy) check() error {
+	switch {
+	case p.MaxAge < 0:
+		return errs.New(errs.ErrInvalidArgument, "maxAge must be positive, was %s", p.MaxAge)
+	case p.MaxCommits < 0:
+		return errs.New(errs.ErrInvalidArgument, "maxCommits must be at least 1, was %d", p.MaxCommits)
+	case p.MaxCheckpoints < 0:
+		return errs.New(errs.ErrInvalidArgument, "maxCheckpoints must be at least 1, was %d", p.MaxCheckpoints)
+	}
+	return nil
+}
+
+// SetRetention stores the thread's retention policy and applies it now:
+// it returns how many commits were dropped from the log. Their storage is
+// reclaimed by the next GC.
+func (w *Workspace) SetRetention(ctx context.Context, p Policy) (int, error) {
+	if err := p.check(); err != nil {
+		return 0, err
+	}
+	v, _ := json.Marshal(p)
+	if err := w.s.b.PutSetting(ctx, w.scope, w.thread, retentionKey, v); err != nil {
+		return 0, err
+	}
+	return w.applyRetention(ctx, p)
+}
+
+// Retention returns the thread's retention policy.
+func (w *Workspace) Retention(ctx context.Context) (Policy, error) {
+	return w.s.retention(ctx, w.scope, w.thread)
+}
+
+func (s *Store) retention(ctx context.Context, scope, thread string) (Policy, error) {
+	var p Policy
+	v, ok, err := s.b.Setting(ctx, scope, thread, retentionKey)
+	if err != nil || !ok {
+		return p, err
+	}
+	err = json.Unmarshal(v, &p)
+	return p, err
+}
+
+func (w *Workspace) applyRetention(ctx context.Context, p Policy) (int, error) {
+	id, ok, err := w.threadID(ctx, false)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return w.s.eng.Retain(ctx, id, engine.Policy(p))
+}
+
+// GCStats reports what GC did.
+type GCStats struct {
+	// Dropped is the number of commits retention dropped from logs.
+	Dropped int `json:"dropped"`
+	// PacksDeleted and PacksRewritten count the storage reclaimed.
+	PacksDeleted   int `json:"packs_deleted"`
+	PacksRewritten int `json:"packs_rewritten"`
+}
+
+// DefaultGrace is how long GC leaves the storage of a dropped commit
+// alone, so that a reader at that commit can finish.
+const DefaultGrace = time.Minute
+
+// GC applies every thread's retention policy, then reclaims the storage
+// that no retained commit reaches, in every scope (or only in scope when
+// it is not ""). It is safe while writers run. Storage of commits dropped
+// less than grace ago is kept (grace < 0: DefaultGrace).
+func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCStats, error) {
+	var st GCStats
+	if grace < 0 {
+		grace = DefaultGrace
+	}
+	scopes := []string{scope}
+	if scope == "" {
+		var err error
+		if scopes, err = s.b.Scopes(ctx); err != nil {
+			return st, err
+		}
+	}
+	for _, sc := range scopes {
+		ts, err := s.b.Threads(ctx, sc)
+		if err != nil {
+			return st, err
+		}
+		for _, t := range ts {
+			p, err := s.retention(ctx, sc, t.Name)
+			if err != nil {
+				return st, err
+			}
+			n, err := s.eng.Retain(ctx, t.ID, engine.Policy(p))
+			if err != nil {
+				return st, err
+			}
+			st.Dropped += n
+		}
+		gs, err := s.eng.Collect(ctx, sc, grace)
+		if err != nil {
+			return st, err
+		}
+		st.PacksDeleted += gs.Deleted
+		st.PacksRewritten += gs.Rewritten
+	}
+	return st, nil
+}
+
+// unifiedDiff is replaced by internal/udiff once it lands.
+var unifiedDiff = func(a, b, x, y string, n int) string { return "" }

@@ -1,0 +1,558 @@
+package satchel
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/engine"
+	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/lines"
+	"github.com/satchel-dev/satchel/internal/vpath"
+)
+
+// Workspace is one thread's versioned file tree in one scope. Every
+// mutation is a commit; reads see the thread's head. A Workspace is safe
+// for concurrent use.
+type Workspace struct {
+	s      *Store
+	scope  string
+	thread string
+	actor  Actor
+	limits Limits
+	arm    *arm // set for the arms of a fanout
+
+	mu sync.Mutex
+	id int64 // the backend's thread ID, once known
+}
+
+// WorkspaceOption configures Store.Workspace.
+type WorkspaceOption func(*Workspace)
+
+// As records actor in every commit the workspace makes.
+func As(a Actor) WorkspaceOption { return func(w *Workspace) { w.actor = a } }
+
+// Workspace returns the workspace of a scope's thread. The thread is
+// created by its first mutation; until then it reads as empty. The bounds
+// in force (Store.SetLimits) are read now.
+func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...WorkspaceOption) (*Workspace, error) {
+	if err := CheckScope(scope); err != nil {
+		return nil, err
+	}
+	if err := CheckThreadName(thread); err != nil {
+		return nil, err
+	}
+	l, err := s.LimitsOf(ctx, scope, thread)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{s: s, scope: scope, thread: thread, limits: l}
+	for _, o := range opts {
+		o(w)
+	}
+	return w, nil
+}
+
+// Scope returns the workspace's scope.
+func (w *Workspace) Scope() string { return w.scope }
+
+// Thread returns the workspace's thread name.
+func (w *Workspace) Thread() string { return w.thread }
+
+// Limits returns the bounds the workspace enforces.
+func (w *Workspace) Limits() Limits { return w.limits }
+
+// threadID resolves the backend thread; create makes it when missing. ok is
+// false when it does not exist (and create is false).
+func (w *Workspace) threadID(ctx context.Context, create bool) (int64, bool, error) {
+	w.mu.Lock()
+	id := w.id
+	w.mu.Unlock()
+	if id != 0 {
+		return id, true, nil
+	}
+	t, err := w.s.b.Thread(ctx, w.scope, w.thread, create)
+	if errors.Is(err, backend.ErrNoThread) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	w.mu.Lock()
+	w.id = t.ID
+	w.mu.Unlock()
+	return t.ID, true, nil
+}
+
+func (w *Workspace) forget() {
+	w.mu.Lock()
+	w.id = 0
+	w.mu.Unlock()
+}
+
+// head returns the snapshot at the head (empty when the thread is new).
+func (w *Workspace) head(ctx context.Context) (*engine.Snapshot, backend.Commit, error) {
+	for attempt := 0; ; attempt++ {
+		id, ok, err := w.threadID(ctx, false)
+		if err != nil || !ok {
+			snap, _, _, _ := w.s.eng.Head(ctx, 0)
+			return snap, backend.Commit{}, err
+		}
+		snap, c, _, err := w.s.eng.Head(ctx, id)
+		if errors.Is(err, backend.ErrNoThread) && attempt == 0 {
+			w.forget() // deleted (and perhaps recreated) by someone else
+			continue
+		}
+		return snap, c, err
+	}
+}
+
+// commitMeta is what every commit records (DESIGN §2.6).
+type commitMeta struct {
+	Op      string `json:"op"`
+	Summary string `json:"summary"`
+	Actor
+}
+
+func (w *Workspace) meta(op, summary string) []byte {
+	if len(summary) > 200 {
+		summary = summary[:200] + "…"
+	}
+	b, _ := json.Marshal(commitMeta{Op: op, Summary: summary, Actor: w.actor})
+	return b
+}
+
+// Batch applies several mutations as one commit. Its operations have the
+// semantics of the Workspace methods of the same names; they apply in call
+// order, each against the state the previous one left, and are visible to
+// the batch's own reads.
+type Batch struct {
+	w       *Workspace
+	tx      *engine.Tx
+	ops     []string
+	claimed []string // fanout claims to undo if the commit fails
+}
+
+// Batch runs fn and commits everything it did as one commit. If fn returns
+// an error, nothing is committed.
+func (w *Workspace) Batch(ctx context.Context, fn func(ctx context.Context, b *Batch) error) error {
+	var ops []string
+	_, err := w.update(ctx, "batch", func(b *Batch) error {
+		if err := fn(ctx, b); err != nil {
+			return err
+		}
+		ops = b.ops
+		return nil
+	}, func() string { return strings.Join(ops, "; ") })
+	return err
+}
+
+// update runs fn as one commit, retrying against a new head when another
+// writer wins; summary (nil: the batch's operations) describes the commit.
+func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) error, summary func() string) (backend.Commit, error) {
+	for attempt := 0; ; attempt++ {
+		id, _, err := w.threadID(ctx, true)
+		if err != nil {
+			return backend.Commit{}, err
+		}
+		var bt *Batch
+		c, _, err := w.s.eng.Update(ctx, id, func(tx *engine.Tx) ([]byte, error) {
+			if bt != nil {
+				bt.abandon() // a retry: the previous attempt's claims are void
+			}
+			bt = &Batch{w: w, tx: tx}
+			if err := fn(bt); err != nil {
+				return nil, err
+			}
+			sum := strings.Join(bt.ops, "; ")
+			if summary != nil {
+				sum = summary()
+			}
+			return w.meta(op, sum), nil
+		})
+		if errors.Is(err, backend.ErrNoThread) && attempt == 0 {
+			w.forget()
+			continue
+		}
+		if err != nil && bt != nil {
+			bt.abandon()
+		}
+		if errors.Is(err, engine.ErrConflict) {
+			return c, errs.New(errs.ErrConflict, "conflict: other writers kept changing thread %s; try again", w.thread)
+		}
+		return c, err
+	}
+}
+
+func (w *Workspace) mutate(ctx context.Context, op string, fn func(b *Batch) error) error {
+	_, err := w.update(ctx, op, fn, nil)
+	return err
+}
+
+// WriteOption is a precondition or flag of a mutation.
+type WriteOption func(*writeOpts)
+
+type writeOpts struct {
+	ifHash    string
+	overwrite bool
+}
+
+// IfHash makes a mutation apply only if the file's content hash (as Stat
+// reports it) is still h: optimistic concurrency for callers that read,
+// think, then edit. Otherwise the mutation is refused with ErrConflict.
+func IfHash(h string) WriteOption { return func(o *writeOpts) { o.ifHash = h } }
+
+// Overwrite lets Move replace an existing file at the destination.
+func Overwrite() WriteOption { return func(o *writeOpts) { o.overwrite = true } }
+
+func collect(opts []WriteOption) writeOpts {
+	var o writeOpts
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// Hash returns the content hash that Stat reports and IfHash expects: the
+// SHA-256 of the content, in lowercase hex.
+func Hash(content string) string {
+	h := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(h[:])
+}
+
+// Write creates or replaces the file at path.
+func (w *Workspace) Write(ctx context.Context, path, content string, opts ...WriteOption) error {
+	return w.mutate(ctx, "write", func(b *Batch) error { return b.Write(ctx, path, content, opts...) })
+}
+
+// Append adds text at the end of the file at path, creating it if missing.
+// Appends are atomic; concurrent appends (and appends from fanout arms) all
+// land, in some order.
+func (w *Workspace) Append(ctx context.Context, path, text string) error {
+	return w.mutate(ctx, "append", func(b *Batch) error { return b.Append(ctx, path, text) })
+}
+
+// StrReplace replaces old with new in the file at path and returns how
+// many occurrences it replaced. Without replaceAll, old must occur exactly
+// once.
+func (w *Workspace) StrReplace(ctx context.Context, path, old, new string, replaceAll bool, opts ...WriteOption) (int, error) {
+	var n int
+	err := w.mutate(ctx, "edit", func(b *Batch) error {
+		var err error
+		n, err = b.StrReplace(ctx, path, old, new, replaceAll, opts...)
+		return err
+	})
+	return n, err
+}
+
+// Delete removes the file at path. Deleting a missing file is not an error.
+func (w *Workspace) Delete(ctx context.Context, path string, opts ...WriteOption) error {
+	return w.mutate(ctx, "delete", func(b *Batch) error { return b.Delete(ctx, path, opts...) })
+}
+
+// Move renames a file. It refuses to replace an existing file unless
+// given Overwrite(). IfHash applies to the source.
+func (w *Workspace) Move(ctx context.Context, from, to string, opts ...WriteOption) error {
+	return w.mutate(ctx, "move", func(b *Batch) error { return b.Move(ctx, from, to, opts...) })
+}
+
+func (b *Batch) note(op, path string) {
+	b.ops = append(b.ops, op+" "+path)
+}
+
+// checkPrecondition refuses when the file's hash is not o.ifHash.
+func (b *Batch) checkPrecondition(ctx context.Context, path string, o writeOpts) error {
+	if o.ifHash == "" {
+		return nil
+	}
+	ent, ok, err := b.tx.Get(ctx, path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errs.New(errs.ErrConflict, "conflict: %s does not exist (expected hash %s)", path, o.ifHash)
+	}
+	content, err := b.tx.Content(ctx, &ent)
+	if err != nil {
+		return err
+	}
+	if h := Hash(content); h != o.ifHash {
+		return errs.New(errs.ErrConflict, "conflict: %s has changed since hash %s (its hash is now %s); read it again", path, o.ifHash, h)
+	}
+	return nil
+}
+
+// isDir reports whether any file lies under path.
+func isDir(ctx context.Context, v engine.View, path string) (bool, error) {
+	found := false
+	err := v.Scan(ctx, path+"/", path+"0", func(*engine.Entry) (bool, error) {
+		found = true
+		return false, nil
+	})
+	return found, err
+}
+
+// needFile returns the file at path, or the error that says why there is none.
+func needFile(ctx context.Context, v engine.View, path string) (engine.Entry, error) {
+	ent, ok, err := v.Get(ctx, path)
+	if err != nil || ok {
+		return ent, err
+	}
+	dir, err := isDir(ctx, v, path)
+	if err != nil {
+		return ent, err
+	}
+	if dir {
+		return ent, errs.New(errs.ErrIsDirectory, "%s is a directory", path)
+	}
+	return ent, errs.New(errs.ErrNotFound, "file not found: %s", path)
+}
+
+// checkCreatable refuses a new file where a directory is, or under a file.
+func (b *Batch) checkCreatable(ctx context.Context, path string) error {
+	dir, err := isDir(ctx, b.tx, path)
+	if err != nil {
+		return err
+	}
+	if dir {
+		return errs.New(errs.ErrIsDirectory, "%s is a directory", path)
+	}
+	for i := strings.IndexByte(path, '/'); i >= 0; i = next(path, i) {
+		parent := path[:i]
+		_, ok, err := b.tx.Get(ctx, parent)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return errs.New(errs.ErrExists, "cannot create %s: %s is a file", path, parent)
+		}
+	}
+	return nil
+}
+
+func next(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// checkBounds refuses the state the batch has reached if it exceeds the
+// workspace's bounds (DESIGN §2.4).
+func (b *Batch) checkBounds(ctx context.Context, path string, size int64) error {
+	l := b.w.limits
+	if size > l.MaxFileBytes {
+		return errs.New(errs.ErrLimitExceeded, "limit exceeded: %s would be %d bytes, over the per-file limit of %d bytes", path, size, l.MaxFileBytes)
+	}
+	files, bytes, err := b.tx.Totals(ctx)
+	if err != nil {
+		return err
+	}
+	if files > l.MaxFiles {
+		return errs.New(errs.ErrLimitExceeded, "limit exceeded: the workspace would hold %d files, over maxFiles %d", files, l.MaxFiles)
+	}
+	if bytes > l.MaxBytes {
+		return errs.New(errs.ErrLimitExceeded, "limit exceeded: the workspace would hold %d bytes, over maxBytes %d", bytes, l.MaxBytes)
+	}
+	return nil
+}
+
+// Write is Workspace.Write within the batch.
+func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOption) error {
+	if err := vpath.Validate(path); err != nil {
+		return err
+	}
+	o := collect(opts)
+	if err := b.claim(path, claimWrite); err != nil {
+		return err
+	}
+	if err := b.checkPrecondition(ctx, path, o); err != nil {
+		return err
+	}
+	if _, ok, err := b.tx.Get(ctx, path); err != nil {
+		return err
+	} else if !ok {
+		if err := b.checkCreatable(ctx, path); err != nil {
+			return err
+		}
+	}
+	if int64(len(content)) > b.w.limits.MaxFileBytes {
+		return b.checkBounds(ctx, path, int64(len(content)))
+	}
+	if err := b.tx.Put(ctx, path, content); err != nil {
+		return err
+	}
+	b.note("write", path)
+	return b.checkBounds(ctx, path, int64(len(content)))
+}
+
+// Append is Workspace.Append within the batch.
+func (b *Batch) Append(ctx context.Context, path, text string) error {
+	if err := vpath.Validate(path); err != nil {
+		return err
+	}
+	if err := b.claim(path, claimAppend); err != nil {
+		return err
+	}
+	ent, ok, err := b.tx.Get(ctx, path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if err := b.checkCreatable(ctx, path); err != nil {
+			return err
+		}
+	}
+	if size := ent.Size + int64(len(text)); size > b.w.limits.MaxFileBytes {
+		return b.checkBounds(ctx, path, size)
+	}
+	if err := b.tx.Append(ctx, path, text); err != nil {
+		return err
+	}
+	b.note("append", path)
+	return b.checkBounds(ctx, path, ent.Size+int64(len(text)))
+}
+
+// StrReplace is Workspace.StrReplace within the batch.
+func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAll bool, opts ...WriteOption) (int, error) {
+	if err := vpath.Validate(path); err != nil {
+		return 0, err
+	}
+	if old == "" {
+		return 0, errs.New(errs.ErrInvalidArgument, "anchor must not be empty")
+	}
+	o := collect(opts)
+	if err := b.claim(path, claimWrite); err != nil {
+		return 0, err
+	}
+	ent, err := needFile(ctx, b.tx, path)
+	if err != nil {
+		return 0, err
+	}
+	if err := b.checkPrecondition(ctx, path, o); err != nil {
+		return 0, err
+	}
+	content, err := b.tx.Content(ctx, &ent)
+	if err != nil {
+		return 0, err
+	}
+	out, n, err := lines.Replace(path, content, old, new, replaceAll)
+	if err != nil {
+		return 0, err
+	}
+	if int64(len(out)) > b.w.limits.MaxFileBytes {
+		return 0, b.checkBounds(ctx, path, int64(len(out)))
+	}
+	if err := b.tx.Put(ctx, path, out); err != nil {
+		return 0, err
+	}
+	b.note("edit", path)
+	return n, b.checkBounds(ctx, path, int64(len(out)))
+}
+
+// Delete is Workspace.Delete within the batch.
+func (b *Batch) Delete(ctx context.Context, path string, opts ...WriteOption) error {
+	if err := vpath.Validate(path); err != nil {
+		return err
+	}
+	o := collect(opts)
+	if err := b.claim(path, claimWrite); err != nil {
+		return err
+	}
+	_, ok, err := b.tx.Get(ctx, path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if dir, err := isDir(ctx, b.tx, path); err != nil {
+			return err
+		} else if dir {
+			return errs.New(errs.ErrIsDirectory, "%s is a directory", path)
+		}
+		if o.ifHash != "" {
+			return b.checkPrecondition(ctx, path, o)
+		}
+		return nil // idempotent
+	}
+	if err := b.checkPrecondition(ctx, path, o); err != nil {
+		return err
+	}
+	b.note("delete", path)
+	return b.tx.Delete(ctx, path)
+}
+
+// Move is Workspace.Move within the batch.
+func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) error {
+	if err := vpath.Validate(from); err != nil {
+		return err
+	}
+	if err := vpath.Validate(to); err != nil {
+		return err
+	}
+	o := collect(opts)
+	if err := b.claim(from, claimWrite); err != nil {
+		return err
+	}
+	if err := b.claim(to, claimWrite); err != nil {
+		return err
+	}
+	if _, err := needFile(ctx, b.tx, from); err != nil {
+		return err
+	}
+	if err := b.checkPrecondition(ctx, from, o); err != nil {
+		return err
+	}
+	if from == to {
+		return nil
+	}
+	_, exists, err := b.tx.Get(ctx, to)
+	if err != nil {
+		return err
+	}
+	if exists && !o.overwrite {
+		return errs.New(errs.ErrExists, "cannot move %s to %s: %s exists (overwrite not requested)", from, to, to)
+	}
+	if err := b.tx.Rename(ctx, from, to); err != nil {
+		return err
+	}
+	if !exists {
+		if err := b.checkCreatableAfterMove(ctx, to); err != nil {
+			return err
+		}
+	}
+	b.note("move", from+" -> "+to)
+	return b.checkBounds(ctx, to, 0)
+}
+
+func (b *Batch) checkCreatableAfterMove(ctx context.Context, to string) error {
+	for i := strings.IndexByte(to, '/'); i >= 0; i = next(to, i) {
+		parent := to[:i]
+		if _, ok, err := b.tx.Get(ctx, parent); err != nil {
+			return err
+		} else if ok {
+			return errs.New(errs.ErrExists, "cannot create %s: %s is a file", to, parent)
+		}
+	}
+	if dir, err := isDir(ctx, b.tx, to); err != nil {
+		return err
+	} else if dir {
+		return errs.New(errs.ErrIsDirectory, "%s is a directory", to)
+	}
+	return nil
+}
+
+// Read reads path within the batch (seeing the batch's own changes).
+func (b *Batch) Read(ctx context.Context, path string, bounds ...int) (string, error) {
+	return readView(ctx, b.tx, path, false, bounds)
+}
+
+// Exists reports whether path is a file, within the batch.
+func (b *Batch) Exists(ctx context.Context, path string) (bool, error) {
+	return existsView(ctx, b.tx, path)
+}
