@@ -469,4 +469,3 @@ func (closedError) Error() string { return "memory backend: closed" }
 var errClosed error = closedError{}
 
 var _ backend.Backend = (*Backend)(nil)
-
