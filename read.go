@@ -39,10 +39,15 @@ func readView(ctx context.Context, v engine.View, path string, numbered bool, b 
 	return r.Text, err
 }
 
+// Bounds are optional 1-based, inclusive line bounds: Start and End, each
+// with a flag saying whether it was given (so an explicit 0 is refused
+// with DESIGN's message rather than read as "unset").
+type Bounds = lines.Bounds
+
 // ReadOptions are the options of ReadWith.
 type ReadOptions struct {
 	// Bounds are optional 1-based inclusive line bounds.
-	Bounds lines.Bounds
+	Bounds Bounds
 	// Numbered prefixes each line with its number (read_numbered).
 	Numbered bool
 	// MaxChars caps the result in characters (0: no cap). A capped result
@@ -52,7 +57,7 @@ type ReadOptions struct {
 
 // Lines returns read bounds from start (1-based) to end inclusive; end 0
 // means to the last line.
-func Lines(start, end int) lines.Bounds {
+func Lines(start, end int) Bounds {
 	if end == 0 {
 		return lines.From(start)
 	}

@@ -38,12 +38,12 @@ func (e *Engine) At(ctx context.Context, c backend.Commit) (*Snapshot, error) {
 }
 
 // Update applies fn to the head of a thread and commits what it changed
-// as one commit with the given metadata. If another writer moved the head
+// as one commit, with the metadata fn returns. If another writer moved the head
 // first, fn runs again against the new head (so an append lands after the
 // other writer's, and an edit whose anchor moved is re-checked). fn must
 // therefore have no effects other than on tx. When fn changes nothing,
 // nothing is committed and changed is false.
-func (e *Engine) Update(ctx context.Context, thread int64, meta []byte, fn func(tx *Tx) error) (c backend.Commit, changed bool, err error) {
+func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) ([]byte, error)) (c backend.Commit, changed bool, err error) {
 	unlock := e.lock(thread)
 	defer unlock()
 	for attempt := 0; ; attempt++ {
@@ -52,7 +52,8 @@ func (e *Engine) Update(ctx context.Context, thread int64, meta []byte, fn func(
 			return c, false, err
 		}
 		tx := &Tx{e: e, base: snap.root, now: time.Now().UTC()}
-		if err := fn(tx); err != nil {
+		meta, err := fn(tx)
+		if err != nil {
 			return c, false, err
 		}
 		if !tx.Changed() {
