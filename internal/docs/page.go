@@ -79,7 +79,8 @@ func ParseLimit(limit *int) (int, error) {
 // Cursor marks where a page ended: the sort value and key of its last
 // document. The next page holds the documents after it in the sort order,
 // so pages stay correct while documents are added, changed or removed (a
-// document is never shown twice, and none that stayed in place is skipped).
+// document that stays in place is shown exactly once; one whose sort value
+// changes moves, and is shown where it now is: again, or not at all).
 type Cursor struct {
 	// Store and Sort tie the cursor to the query it came from.
 	Store string

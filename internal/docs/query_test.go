@@ -171,11 +171,11 @@ func TestMatch(t *testing.T) {
 		{"b = null", []string{"absent", "inner", "nulls"}},
 		{"b != null", []string{"full"}},
 		{"b = false", nil},
-		{"at = '2026-01-01T08:00:00Z'", []string{"full"}},              // instants, not text
-		{"at > '2026-01-01T09:59:59.999+02:00'", []string{"full"}},     // after
-		{"at < '2026-01-01T08:00:00.000000001Z'", []string{"full"}},    // before by 1ns
-		{"at < '2027-01-01T00:00:00Z'", []string{"full"}},              // null is never < anything
-		{"status IN ['open', 'done']", []string{"full"}},               // null is in no list
+		{"at = '2026-01-01T08:00:00Z'", []string{"full"}},           // instants, not text
+		{"at > '2026-01-01T09:59:59.999+02:00'", []string{"full"}},  // after
+		{"at < '2026-01-01T08:00:00.000000001Z'", []string{"full"}}, // before by 1ns
+		{"at < '2027-01-01T00:00:00Z'", []string{"full"}},           // null is never < anything
+		{"status IN ['open', 'done']", []string{"full"}},            // null is in no list
 		{"status IN ['done', null]", []string{"absent", "inner", "nulls"}},
 		{"status != 'open'", []string{"absent", "inner", "nulls"}},
 		{"m.source = 'web'", []string{"full"}},
