@@ -1,0 +1,348 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// Append stores commits, each compare-and-swapped against its thread's
+// head, all in one BEGIN IMMEDIATE transaction: n commits cost one
+// transaction, which is what makes the engine's group commit pay.
+func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
+	res := make([]backend.AppendResult, len(ncs))
+	if len(ncs) == 0 {
+		return res, nil
+	}
+	now := nanos(b.now())
+	err := b.write(ctx, func(tx *sql.Tx) error {
+		st := writeTx{ctx: ctx, tx: tx, s: &b.ws}
+		for i := range ncs {
+			c, err := st.append(&ncs[i], now)
+			if err != nil && !isEntryErr(err) {
+				return err
+			}
+			res[i] = backend.AppendResult{Commit: c, Err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: append: %w", err)
+	}
+	return res, nil
+}
+
+// isEntryErr tells the refusals of one entry from failures of the call.
+func isEntryErr(err error) bool {
+	return err == backend.ErrStale || err == backend.ErrNoThread ||
+		err == backend.ErrNotRetained || err == backend.ErrCheckpointExists
+}
+
+// writeTx binds the writer's prepared statements to one transaction, as
+// they are first needed.
+type writeTx struct {
+	ctx                                            context.Context
+	tx                                             *sql.Tx
+	s                                              *writeStmts
+	insert, exists, maxSeq, retained, cpExists, cp *sql.Stmt
+}
+
+func (w *writeTx) stmt(p **sql.Stmt, s *sql.Stmt) *sql.Stmt {
+	if *p == nil {
+		*p = w.tx.StmtContext(w.ctx, s)
+	}
+	return *p
+}
+
+func (w *writeTx) append(nc *backend.NewCommit, now int64) (backend.Commit, error) {
+	slow := nc.Requires != nil || nc.Checkpoint != ""
+	if slow {
+		// Check what the insert cannot, in the order the contract ranks
+		// the refusals: thread, head, required commit, checkpoint name.
+		if err := w.checkHead(nc); err != nil {
+			return backend.Commit{}, err
+		}
+		if r := nc.Requires; r != nil {
+			var one int
+			err := w.stmt(&w.retained, w.s.retained).QueryRowContext(w.ctx, r.Thread, r.Seq).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return backend.Commit{}, backend.ErrNotRetained
+			}
+			if err != nil {
+				return backend.Commit{}, err
+			}
+		}
+		if nc.Checkpoint != "" {
+			var one int
+			err := w.stmt(&w.cpExists, w.s.checkpointExists).QueryRowContext(w.ctx, nc.Thread, nc.Checkpoint).Scan(&one)
+			if err == nil {
+				return backend.Commit{}, backend.ErrCheckpointExists
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return backend.Commit{}, err
+			}
+		}
+	}
+	r, err := w.stmt(&w.insert, w.s.insertCommit).ExecContext(w.ctx,
+		nc.Thread, nc.Seq, now, blob(nc.Root), blob(nc.Meta), blob(nc.Pack))
+	if err != nil {
+		return backend.Commit{}, err
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return backend.Commit{}, err
+	}
+	if n == 0 {
+		if err := w.checkHead(nc); err != nil {
+			return backend.Commit{}, err
+		}
+		return backend.Commit{}, fmt.Errorf("commit %d of thread %d was not inserted", nc.Seq, nc.Thread)
+	}
+	id, err := r.LastInsertId()
+	if err != nil {
+		return backend.Commit{}, err
+	}
+	if nc.Checkpoint != "" {
+		if _, err := w.stmt(&w.cp, w.s.insertCheckpoint).ExecContext(w.ctx, nc.Thread, nc.Checkpoint, nc.Seq); err != nil {
+			return backend.Commit{}, err
+		}
+	}
+	return backend.Commit{
+		ID:     id,
+		Thread: nc.Thread,
+		Seq:    nc.Seq,
+		Root:   slices.Clone(nc.Root),
+		Meta:   slices.Clone(nc.Meta),
+		Time:   fromNanos(now),
+	}, nil
+}
+
+// checkHead returns ErrNoThread or ErrStale when nc cannot be appended.
+func (w *writeTx) checkHead(nc *backend.NewCommit) error {
+	var one int
+	err := w.stmt(&w.exists, w.s.threadExists).QueryRowContext(w.ctx, nc.Thread).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return backend.ErrNoThread
+	}
+	if err != nil {
+		return err
+	}
+	var top int64
+	if err := w.stmt(&w.maxSeq, w.s.maxSeq).QueryRowContext(w.ctx, nc.Thread).Scan(&top); err != nil {
+		return err
+	}
+	if nc.Seq != top+1 {
+		return backend.ErrStale
+	}
+	return nil
+}
+
+// scanCommit reads the columns of commitCols.
+func scanCommit(row interface{ Scan(...any) error }, thread int64) (backend.Commit, error) {
+	c := backend.Commit{Thread: thread}
+	var t int64
+	if err := row.Scan(&c.ID, &c.Seq, &t, &c.Root, &c.Meta); err != nil {
+		return c, err
+	}
+	c.Time = fromNanos(t)
+	return c, nil
+}
+
+// threadMissing tells, after a read found nothing, whether that is because
+// the thread does not exist.
+func (b *Backend) threadMissing(ctx context.Context, thread int64) (bool, error) {
+	var one int
+	err := b.rs.threadExists.QueryRowContext(ctx, thread).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Head returns the newest commit of a thread. The newest commit is never
+// dropped, so it is the retained commit with the highest seq.
+func (b *Backend) Head(ctx context.Context, thread int64) (backend.Commit, bool, error) {
+	c, err := scanCommit(b.rs.head.QueryRowContext(ctx, thread), thread)
+	if err == nil {
+		return c, true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return backend.Commit{}, false, fmt.Errorf("sqlite: head: %w", err)
+	}
+	missing, err := b.threadMissing(ctx, thread)
+	if err != nil {
+		return backend.Commit{}, false, fmt.Errorf("sqlite: head: %w", err)
+	}
+	if missing {
+		return backend.Commit{}, false, backend.ErrNoThread
+	}
+	return backend.Commit{}, false, nil
+}
+
+// CommitAt returns a retained commit by sequence number.
+func (b *Backend) CommitAt(ctx context.Context, thread, seq int64) (backend.Commit, error) {
+	c, err := scanCommit(b.rs.commitAt.QueryRowContext(ctx, thread, seq), thread)
+	if err == nil {
+		return c, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return backend.Commit{}, fmt.Errorf("sqlite: commit: %w", err)
+	}
+	missing, err := b.threadMissing(ctx, thread)
+	if err != nil {
+		return backend.Commit{}, fmt.Errorf("sqlite: commit: %w", err)
+	}
+	if missing {
+		return backend.Commit{}, backend.ErrNoThread
+	}
+	return backend.Commit{}, backend.ErrNoCommit
+}
+
+// Log lists retained commits newest first.
+func (b *Backend) Log(ctx context.Context, thread, before int64, limit int) ([]backend.Commit, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	lim := int64(limit)
+	if limit <= 0 {
+		lim = -1 // SQLite: no limit
+	}
+	rows, err := b.rs.log.QueryContext(ctx, thread, before, lim)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: log: %w", err)
+	}
+	defer rows.Close()
+	var out []backend.Commit
+	for rows.Next() {
+		c, err := scanCommit(rows, thread)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: log: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: log: %w", err)
+	}
+	if len(out) == 0 {
+		missing, err := b.threadMissing(ctx, thread)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: log: %w", err)
+		}
+		if missing {
+			return nil, backend.ErrNoThread
+		}
+	}
+	return out, nil
+}
+
+// Pack returns the pack stored with a commit, retained or dropped, until
+// garbage collection deletes it.
+func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
+	var p string
+	err := b.rs.pack.QueryRowContext(ctx, id).Scan(&p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", backend.ErrNoPack
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlite: pack: %w", err)
+	}
+	return p, nil
+}
+
+// SetCheckpoint names a retained commit.
+func (b *Backend) SetCheckpoint(ctx context.Context, thread int64, name string, seq int64) error {
+	err := b.write(ctx, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, threadByID, thread).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return backend.ErrNoThread
+		}
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRowContext(ctx, "SELECT 1 FROM commits WHERE thread_id = ? AND seq = ? AND dropped_at IS NULL", thread, seq).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return backend.ErrNoCommit
+		}
+		if err != nil {
+			return err
+		}
+		r, err := tx.ExecContext(ctx, "INSERT INTO checkpoints (thread_id, name, seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", thread, name, seq)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return backend.ErrCheckpointExists
+		}
+		return nil
+	})
+	if err != nil && !isSentinel(err) {
+		return fmt.Errorf("sqlite: set checkpoint: %w", err)
+	}
+	return err
+}
+
+func isSentinel(err error) bool {
+	return err == backend.ErrNoThread || err == backend.ErrNoCommit || err == backend.ErrCheckpointExists ||
+		err == backend.ErrNoCheckpoint
+}
+
+// Checkpoints lists a thread's checkpoints, newest commit first, then by
+// name.
+func (b *Backend) Checkpoints(ctx context.Context, thread int64) ([]backend.Checkpoint, error) {
+	var out []backend.Checkpoint
+	err := b.read(ctx, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, threadByID, thread).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return backend.ErrNoThread
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT name, seq FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC, name", thread)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c backend.Checkpoint
+			if err := rows.Scan(&c.Name, &c.Seq); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil && !isSentinel(err) {
+		return nil, fmt.Errorf("sqlite: checkpoints: %w", err)
+	}
+	return out, err
+}
+
+// CheckpointSeq resolves a checkpoint name.
+func (b *Backend) CheckpointSeq(ctx context.Context, thread int64, name string) (int64, error) {
+	var seq int64
+	err := b.r.QueryRowContext(ctx, "SELECT seq FROM checkpoints WHERE thread_id = ? AND name = ?", thread, name).Scan(&seq)
+	if err == nil {
+		return seq, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("sqlite: checkpoint: %w", err)
+	}
+	missing, err := b.threadMissing(ctx, thread)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: checkpoint: %w", err)
+	}
+	if missing {
+		return 0, backend.ErrNoThread
+	}
+	return 0, backend.ErrNoCheckpoint
+}

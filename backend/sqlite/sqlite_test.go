@@ -1,0 +1,190 @@
+package sqlite
+
+import (
+	"bytes"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/backendtest"
+)
+
+func openTest(t testing.TB, opt options) *Backend {
+	t.Helper()
+	b, err := open(t.Context(), filepath.Join(t.TempDir(), "satchel.db"), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestContract(t *testing.T) {
+	backendtest.RunContract(t, func(t *testing.T) backend.Backend { return openTest(t, options{}) })
+}
+
+func TestPragmas(t *testing.T) {
+	b := openTest(t, options{})
+	defer b.Close()
+	ctx := t.Context()
+	for _, db := range []struct {
+		name string
+		db   *sql.DB
+	}{{"writer", b.w}, {"reader", b.r}} {
+		for _, p := range []struct {
+			pragma string
+			want   string
+		}{
+			{"journal_mode", "wal"},
+			{"synchronous", "1"},
+			{"busy_timeout", "10000"},
+			{"auto_vacuum", "2"},
+		} {
+			var got string
+			if err := db.db.QueryRowContext(ctx, "PRAGMA "+p.pragma).Scan(&got); err != nil {
+				t.Fatalf("%s: PRAGMA %s: %v", db.name, p.pragma, err)
+			}
+			if got != p.want {
+				t.Errorf("%s: PRAGMA %s = %s, want %s", db.name, p.pragma, got, p.want)
+			}
+		}
+	}
+	// Readers cannot write.
+	if _, err := b.r.ExecContext(ctx, "DELETE FROM settings"); err == nil {
+		t.Errorf("a reader connection wrote")
+	}
+}
+
+func TestOpenDSN(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.db")
+	b, err := Open(ctx, "file:"+p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Path() != p {
+		t.Errorf("Path() = %q, want %q", b.Path(), p)
+	}
+	th, err := b.CreateThread(ctx, "s", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopening finds the data and applies no migration twice.
+	b, err = Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got, err := b.Thread(ctx, "s", "main", false)
+	if err != nil || got.ID != th.ID {
+		t.Errorf("after reopening: %+v, %v", got, err)
+	}
+	var n int
+	if err := b.r.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil || n != 1 {
+		t.Errorf("schema_migrations has %d rows (%v), want 1", n, err)
+	}
+	for _, bad := range []string{"", "file:", filepath.Join(dir, "x.db?_pragma=foo"), ":memory:", "file::memory:?cache=shared"} {
+		if b, err := Open(ctx, bad); err == nil {
+			b.Close()
+			t.Errorf("Open(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := t.Context()
+	b := openTest(t, options{})
+	p := b.Path()
+	if _, err := b.w.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied) VALUES (999, 'future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if b, err := Open(ctx, p); err == nil {
+		b.Close()
+		t.Fatal("Open of a database from a newer satchel succeeded")
+	} else if !strings.Contains(err.Error(), "newer") {
+		t.Errorf("error %q does not say the schema is newer", err)
+	}
+}
+
+// TestConcurrentOpen opens one new file from many Backends at once: the
+// migrations run exactly once and every Open succeeds.
+func TestConcurrentOpen(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "race.db")
+	const n = 8
+	bs := make([]*Backend, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { bs[i], errs[i] = Open(t.Context(), p) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("Open %d: %v", i, errs[i])
+		}
+		defer bs[i].Close()
+	}
+	var versions int
+	if err := bs[0].r.QueryRow("SELECT count(*) FROM schema_migrations").Scan(&versions); err != nil || versions != 1 {
+		t.Errorf("schema_migrations has %d rows (%v), want 1", versions, err)
+	}
+	var av int
+	if err := bs[0].r.QueryRow("PRAGMA auto_vacuum").Scan(&av); err != nil || av != 2 {
+		t.Errorf("auto_vacuum = %d (%v), want 2 (incremental)", av, err)
+	}
+}
+
+// TestVacuum checks that deleted packs give their pages back to the file
+// system.
+func TestVacuum(t *testing.T) {
+	ctx := t.Context()
+	b := openTest(t, options{})
+	defer b.Close()
+	th, err := b.CreateThread(ctx, "s", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := bytes.Repeat([]byte("0123456789abcdef"), 64<<10/16)
+	var ids []int64
+	var seqs []int64
+	for seq := int64(1); seq <= 65; seq++ {
+		res, err := b.Append(ctx, []backend.NewCommit{{Thread: th.ID, Seq: seq, Root: []byte("r"), Meta: []byte("{}"), Pack: pack}})
+		if err != nil || res[0].Err != nil {
+			t.Fatal(err, res[0].Err)
+		}
+		ids = append(ids, res[0].Commit.ID)
+		seqs = append(seqs, seq)
+	}
+	full, err := b.DiskSize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Drop(ctx, th.ID, seqs); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeletePacks(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Vacuum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := b.DiskSize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("65 packs of 64 KiB: %d bytes; after deleting 64 and vacuuming: %d bytes", full, after)
+	if full < 64*64<<10 || after > full/8 {
+		t.Errorf("disk size %d before, %d after deleting nearly everything", full, after)
+	}
+	var free int64
+	if err := b.r.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil || free != 0 {
+		t.Errorf("freelist_count = %d (%v) after Vacuum", free, err)
+	}
+}
