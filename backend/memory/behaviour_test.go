@@ -1,0 +1,13 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/backendtest"
+	"github.com/satchel-dev/satchel/backend/memory"
+)
+
+func TestBehaviour(t *testing.T) {
+	backendtest.RunBehaviour(t, func(t *testing.T) backend.Backend { return memory.New() })
+}
