@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"github.com/satchel-dev/satchel/backend"
-	"github.com/satchel-dev/satchel/backend/backendtest"
+	"github.com/satchel-dev/satchel/satcheltest"
 	"github.com/satchel-dev/satchel/backend/memory"
 )
 
 func TestBehaviour(t *testing.T) {
-	backendtest.RunBehaviour(t, func(t *testing.T) backend.Backend { return memory.New() })
+	satcheltest.RunBehaviour(t, func(t *testing.T) backend.Backend { return memory.New() })
 }

@@ -1,4 +1,15 @@
-package backendtest
+// Package satcheltest is satchel's conformance suite: run it on a backend
+// to prove that satchel behaves on it exactly as DESIGN.md says. It is
+// exported (like testing/fstest) so that the authors of a backend of their
+// own can prove theirs:
+//
+//	func TestConformance(t *testing.T) {
+//		satcheltest.Run(t, func(t *testing.T) backend.Backend { return mybackend.New() })
+//	}
+//
+// Run it from an external test package (package mybackend_test): the suite
+// imports package satchel, which links satchel's own backends.
+package satcheltest
 
 import (
 	"context"
@@ -12,13 +23,15 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/backendtest"
 )
 
-// Run runs the whole conformance suite: the backend contract (RunContract)
+// Run runs the whole conformance suite: the backend contract
+// (backendtest.RunContract)
 // and every behaviour of DESIGN.md through the satchel API on top of the
 // backend (RunBehaviour). A backend is done when it passes.
 func Run(t *testing.T, open func(t *testing.T) backend.Backend) {
-	t.Run("Contract", func(t *testing.T) { RunContract(t, open) })
+	t.Run("Contract", func(t *testing.T) { backendtest.RunContract(t, open) })
 	t.Run("Behaviour", func(t *testing.T) { RunBehaviour(t, open) })
 }
 
