@@ -88,7 +88,9 @@ type NewCommit struct {
 	Seq  int64
 	Root []byte
 	Meta []byte
-	// Pack holds the objects the commit created (opaque, may be empty).
+	// Pack holds the objects the commit created (opaque, may be empty). The
+	// caller never modifies it after Append, so a backend may keep it
+	// without copying.
 	Pack []byte
 	// Requires, when set, names a commit that must still be retained when
 	// this one is stored (the source of a fork or a restore), else the

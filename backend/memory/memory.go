@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -287,7 +288,8 @@ func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]ba
 			Meta:   slices.Clone(nc.Meta),
 			Time:   now,
 		}
-		b.packs[c.ID] = &pack{scope: t.info.Scope, data: string(nc.Pack)}
+		// NewCommit.Pack is never modified after Append: keep it uncopied.
+		b.packs[c.ID] = &pack{scope: t.info.Scope, data: unsafe.String(unsafe.SliceData(nc.Pack), len(nc.Pack))}
 		t.log = append(t.log, c)
 		t.head = nc.Seq
 		if nc.Checkpoint != "" {

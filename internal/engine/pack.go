@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // A pack holds the objects one commit created: file chunks, tree nodes and
@@ -52,12 +53,17 @@ var errCorrupt = errors.New("engine: corrupt object")
 // packBuilder collects the new objects of one commit.
 type packBuilder struct {
 	kinds []byte
-	objs  [][]byte
+	objs  []string
 	size  int
 }
 
 // add appends an object and returns its pending Ref.
 func (b *packBuilder) add(kind byte, data []byte) Ref {
+	return b.addString(kind, unsafe.String(unsafe.SliceData(data), len(data)))
+}
+
+// addString is add for data already held as a string (file content): no copy.
+func (b *packBuilder) addString(kind byte, data string) Ref {
 	b.kinds = append(b.kinds, kind)
 	b.objs = append(b.objs, data)
 	b.size += len(data)
@@ -144,7 +150,7 @@ func (v *packView) rewrite(live map[uint32]bool) []byte {
 	for i := range v.kinds {
 		k, data, _ := v.object(uint32(i))
 		if live[uint32(i)] {
-			b.add(k, []byte(data))
+			b.addString(k, data)
 		} else {
 			b.add(kindTombstone, nil)
 		}

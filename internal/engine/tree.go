@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"unsafe"
+)
 
 // Tree updates are copy-on-write: applying a sorted batch of changes
 // rewrites only the nodes on the paths from the root to the changed leaves,
@@ -161,7 +164,8 @@ func (bd *build) internals(children []child) []child {
 // thread finds its tree decoded already.
 func (e *Engine) stored(id int64, bd *build, pack []byte) {
 	if len(pack) > 0 {
-		if v, err := parsePack(id, string(pack)); err == nil {
+		// The pack's bytes are never modified once built: share them.
+		if v, err := parsePack(id, unsafe.String(unsafe.SliceData(pack), len(pack))); err == nil {
 			e.packs.put(id, v, int64(len(pack))+64)
 		}
 	}

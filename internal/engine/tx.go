@@ -473,7 +473,7 @@ func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
 			}
 			start := 0
 			for _, end := range cuts(pt.text) {
-				ref := bd.pb.add(kindChunk, []byte(pt.text[start:end]))
+				ref := bd.pb.addString(kindChunk, pt.text[start:end])
 				cs = append(cs, Chunk{Ref: ref, Len: int64(end - start)})
 				start = end
 			}
