@@ -1,0 +1,13 @@
+// Command satchel is the command-line interface of satchel, the versioned
+// workspace store for AI agents. Run `satchel --help` for its commands.
+package main
+
+import (
+	"os"
+
+	"github.com/satchel-dev/satchel/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

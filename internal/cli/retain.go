@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// retainResult is what `retain --json` prints.
+type retainResult struct {
+	Policy satchel.Policy `json:"policy"`
+	// Dropped is how many commits applying the policy dropped; absent when
+	// the policy was only shown.
+	Dropped *int `json:"dropped,omitempty"`
+}
+
+func newRetainCmd(a *app) *cobra.Command {
+	var (
+		maxAge                     time.Duration
+		maxCommits, maxCheckpoints int
+	)
+	cmd := &cobra.Command{
+		Use:     "retain [--max-commits N] [--max-age DUR] [--max-checkpoints N]",
+		GroupID: groupVersions,
+		Short:   "Show or set the retention policy of a thread",
+		Long: `Set the retention policy of the thread (--scope, --thread) and apply it now.
+Only the rules given change; the others keep their values. A commit is
+dropped only when every rule that is set allows it: it is older than
+--max-age, not among the newest --max-commits commits and, if it is a
+checkpoint, not among the newest --max-checkpoints checkpoints (checkpoints
+are kept when that rule is not set). The head is never dropped. The storage
+of dropped commits is reclaimed by gc.
+
+Without a flag, shows the current policy.
+
+Prints the policy as "key: value" lines (max-age, max-commits,
+max-checkpoints; "unset" for a rule that is not set) and, when it was set,
+"dropped: N". With --json, {"policy": {"max_age": NANOSECONDS,
+"max_commits": N, "max_checkpoints": N}, "dropped": N} (unset rules and,
+when only shown, "dropped" are left out).`,
+		Example: `  satchel retain --max-commits 100 --max-age 720h
+  satchel retain --max-checkpoints 10
+  satchel retain`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			f := cmd.Flags()
+			var in satchel.PolicyInput
+			if f.Changed("max-age") {
+				in.MaxAge = &maxAge
+			}
+			if f.Changed("max-commits") {
+				in.MaxCommits = &maxCommits
+			}
+			if f.Changed("max-checkpoints") {
+				in.MaxCheckpoints = &maxCheckpoints
+			}
+			set, err := in.Check()
+			if err != nil {
+				return err
+			}
+			ws, err := a.workspace(ctx)
+			if err != nil {
+				return err
+			}
+			p, err := ws.Retention(ctx)
+			if err != nil {
+				return err
+			}
+			res := retainResult{Policy: p}
+			if in.MaxAge != nil || in.MaxCommits != nil || in.MaxCheckpoints != nil {
+				if in.MaxAge != nil {
+					p.MaxAge = set.MaxAge
+				}
+				if in.MaxCommits != nil {
+					p.MaxCommits = set.MaxCommits
+				}
+				if in.MaxCheckpoints != nil {
+					p.MaxCheckpoints = set.MaxCheckpoints
+				}
+				n, err := ws.SetRetention(ctx, p)
+				if err != nil {
+					return err
+				}
+				res = retainResult{Policy: p, Dropped: &n}
+			}
+			return a.emit(res, func(w io.Writer) error {
+				unset := func(set bool, v string) string {
+					if !set {
+						return "unset"
+					}
+					return v
+				}
+				p := res.Policy
+				_, err := fmt.Fprintf(w, "max-age: %s\nmax-commits: %s\nmax-checkpoints: %s\n",
+					unset(p.MaxAge > 0, p.MaxAge.String()),
+					unset(p.MaxCommits > 0, strconv.Itoa(p.MaxCommits)),
+					unset(p.MaxCheckpoints > 0, strconv.Itoa(p.MaxCheckpoints)))
+				if err == nil && res.Dropped != nil {
+					_, err = fmt.Fprintf(w, "dropped: %d\n", *res.Dropped)
+				}
+				return err
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&maxAge, "max-age", 0, "drop commits older than `DUR` (e.g. 720h)")
+	f.IntVar(&maxCommits, "max-commits", 0, "keep at least the newest `N` commits")
+	f.IntVar(&maxCheckpoints, "max-checkpoints", 0, "keep at least the newest `N` checkpoints")
+	return cmd
+}
+
+func newGCCmd(a *app) *cobra.Command {
+	var grace time.Duration
+	cmd := &cobra.Command{
+		Use:     "gc",
+		GroupID: groupVersions,
+		Short:   "Apply retention and reclaim unreachable storage",
+		Long: `Apply every thread's retention policy, in every scope of the database, then
+reclaim the storage that no retained commit reaches. It is safe while
+writers run. Storage of commits dropped less than --grace ago is kept, so
+a reader at such a commit can finish (default ` + satchel.DefaultGrace.String() + `).
+
+Prints what it did: "dropped N commits, deleted N packs, rewrote N packs";
+with --json, the GCStats: {"dropped": N, "packs_deleted": N,
+"packs_rewritten": N}.`,
+		Example: `  satchel gc
+  satchel gc --grace 0s --db team.db`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if grace < 0 {
+				return refuse("--grace must not be negative, was %s", grace)
+			}
+			s, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			st, err := s.GC(ctx, "", grace)
+			if err != nil {
+				return err
+			}
+			return a.emit(st, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "dropped %d commits, deleted %d packs, rewrote %d packs\n",
+					st.Dropped, st.PacksDeleted, st.PacksRewritten)
+				return err
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&grace, "grace", satchel.DefaultGrace, "keep the storage of commits dropped less than `DUR` ago")
+	return cmd
+}

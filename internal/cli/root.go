@@ -1,0 +1,174 @@
+// Package cli is the satchel command: one file per command, over the
+// public Go API. Main runs it in-process, so tests call it directly;
+// cmd/satchel only calls Main.
+//
+// Adding a command is one line in newRootCmd, root.AddCommand(newXCmd(a)),
+// where newXCmd returns a *cobra.Command whose RunE uses the shared app:
+// a.workspace or a.open for the store, a.emit to print, and errors
+// returned as they are (see errors.go for how they become exit codes).
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+)
+
+// Main runs the satchel command with args (without the program name) and
+// returns the exit code: 0 on success, 1 when satchel refused or something
+// failed, 2 for a usage error. Results go to stdout, messages to stderr.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return run(ctx, newApp(stdin, stdout, stderr), args)
+}
+
+// run is Main with the app given, so tests can share a store between runs.
+func run(ctx context.Context, a *app, args []string) int {
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cerr := a.close(); err == nil && cerr != nil {
+		err = runError{cerr}
+	}
+	return report(a.stderr, cmd, err)
+}
+
+// Command groups, in the order `satchel --help` lists them. A group is
+// shown only when a command belongs to it.
+const (
+	groupFiles       = "files"
+	groupVersions    = "versions"
+	groupCollections = "collections"
+	groupServe       = "serve"
+	groupTools       = "tools"
+	groupAdmin       = "admin"
+)
+
+var groups = []cobra.Group{
+	{ID: groupFiles, Title: "Files:"},
+	{ID: groupVersions, Title: "Versions and threads:"},
+	{ID: groupCollections, Title: "Collections:"},
+	{ID: groupServe, Title: "Serving agents:"},
+	{ID: groupTools, Title: "Spill and untrusted text:"},
+	{ID: groupAdmin, Title: "Operations:"},
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "satchel",
+		Short: "A versioned workspace store for AI agents",
+		Long: `satchel keeps an agent's files versioned, bounded and safe: every change
+to a workspace is a commit, so checkpoints, history, diffs, forks and
+restores come for free.
+
+A workspace is one thread (--thread, default main) of one scope (--scope,
+default default) of a database. The database is --db, else $SATCHEL_DB,
+else ./satchel.db: a SQLite file path (file: optional), memory: for a
+throwaway store that lives as long as the command, or a postgres:// URL.
+
+Results go to standard output: plain text by default (one result a line),
+or one JSON value with --json. Refusals print their message alone on
+standard error and exit 1; usage errors exit 2.`,
+		Example: `  satchel fs write notes/plan.md "# Plan"
+  echo "- step one" | satchel fs append notes/plan.md
+  satchel fs read notes/plan.md --numbered
+  satchel checkpoint draft-1
+  satchel log
+  satchel --db team.db --scope acme --thread research fs ls notes`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.db, "db", "", "database: a SQLite file, memory: or a postgres:// URL (default $SATCHEL_DB, else "+defaultDB+")")
+	pf.StringVar(&a.scope, "scope", "default", "scope (tenant) of the workspace")
+	pf.StringVar(&a.thread, "thread", "main", "thread of the workspace")
+	pf.BoolVar(&a.json, "json", false, "print the result as one JSON value")
+
+	root.AddCommand(newFSCmd(a))
+	root.AddCommand(newCheckpointCmd(a))
+	root.AddCommand(newLogCmd(a))
+	root.AddCommand(newDiffCmd(a))
+	root.AddCommand(newForkCmd(a))
+	root.AddCommand(newRestoreCmd(a))
+	root.AddCommand(newThreadsCmd(a))
+	root.AddCommand(newRetainCmd(a))
+	root.AddCommand(newGCCmd(a))
+	root.AddCommand(newSpillCmd(a))
+	root.AddCommand(newUntrustedCmd(a))
+
+	addUsedGroups(root)
+	markRunErrors(a, root)
+	return root
+}
+
+// addUsedGroups declares the groups that root's commands use.
+func addUsedGroups(root *cobra.Command) {
+	used := map[string]bool{}
+	for _, c := range root.Commands() {
+		used[c.GroupID] = true
+	}
+	for i := range groups {
+		if used[groups[i].ID] {
+			root.AddGroup(&groups[i])
+		}
+	}
+}
+
+// newGroupCmd returns a command that only holds subcommands: alone it
+// prints its help; with an unknown subcommand it is a usage error (cobra
+// would otherwise print the help and succeed).
+func newGroupCmd(use, short, long, example string) *cobra.Command {
+	return &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Long:    long,
+		Example: example,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		},
+	}
+}
+
+// exactArgs, rangeArgs ... are cobra's validators with messages that name
+// what is missing; cobra's errors are reported as usage errors.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < len(names) {
+			return usagef("%s: missing %s", cmd.CommandPath(), names[len(args)])
+		}
+		if len(args) > len(names) {
+			return usagef("%s: takes %d argument(s), got %d", cmd.CommandPath(), len(names), len(args))
+		}
+		return nil
+	}
+}
+
+// argsBetween accepts the required names, then up to len(optional) more.
+func argsBetween(required []string, optional ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < len(required) {
+			return usagef("%s: missing %s", cmd.CommandPath(), required[len(args)])
+		}
+		if max := len(required) + len(optional); len(args) > max {
+			return usagef("%s: takes at most %d argument(s), got %d", cmd.CommandPath(), max, len(args))
+		}
+		return nil
+	}
+}
