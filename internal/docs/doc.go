@@ -60,7 +60,7 @@
 //
 // The where language is conditions `field op value` joined by AND (the
 // keywords in any case), with =, !=, IN [v, ...], <, <=, >, >=; values
-// are 'single-quoted strings' ('' for a quote), numbers, true, false and
+// are 'single-quoted strings' (a quote inside is doubled), numbers, true, false and
 // null; fields may be dotted paths into object fields. ParseQuery turns it
 // into a Query (errors name the 1-based character position), and
 // Store.CheckQuery checks it against a schema: unknown fields, ranges on

@@ -23,7 +23,12 @@ const MaxTTL = 100 * 365 * 24 * 3600
 // the file (relative to dir, like "stores/research-notes.json"), the field
 // path (like "entity.schema.metadata.fields.analyst.type") and what is
 // wrong.
+//
+// A dir that does not exist is an error of kind ErrNotFound.
 func LoadProject(dir string) (*Project, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, errs.New(errs.ErrNotFound, "project directory not found: %s", dir)
+	}
 	return LoadProjectFS(os.DirFS(dir))
 }
 

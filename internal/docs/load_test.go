@@ -443,3 +443,10 @@ func TestLoadTTL(t *testing.T) {
 		t.Errorf("b.TTL = %+v", got)
 	}
 }
+
+func TestLoadMissingDir(t *testing.T) {
+	_, err := LoadProject(filepath.Join(t.TempDir(), "nope"))
+	if !errors.Is(err, errs.ErrNotFound) || !strings.HasPrefix(err.Error(), "project directory not found: ") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -214,3 +214,27 @@ func TestMatch(t *testing.T) {
 		t.Error("unchecked query")
 	}
 }
+
+func BenchmarkParseQueryW2(b *testing.B) {
+	s := researchNotes(b)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.ParseQuery("topic IN ['t001','t002'] and confidence > 0.5"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMatchW2(b *testing.B) {
+	s := researchNotes(b)
+	q, _ := s.ParseQuery("topic IN ['t001','t002'] and confidence > 0.5 AND updated_at > '2026-01-01T00:10:00Z'")
+	docs := make([]map[string]any, 64)
+	for i := range docs {
+		docs[i] = s.Normalize(w2Doc(i*997, 0))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q.Match(docs[i%len(docs)])
+	}
+}
