@@ -307,25 +307,9 @@ func TestSQLiteAgreesWithMatch(t *testing.T) {
 
 // TestPostgresAgreesWithMatch is TestSQLiteAgreesWithMatch on PostgreSQL,
 // through psql with PREPARE and EXECUTE (so the $N parameters are bound
-// by the server). It runs when psql reaches a server (database "test" on
-// the local socket, or $SATCHEL_TEST_PSQL_DB) and skips otherwise.
+// by the server). See psqlRunner for which server it uses.
 func TestPostgresAgreesWithMatch(t *testing.T) {
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		t.Skip("no psql")
-	}
-	db := os.Getenv("SATCHEL_TEST_PSQL_DB")
-	if db == "" {
-		db = "test"
-	}
-	run := func(script string) ([]byte, error) {
-		cmd := exec.Command(psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db)
-		cmd.Stdin = strings.NewReader(script)
-		return cmd.CombinedOutput()
-	}
-	if out, err := run("SELECT 1;"); err != nil {
-		t.Skipf("no PostgreSQL server: %v %s", err, out)
-	}
+	run := psqlRunner(t)
 	_, rows, cases := differentialCases(t)
 	var script strings.Builder
 	script.WriteString("CREATE TEMP TABLE d(key text COLLATE \"C\" PRIMARY KEY, doc jsonb NOT NULL);\n")
@@ -351,6 +335,35 @@ func TestPostgresAgreesWithMatch(t *testing.T) {
 		t.Fatalf("psql: %v\n%s", err, out)
 	}
 	compareRuns(t, cases, out)
+}
+
+// psqlRunner returns a function that runs an SQL script in one psql
+// session. The server is $SATCHEL_TEST_POSTGRES (a connection URI, as in
+// CI, where an unreachable server fails the test) or else database "test"
+// on the local socket (skipped when unreachable). Without psql the test
+// is skipped.
+func psqlRunner(t *testing.T) func(script string) ([]byte, error) {
+	t.Helper()
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("no psql")
+	}
+	db, required := os.LookupEnv("SATCHEL_TEST_POSTGRES")
+	if !required {
+		db = "test"
+	}
+	run := func(script string) ([]byte, error) {
+		cmd := exec.Command(psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db)
+		cmd.Stdin = strings.NewReader(script)
+		return cmd.CombinedOutput()
+	}
+	if out, err := run("SELECT 1;"); err != nil {
+		if required {
+			t.Fatalf("PostgreSQL at $SATCHEL_TEST_POSTGRES is not reachable: %v %s", err, out)
+		}
+		t.Skipf("no PostgreSQL server: %v %s", err, out)
+	}
+	return run
 }
 
 // sqlLiteral renders an argument for the sqlite3 shell's .parameter set
@@ -407,14 +420,7 @@ func TestIndexesAreUsed(t *testing.T) {
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
-		psql, err := exec.LookPath("psql")
-		if err != nil {
-			t.Skip("no psql")
-		}
-		db := os.Getenv("SATCHEL_TEST_PSQL_DB")
-		if db == "" {
-			db = "test"
-		}
+		run := psqlRunner(t)
 		var script strings.Builder
 		script.WriteString("CREATE TEMP TABLE d(key text COLLATE \"C\" PRIMARY KEY, doc jsonb NOT NULL);\nSET enable_seqscan = off;\n")
 		for i, e := range s.IndexExprs(Postgres, "doc") {
@@ -429,13 +435,8 @@ func TestIndexesAreUsed(t *testing.T) {
 			}
 			fmt.Fprintf(&script, "PREPARE p%d AS SELECT key FROM d WHERE %s;\nEXPLAIN (COSTS OFF) EXECUTE p%d(%s);\n", i, where, i, strings.Join(lits, ", "))
 		}
-		cmd := exec.Command(psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db)
-		cmd.Stdin = strings.NewReader(script.String())
-		out, err := cmd.CombinedOutput()
+		out, err := run(script.String())
 		if err != nil {
-			if strings.Contains(string(out), "connect") {
-				t.Skipf("no PostgreSQL server: %s", out)
-			}
 			t.Fatalf("psql: %v\n%s", err, out)
 		}
 		if n := strings.Count(string(out), "Index Cond"); n != len(queries) {
