@@ -450,3 +450,14 @@ func TestLoadMissingDir(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestLoadSeedTTLExample loads the ttl example of the store documentation
+// as written.
+func TestLoadSeedTTLExample(t *testing.T) {
+	p := mustLoad(t, map[string]string{"stores/tasks.json": `{"key": "{id}", "schema": {"id": {"type": "string"}, "status": {"type": "string"}},
+		"ttl": { "default": 86400, "override": [{ "condition": "status = 'done'", "ttl": 3600 }] }}`})
+	got := p.Stores["tasks"].TTL
+	if got.Default != 86400 || len(got.Overrides) != 1 || got.Overrides[0].TTL != 3600 || got.Overrides[0].Cond.String() != "status = 'done'" {
+		t.Errorf("TTL = %+v", got)
+	}
+}
