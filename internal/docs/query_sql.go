@@ -11,7 +11,7 @@ type Dialect int
 // The SQL dialects of the SQL backends.
 const (
 	// SQLite: json_extract(doc, '$.a.b'), ? placeholders. Needs SQLite
-	// 3.38 or later (row values, TRUE).
+	// 3.23 or later (row values, TRUE).
 	SQLite Dialect = iota + 1
 	// Postgres: doc->'a'->>'b' on a jsonb column, $N placeholders.
 	Postgres
