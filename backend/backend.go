@@ -201,6 +201,10 @@ type Backend interface {
 	// deletes it).
 	Setting(ctx context.Context, scope, thread, key string) (v []byte, ok bool, err error)
 	PutSetting(ctx context.Context, scope, thread, key string, v []byte) error
+	// Settings lists the settings of a scope and thread whose keys start
+	// with prefix, by key. Scope "" is a global namespace (no scope name is
+	// empty): satchel keeps its access tokens there.
+	Settings(ctx context.Context, scope, thread, prefix string) (map[string][]byte, error)
 
 	// Close releases the backend's resources.
 	Close() error

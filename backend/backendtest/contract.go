@@ -82,6 +82,7 @@ var contractChecks = []contractCheck{
 	{"RewritePack", checkRewritePack},
 	{"PurgeScope", checkPurgeScope},
 	{"Settings", checkSettings},
+	{"SettingsList", checkSettingsList},
 	{"ConcurrentOneThread", checkConcurrentOneThread},
 	{"ConcurrentManyThreads", checkConcurrentManyThreads},
 	{"ConcurrentGroupCommit", checkConcurrentGroupCommit},

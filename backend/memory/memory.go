@@ -7,6 +7,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -455,6 +456,18 @@ func (b *Backend) PutSetting(ctx context.Context, scope, thread, key string, v [
 		b.settings[k] = slices.Clone(v)
 	}
 	return nil
+}
+
+func (b *Backend) Settings(ctx context.Context, scope, thread, prefix string) (map[string][]byte, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := map[string][]byte{}
+	for k, v := range b.settings {
+		if k.scope == scope && k.thread == thread && strings.HasPrefix(k.key, prefix) {
+			out[k.key] = slices.Clone(v)
+		}
+	}
+	return out, nil
 }
 
 func (b *Backend) Close() error {

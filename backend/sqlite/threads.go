@@ -204,3 +204,27 @@ func (b *Backend) PutSetting(ctx context.Context, scope, thread, key string, v [
 	}
 	return nil
 }
+
+// Settings lists the settings of a scope and thread whose keys start with
+// prefix.
+func (b *Backend) Settings(ctx context.Context, scope, thread, prefix string) (map[string][]byte, error) {
+	rows, err := b.r.QueryContext(ctx, `SELECT key, value FROM settings
+		WHERE scope = ? AND thread = ? AND substr(key, 1, length(?)) = ?`, scope, thread, prefix, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: settings: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var k string
+		var v []byte
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("sqlite: settings: %w", err)
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
