@@ -57,7 +57,7 @@ of them.`,
 					for _, f := range files {
 						content, err := os.ReadFile(f.host)
 						if err != nil {
-							return err
+							return fmt.Errorf("cannot import %s: %w", f.host, err)
 						}
 						if err := b.Write(ctx, f.path, string(content)); err != nil {
 							return err
@@ -204,7 +204,7 @@ of them.`,
 					return err
 				}
 				if err := writeIn(root, names[i], content); err != nil {
-					return err
+					return fmt.Errorf("cannot export %s into %s: %w", p, dir, err)
 				}
 			}
 			return a.emit(nonEmpty(paths), lines(paths))
