@@ -36,6 +36,7 @@ type app struct {
 	closeStore bool
 
 	store *satchel.Store
+	root  *cobra.Command
 	cmd   *cobra.Command // the command running, for the audit trail
 }
 
@@ -55,8 +56,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 
 // dsn returns the database to open: --db when given, else SATCHEL_DB,
 // else ./satchel.db.
-func (a *app) dsn(cmd *cobra.Command) string {
-	if f := cmd.Flags().Lookup("db"); f != nil && f.Changed {
+func (a *app) dsn() string {
+	if a.root != nil && a.root.PersistentFlags().Changed("db") {
 		return a.db
 	}
 	if v := a.getenv("SATCHEL_DB"); v != "" {
@@ -70,7 +71,7 @@ func (a *app) open(ctx context.Context) (*satchel.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
-	s, err := a.openStore(ctx, a.dsn(a.cmd))
+	s, err := a.openStore(ctx, a.dsn())
 	if err != nil {
 		return nil, err
 	}

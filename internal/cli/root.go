@@ -88,6 +88,7 @@ standard error and exit 1; usage errors exit 2.`,
 			return cmd.Help()
 		},
 	}
+	a.root = root
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
