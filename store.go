@@ -12,6 +12,7 @@ import (
 	"github.com/satchel-dev/satchel/backend/memory"
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
 // Store is an open satchel database: every scope's workspaces (and
@@ -109,6 +110,10 @@ func checkName(kind, name string, allowDigits bool) error {
 	}
 	return nil
 }
+
+// CheckPath reports whether p is a valid workspace path (DESIGN §2.1),
+// with the error every operation would give.
+func CheckPath(p string) error { return vpath.Validate(p) }
 
 // CheckThreadName reports whether name is a valid thread name.
 func CheckThreadName(name string) error { return checkName("thread", name, false) }

@@ -11,6 +11,7 @@ import (
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/udiff"
 	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
@@ -259,7 +260,7 @@ func (w *Workspace) DiffFile(ctx context.Context, from, to, path string) (string
 	if !okB {
 		newName = "/dev/null"
 	}
-	return unifiedDiff(oldName, newName, ca, cb, 3), nil
+	return udiff.Unified(oldName, newName, ca, cb, 3), nil
 }
 
 func contentAt(ctx context.Context, v engine.View, path string) (string, bool, error) {
@@ -298,6 +299,11 @@ func (w *Workspace) Restore(ctx context.Context, ref string) (Commit, error) {
 func (w *Workspace) Fork(ctx context.Context, ref, newThread string) (*Workspace, error) {
 	if err := CheckThreadName(newThread); err != nil {
 		return nil, err
+	}
+	if _, ok, err := w.threadID(ctx, false); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, errs.New(errs.ErrNotFound, "thread not found: %s", w.thread)
 	}
 	src, err := w.resolve(ctx, ref)
 	if err != nil {
@@ -476,6 +482,3 @@ func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCSt
 	}
 	return st, nil
 }
-
-// unifiedDiff is replaced by internal/udiff once it lands.
-var unifiedDiff = func(a, b, x, y string, n int) string { return "" }
