@@ -47,40 +47,59 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) ([]by
 	unlock := e.lock(thread)
 	defer unlock()
 	for attempt := 0; ; attempt++ {
-		snap, head, _, err := e.Head(ctx, thread)
+		// The head this process last saw is tried first: the compare-and-swap
+		// refuses it if another process moved on, and then the backend's
+		// head is read. Most mutations save a query.
+		head, ok := e.heads.get(thread)
+		if !ok || attempt > 0 {
+			var err error
+			if head, _, err = e.b.Head(ctx, thread); err != nil {
+				return c, false, err
+			}
+		}
+		root, err := decodeRoot(head.Root, head.ID)
 		if err != nil {
 			return c, false, err
 		}
-		tx := &Tx{e: e, base: snap.root, now: time.Now().UTC()}
+		tx := &Tx{e: e, base: root, now: time.Now().UTC()}
 		meta, err := fn(tx)
 		if err != nil {
 			return c, false, err
 		}
 		if !tx.Changed() {
+			if attempt == 0 && ok {
+				// Nothing to commit: report the backend's head, not a cached one.
+				if head, _, err = e.b.Head(ctx, thread); err != nil {
+					return c, false, err
+				}
+			}
 			return head, false, nil
 		}
 		var bd build
-		root, err := tx.build(ctx, &bd)
+		newRoot, err := tx.build(ctx, &bd)
 		if err != nil {
 			return c, false, err
 		}
 		pack := bd.pb.bytes()
 		res, err := e.commits.do(ctx, backend.NewCommit{
-			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta, Pack: pack,
+			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(newRoot), Meta: meta, Pack: pack,
 		})
 		if err != nil {
 			return c, false, err
 		}
 		if errors.Is(res.Err, backend.ErrStale) {
+			e.heads.forget(thread)
 			if attempt < e.retries {
 				continue
 			}
 			return c, false, ErrConflict
 		}
 		if res.Err != nil {
+			e.heads.forget(thread)
 			return c, false, res.Err
 		}
 		e.stored(res.Commit.ID, &bd, pack)
+		e.heads.set(thread, res.Commit)
 		return res.Commit, true, nil
 	}
 }
@@ -112,8 +131,45 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 		if errors.Is(res.Err, backend.ErrStale) && attempt < e.retries {
 			continue
 		}
+		if res.Err == nil {
+			e.heads.set(thread, res.Commit)
+		} else {
+			e.heads.forget(thread)
+		}
 		return res.Commit, res.Err
 	}
+}
+
+// headCache remembers the last head this process committed per thread, so
+// that a mutation need not read it back. It is only a guess: the
+// compare-and-swap refuses a stale one.
+type headCache struct {
+	mu sync.Mutex
+	m  map[int64]backend.Commit
+}
+
+const maxCachedHeads = 1 << 14
+
+func (h *headCache) get(thread int64) (backend.Commit, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.m[thread]
+	return c, ok
+}
+
+func (h *headCache) set(thread int64, c backend.Commit) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m) >= maxCachedHeads {
+		h.m = map[int64]backend.Commit{}
+	}
+	h.m[thread] = c
+}
+
+func (h *headCache) forget(thread int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.m, thread)
 }
 
 // committer batches concurrent commits into one backend Append (group

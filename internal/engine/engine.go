@@ -37,6 +37,7 @@ type Engine struct {
 	packs   *lru[int64, *packView]
 	nodes   *lru[Ref, *node]
 	commits *committer
+	heads   headCache
 	retries int
 
 	lockMu sync.Mutex
