@@ -100,8 +100,7 @@ func (w *Workspace) head(ctx context.Context) (*engine.Snapshot, backend.Commit,
 	for attempt := 0; ; attempt++ {
 		id, ok, err := w.threadID(ctx, false)
 		if err != nil || !ok {
-			snap, _, _, _ := w.s.eng.Head(ctx, 0)
-			return snap, backend.Commit{}, err
+			return w.s.eng.Empty(), backend.Commit{}, err
 		}
 		snap, c, _, err := w.s.eng.Head(ctx, id)
 		if errors.Is(err, backend.ErrNoThread) && attempt == 0 {

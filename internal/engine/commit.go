@@ -28,6 +28,10 @@ func (e *Engine) Head(ctx context.Context, thread int64) (*Snapshot, backend.Com
 	return &Snapshot{e: e, root: root}, c, true, nil
 }
 
+// Empty returns the snapshot of an empty tree (a thread before its first
+// commit).
+func (e *Engine) Empty() *Snapshot { return &Snapshot{e: e} }
+
 // At returns the snapshot of a retained commit.
 func (e *Engine) At(ctx context.Context, c backend.Commit) (*Snapshot, error) {
 	root, err := decodeRoot(c.Root, c.ID)
