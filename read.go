@@ -357,7 +357,7 @@ func statView(ctx context.Context, v engine.View, path string) (FileInfo, error)
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return FileInfo{Path: path, Size: ent.Size, Lines: ent.Lines, ModTime: ent.ModTime, Hash: Hash(content)}, nil
+	return FileInfo{Path: path, Size: ent.Size, Lines: ent.Lines, ModTime: time.UnixMicro(ent.ModTime).UTC(), Hash: Hash(content)}, nil
 }
 
 // Reader is the read side of a workspace: its head (Workspace) or any

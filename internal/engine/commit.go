@@ -65,7 +65,7 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) ([]by
 		if err != nil {
 			return c, false, err
 		}
-		tx := &Tx{e: e, base: root, now: time.Now().UTC()}
+		tx := &Tx{e: e, base: root, now: time.Now().UnixMicro()}
 		meta, err := fn(tx)
 		if err != nil {
 			return c, false, err

@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 )
 
 // Entry is a file in a tree: its path, what stat reports, and where its
@@ -18,8 +17,9 @@ type Entry struct {
 	Lines int64
 	// EndsNL reports whether the content ends with "\n".
 	EndsNL bool
-	// ModTime is when the file was last written.
-	ModTime time.Time
+	// ModTime is when the file was last written, in Unix microseconds (an
+	// integer keeps entries small and free of pointers).
+	ModTime int64
 	// JSONBytes is the path plus the content, each counted as a JSON string
 	// (DESIGN §2.4).
 	JSONBytes int64
@@ -79,7 +79,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 		flags |= flagList
 	}
 	b = append(b, flags)
-	b = binary.AppendVarint(b, e.ModTime.UnixMicro())
+	b = binary.AppendVarint(b, e.ModTime)
 	b = binary.AppendUvarint(b, uint64(e.JSONBytes))
 	if !e.List.IsZero() {
 		b = appendRef(b, e.List)
@@ -96,7 +96,7 @@ func decodeEntry(r *reader, pack int64) Entry {
 	e.Lines = int64(r.uvarint())
 	flags := r.byte1()
 	e.EndsNL = flags&flagEndsNL != 0
-	e.ModTime = time.UnixMicro(r.varint()).UTC()
+	e.ModTime = r.varint()
 	e.JSONBytes = int64(r.uvarint())
 	if flags&flagList != 0 {
 		e.List = r.ref(pack)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/satchel-dev/satchel/internal/jsonsize"
@@ -57,7 +56,7 @@ func (s *Snapshot) Root() Ref { return s.root }
 type Tx struct {
 	e       *Engine
 	base    Ref
-	now     time.Time
+	now     int64                   // Unix microseconds
 	pending map[string]*pendingFile // nil value: deleted
 	files   int64
 	bytes   int64
