@@ -109,6 +109,7 @@ standard error and exit 1; usage errors exit 2.`,
 	root.AddCommand(newGCCmd(a))
 	root.AddCommand(newSpillCmd(a))
 	root.AddCommand(newUntrustedCmd(a))
+	root.AddCommand(newInitCmd(a))
 
 	addUsedGroups(root)
 	markRunErrors(a, root)

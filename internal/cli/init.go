@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// newInitCmd: satchel init [DIR] makes a project directory (stores/ and
+// agents/, for collections) and creates the database.
+func newInitCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:     "init [DIR]",
+		GroupID: groupAdmin,
+		Short:   "Create a project directory and its database",
+		Long: `Init makes DIR (default .) a satchel project: it creates DIR/stores/ (one
+JSON file per collection: see "satchel schema store") and DIR/agents/ (one
+directory per agent with an agent.json naming the stores it may use), and
+creates the database (--db, else $SATCHEL_DB, else ./satchel.db), applying
+its migrations. Existing files are left as they are.
+
+Prints what it created; with --json, {"dir": ..., "created": [...], "db": ...}.`,
+		Example: `  satchel init
+  satchel init research --db research/satchel.db`,
+		Args: argsBetween(nil, "DIR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			var created []string
+			for _, sub := range []string{"", "stores", "agents"} {
+				p := filepath.Join(dir, sub)
+				if _, err := os.Stat(p); err == nil {
+					continue
+				}
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					return err
+				}
+				created = append(created, p)
+			}
+			if _, err := a.open(cmd.Context()); err != nil {
+				return err
+			}
+			db := a.dsn()
+			return a.emit(map[string]any{"dir": dir, "created": created, "db": db}, func(w io.Writer) error {
+				for _, p := range created {
+					fmt.Fprintf(w, "created %s\n", p)
+				}
+				_, err := fmt.Fprintf(w, "database %s\n", db)
+				return err
+			})
+		},
+	}
+}
