@@ -109,6 +109,8 @@ standard error and exit 1; usage errors exit 2.`,
 	root.AddCommand(newGCCmd(a))
 	root.AddCommand(newSpillCmd(a))
 	root.AddCommand(newUntrustedCmd(a))
+	root.AddCommand(newBenchCmd(a))
+	root.AddCommand(newMigrateCmd(a))
 	root.AddCommand(newInitCmd(a))
 
 	addUsedGroups(root)

@@ -1,0 +1,350 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bench"
+)
+
+// benchBackends are the backends `satchel bench` knows, in the order it
+// runs them.
+var benchBackends = []string{"memory", "sqlite", "postgres"}
+
+// benchPGEnv names the PostgreSQL server of `bench --backend postgres`
+// when --pg is not given.
+const benchPGEnv = "SATCHEL_BENCH_POSTGRES"
+
+type benchFlags struct {
+	workloads, backends string
+	pg                  string
+	n                   int
+	seed                uint32
+	noTargets           bool
+}
+
+func newBenchCmd(a *app) *cobra.Command {
+	var f benchFlags
+	var names []string
+	for _, w := range bench.Workloads() {
+		names = append(names, fmt.Sprintf("  %-3s %s (default scale %d)", w.Name, w.About, w.DefaultN))
+	}
+	cmd := &cobra.Command{
+		Use:     "bench",
+		GroupID: groupAdmin,
+		Short:   "Run the standard benchmark workloads",
+		Long: `Run the standard workloads (shared/bench/WORKLOADS.md) on each backend
+chosen, on a fresh database each time: a temporary SQLite file, a new
+PostgreSQL schema (dropped afterwards), or memory. --db is not used.
+
+Workloads:
+` + strings.Join(names, "\n") + `
+
+Each phase checks its expectation (W1's write: N files exist; read: the
+bytes written; ...) and the command exits 1 on the first mismatch.
+
+Output: a table of every phase (operations, seconds, operations per
+second, p50 and p99 latency in µs; W3 adds its figures), then each figure
+held against its target. With --json, one JSON object a line per phase:
+system, workload, phase, ops, seconds, ops_per_s, p50_us, p99_us, and for
+W3 bytes_per_checkpoint, step_us, fork_us, old_read_us, head_read_us.
+A progress bar is drawn on standard error when it is a terminal.
+
+PostgreSQL (--backend postgres) needs a server: --pg URL, else
+$` + benchPGEnv + `. The user must be allowed to create schemas.`,
+		Example: `  satchel bench
+  satchel bench --workload w3 --backend sqlite --json
+  satchel bench --workload w1 --n 1000 --backend memory,sqlite,postgres --pg postgres://localhost/bench`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), a, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workloads, "workload", "", "workloads to run, comma-separated (default all: "+strings.ToLower(strings.Join(workloadNames(), ","))+")")
+	fl.StringVar(&f.backends, "backend", "memory,sqlite", "backends to run on, comma-separated: memory, sqlite, postgres")
+	fl.StringVar(&f.pg, "pg", "", "PostgreSQL server URL for --backend postgres (default $"+benchPGEnv+")")
+	fl.IntVar(&f.n, "n", 0, "scale: W1's N files, W3's F files (default each workload's own)")
+	fl.Uint32Var(&f.seed, "seed", 1, "seed of the generated data")
+	fl.BoolVar(&f.noTargets, "no-targets", false, "do not print the figures held against their targets (plain output)")
+	return cmd
+}
+
+func workloadNames() []string {
+	var out []string
+	for _, w := range bench.Workloads() {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runBench(ctx context.Context, a *app, f benchFlags) error {
+	if f.n < 0 {
+		return usagef("--n must not be negative, was %d", f.n)
+	}
+	var ws []bench.Workload
+	if f.workloads == "" {
+		ws = bench.Workloads()
+	}
+	for _, name := range splitList(f.workloads) {
+		w, ok := bench.Lookup(name)
+		if !ok {
+			return usagef("unknown workload %q: choose among %s", name, strings.ToLower(strings.Join(workloadNames(), ", ")))
+		}
+		ws = append(ws, w)
+	}
+	backends := splitList(f.backends)
+	if len(ws) == 0 || len(backends) == 0 {
+		return usagef("nothing to run: give at least one workload and one backend")
+	}
+	for _, b := range backends {
+		if !slices.Contains(benchBackends, b) {
+			return usagef("unknown backend %q: choose among %s", b, strings.Join(benchBackends, ", "))
+		}
+	}
+	pg := f.pg
+	if pg == "" {
+		pg = a.getenv(benchPGEnv)
+	}
+	if slices.Contains(backends, "postgres") && pg == "" {
+		return usagef("--backend postgres needs a server: give --pg URL or set %s", benchPGEnv)
+	}
+
+	var all []bench.Result
+	report := func(r bench.Result) error {
+		all = append(all, r)
+		if a.json {
+			return a.printJSON(r)
+		}
+		return nil
+	}
+	for _, w := range ws {
+		for _, b := range backends {
+			if err := benchOne(ctx, a, w, b, pg, f, report); err != nil {
+				return err
+			}
+		}
+	}
+	if a.json {
+		return nil
+	}
+	if err := printBenchTable(a.stdout, all); err != nil {
+		return err
+	}
+	if f.noTargets {
+		return nil
+	}
+	var verdicts []bench.Verdict
+	for _, w := range ws {
+		if w.Targets != nil {
+			verdicts = append(verdicts, w.Targets(all)...)
+		}
+	}
+	if len(verdicts) > 0 {
+		fmt.Fprintln(a.stdout, "\ntargets:")
+		for _, v := range verdicts {
+			fmt.Fprintln(a.stdout, "  "+v.String())
+		}
+	}
+	return nil
+}
+
+// benchOne runs workload w on a fresh store of backend b.
+func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, f benchFlags, report func(bench.Result) error) error {
+	st, cleanup, err := benchStore(ctx, b, pg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	n := f.n
+	if n == 0 {
+		n = w.DefaultN
+	}
+	var done atomic.Int64
+	stop := a.progress(fmt.Sprintf("%s %s", w.Name, b), w.Ops(n), &done)
+	var reportErr error
+	err = w.Run(ctx, bench.Env{
+		Store:    st,
+		System:   "satchel-" + b,
+		N:        n,
+		Seed:     f.seed,
+		Progress: func() { done.Add(1) },
+	}, func(r bench.Result) {
+		if err := report(r); err != nil && reportErr == nil {
+			reportErr = err
+		}
+	})
+	stop()
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", w.Name, b, err)
+	}
+	return reportErr
+}
+
+// benchStore opens a fresh, empty store of a backend and returns what
+// removes it.
+func benchStore(ctx context.Context, b, pg string) (*satchel.Store, func(), error) {
+	switch b {
+	case "memory":
+		st, err := satchel.Open(ctx, "memory:")
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, func() { st.Close() }, nil
+	case "sqlite":
+		dir, err := os.MkdirTemp("", "satchel-bench-")
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := satchel.Open(ctx, filepath.Join(dir, "bench.db"))
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, nil, err
+		}
+		return st, func() { st.Close(); os.RemoveAll(dir) }, nil
+	case "postgres":
+		return benchPostgres(ctx, pg)
+	}
+	return nil, nil, usagef("unknown backend %q", b)
+}
+
+// benchSchemaName returns a new schema name for one run.
+func benchSchemaName() string {
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	return "satchel_bench_" + hex.EncodeToString(r[:])
+}
+
+// progress draws a progress bar of total operations on standard error
+// while done grows, when standard error is a terminal; the function it
+// returns stops and clears it. The bar is redrawn from a ticker, so an
+// operation costs one atomic add whatever the terminal.
+func (a *app) progress(desc string, total int, done *atomic.Int64) func() {
+	f, ok := a.stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
+	}
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+	)
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				_ = bar.Set(int(min(done.Load(), int64(total))))
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-finished
+		_ = bar.Finish()
+		_ = bar.Clear()
+	}
+}
+
+// printBenchTable prints results as an aligned table.
+func printBenchTable(w io.Writer, rs []bench.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tworkload\tphase\tops\tseconds\tops/s\tp50 µs\tp99 µs\t")
+	w3 := false
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.3f\t%.0f\t%.1f\t%.1f\t\n",
+			r.System, r.Workload, r.Phase, r.Ops, r.Seconds, r.OpsPerSec, r.P50us, r.P99us)
+		w3 = w3 || r.Workload == "W3"
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !w3 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tW3 bytes/checkpoint\tstep µs\tfork µs\told read µs\thead read µs\t")
+	for _, r := range rs {
+		if r.Workload == "W3" && r.Phase == "edit" {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
+				r.System, r.BytesPerCheckpoint, r.StepUs, r.ForkUs, r.OldReadUs, r.HeadReadUs)
+		}
+	}
+	return tw.Flush()
+}
+
+// benchPostgres creates a new schema on the server at url and opens a
+// store in it (the schema is the connection's search_path); the function
+// it returns closes the store and drops the schema.
+func benchPostgres(ctx context.Context, url string) (*satchel.Store, func(), error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	schema := benchSchemaName()
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return nil, nil, fmt.Errorf("bench: postgres: %w", err)
+	}
+	drop := func() {
+		c, err := pgx.Connect(context.WithoutCancel(ctx), url)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.WithoutCancel(ctx))
+		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")
+	}
+	st, err := satchel.Open(ctx, withSearchPath(url, schema))
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); drop() }, nil
+}
+
+// withSearchPath adds search_path=schema to a postgres:// URL's query.
+func withSearchPath(url, schema string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + "search_path=" + schema
+}
