@@ -63,7 +63,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	}
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: begin: %w", err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -71,7 +71,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		name    TEXT    NOT NULL,
 		applied INTEGER NOT NULL
 	)`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
 	var current int
 	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&current); err != nil {
@@ -90,7 +90,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: commit: %w", err)
 	}
 	return nil
 }

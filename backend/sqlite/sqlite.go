@@ -6,15 +6,18 @@
 // # Opening
 //
 // Open takes a file path, optionally prefixed with "file:". Query
-// parameters ("?...") are refused: the backend sets every pragma itself,
-// on every connection:
+// parameters ("?...") are refused: the backend sets every pragma itself.
+// Every connection gets
 //
-//	busy_timeout=10000, auto_vacuum=INCREMENTAL (before the first table),
-//	journal_mode=WAL, synchronous=NORMAL
+//	busy_timeout=10000, synchronous=NORMAL, auto_vacuum=INCREMENTAL
 //
-// and applies its embedded migrations (migrations/*.sql) inside one
-// BEGIN IMMEDIATE transaction, so processes opening a new file at once do
-// not race.
+// (auto_vacuum only matters before the first table is created, and is set
+// on the connection that creates it), and the file is switched to
+// journal_mode=WAL once, when it is opened: WAL is a property of the file,
+// and switching a new file to it is the one step SQLite does not wait for
+// under busy_timeout, so Open retries it. Open then applies the embedded
+// migrations (migrations/*.sql) inside one BEGIN IMMEDIATE transaction, so
+// processes opening a new file at once do not race.
 //
 // # Durability
 //
@@ -71,7 +74,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	msqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
 
 // Backend is a satchel backend stored in one SQLite file. It is safe for
@@ -88,10 +91,11 @@ type Backend struct {
 
 // The pragmas of every connection. busy_timeout comes first (the driver
 // applies it first) so that the others wait instead of failing; auto_vacuum
-// is applied before journal_mode, since only a database without tables can
-// change it.
+// comes before the first table, which migrate creates. journal_mode is not
+// among them: WAL is a property of the file, set once by open (setWAL).
 const (
-	commonParams = "_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL"
+	busyTimeout  = 10 * time.Second
+	commonParams = "_busy_timeout=10000&_synchronous=NORMAL"
 	writerParams = commonParams + "&_auto_vacuum=INCREMENTAL&_txlock=immediate"
 	readerParams = commonParams + "&_query_only=1"
 )
@@ -103,6 +107,8 @@ type options struct {
 	// sharedPool sends reads through the writer's single connection, as a
 	// baseline for the benchmark that justifies the reader pool.
 	sharedPool bool
+	// params are extra DSN parameters of every connection (experiments).
+	params string
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a file
@@ -120,7 +126,7 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	clock := time.Now
 	b.clock.Store(&clock)
 
-	b.w, err = sql.Open("sqlite", path+"?"+writerParams)
+	b.w, err = sql.Open("sqlite", path+"?"+writerParams+opt.params)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -128,6 +134,10 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	b.w.SetMaxIdleConns(1)
 	b.w.SetConnMaxIdleTime(0)
 	b.w.SetConnMaxLifetime(0)
+	if err := setWAL(ctx, b.w); err != nil {
+		b.w.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
 	if err := migrate(ctx, b.w); err != nil {
 		b.w.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
@@ -140,7 +150,7 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 		if n <= 0 {
 			n = max(4, runtime.GOMAXPROCS(0))
 		}
-		b.r, err = sql.Open("sqlite", path+"?"+readerParams)
+		b.r, err = sql.Open("sqlite", path+"?"+readerParams+opt.params)
 		if err != nil {
 			b.w.Close()
 			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -155,6 +165,39 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
 	return b, nil
+}
+
+// setWAL puts the database in WAL mode. Switching a new file to WAL needs
+// an exclusive lock, for which SQLite returns SQLITE_BUSY at once instead of
+// waiting (the busy handler is not called): processes opening a new file
+// together would fail. So the switch is retried, up to the busy timeout.
+// Once the file is in WAL mode the pragma is a no-op.
+func setWAL(ctx context.Context, w *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		var mode string
+		err := w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if err == nil {
+			if mode != "wal" {
+				return fmt.Errorf("journal_mode is %q, cannot switch to WAL", mode)
+			}
+			return nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			return fmt.Errorf("journal_mode WAL: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLITE_BUSY (of any extended kind).
+func isBusy(err error) bool {
+	var e *msqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == 5
 }
 
 // parsePath turns a dsn into an absolute file path.
