@@ -1,0 +1,350 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// HTTP endpoints.
+const (
+	// MCPPath serves streamable HTTP MCP sessions.
+	MCPPath = "/mcp"
+	// HealthPath answers 200 "ok" when the store answers.
+	HealthPath = "/healthz"
+	// MetricsPath serves Prometheus metrics.
+	MetricsPath = "/metrics"
+)
+
+// ThreadHeader chooses the thread of an HTTP session, within the token's
+// scope: it is read when the session starts; a later request of the same
+// session may repeat it but not change it. A token bound to a thread
+// refuses any other.
+const ThreadHeader = "X-Satchel-Thread"
+
+// RequestIDHeader carries a request's id: the client's when it sends a
+// plausible one, else one the server makes. Responses echo it, and the
+// logs of the tool calls the request makes carry it.
+const RequestIDHeader = "X-Request-Id"
+
+// sessionTimeout closes HTTP sessions idle for this long.
+const sessionTimeout = time.Hour
+
+// callerKey is where the caller's identity travels from the HTTP
+// middleware to the MCP handlers: in the bearer token's TokenInfo, which
+// the SDK hands to every request of the session.
+const callerKey = "satchel.caller"
+
+type caller struct {
+	id             Identity
+	explicitThread bool
+}
+
+type callerCtxKey struct{}
+
+// Handler returns the HTTP handler of the server: streamable HTTP MCP
+// sessions at MCPPath, each authenticated by a bearer token
+// (Store.CreateToken) on every request; HealthPath; MetricsPath. Requests
+// arriving on a loopback address with a Host header that is not loopback
+// are refused (403), against DNS rebinding.
+func (s *Server) Handler() http.Handler {
+	streamable := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
+		Logger:              s.log,
+		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
+		SessionTimeout:      sessionTimeout,
+	})
+	// The SDK's middleware puts the TokenInfo where its transport reads it;
+	// authenticate has already checked the token, so the verifier only
+	// hands over what it found.
+	withInfo := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		c, ok := ctx.Value(callerCtxKey{}).(caller)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: c.id.Credential, Extra: map[string]any{callerKey: c}}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, s.authenticate(withInfo(streamable)))
+	mux.HandleFunc("GET "+HealthPath, s.health)
+	mux.Handle("GET "+MetricsPath, s.metrics.handler())
+	return s.hostCheck(s.requestLog(mux))
+}
+
+// httpServer returns the MCP server of the caller's agent.
+func (s *Server) httpServer(r *http.Request) *mcp.Server {
+	c, ok := r.Context().Value(callerCtxKey{}).(caller)
+	if !ok {
+		return nil
+	}
+	srv, err := s.server(serverKey{agent: c.id.Agent, http: true})
+	if err != nil {
+		s.log.Error("cannot serve agent", "agent", c.id.Agent, "error", err.Error())
+		return nil
+	}
+	return srv
+}
+
+// authenticate checks the bearer token of every request (a revoked or
+// expired token ends the sessions opened with it) and the thread it asks
+// for, and passes the caller on.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret, ok := bearer(r)
+		if !ok {
+			s.unauthorized(w, r, "missing bearer token: send Authorization: Bearer <token> (make one with satchel token create)")
+			return
+		}
+		t, err := s.cfg.Store.Authenticate(r.Context(), secret)
+		if errors.Is(err, satchel.ErrAccessDenied) {
+			s.unauthorized(w, r, err.Error())
+			return
+		}
+		if err != nil {
+			s.log.Error("authenticating a request", "error", err.Error(), "request_id", r.Header.Get(RequestIDHeader))
+			http.Error(w, "cannot check the token now", http.StatusServiceUnavailable)
+			return
+		}
+		c := caller{id: Identity{Scope: t.Scope, Agent: t.Agent, Thread: t.Thread, Credential: t.ID}}
+		if c.id.Thread == "" {
+			c.id.Thread = "main"
+		}
+		if th := r.Header.Get(ThreadHeader); th != "" {
+			if err := satchel.CheckThreadName(th); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if t.Thread != "" && th != t.Thread {
+				http.Error(w, fmt.Sprintf("token %s is bound to thread %q: %s %q is not allowed", t.ID, t.Thread, ThreadHeader, th), http.StatusForbidden)
+				return
+			}
+			c.id.Thread, c.explicitThread = th, true
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerCtxKey{}, c)))
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
+		return "", false
+	}
+	return f[1], true
+}
+
+func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, msg string) {
+	s.metrics.unauthorized.Inc()
+	s.log.Info("unauthorized request", "request_id", r.Header.Get(RequestIDHeader), "remote", r.RemoteAddr, "reason", msg)
+	w.Header().Set("WWW-Authenticate", `Bearer realm="satchel"`)
+	http.Error(w, msg, http.StatusUnauthorized)
+}
+
+// health answers whether the store answers.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := s.cfg.Store.Backend().Now(ctx); err != nil {
+		s.log.Error("health check failed", "error", err.Error())
+		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// hostCheck refuses, on a loopback listener, a Host header that is not
+// loopback: a page of another origin that rebinds its DNS name to
+// 127.0.0.1 cannot reach the server. (The SDK checks its own endpoint the
+// same way; this covers every endpoint.)
+func (s *Server) hostCheck(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
+			if isLoopback(la.String()) && !isLoopback(r.Host) {
+				http.Error(w, fmt.Sprintf("invalid Host header %q for a loopback listener", r.Host), http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopback reports whether a host (with or without a port) is
+// "localhost" or a loopback IP address.
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// requestLog gives each request an id and logs it.
+func (s *Server) requestLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rid := r.Header.Get(RequestIDHeader)
+		if !plausibleID(rid) {
+			rid = newRequestID()
+			r.Header.Set(RequestIDHeader, rid)
+		}
+		w.Header().Set(RequestIDHeader, rid)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		s.log.Debug("http request", "request_id", rid, "method", r.Method, "path", r.URL.Path,
+			"status", sw.status, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+	})
+}
+
+func plausibleID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Flush lets server-sent events through.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// ListenAndServe listens on addr and serves Handler until ctx is done,
+// then shuts down gracefully: it stops accepting, lets the calls in
+// flight finish (at most Config.ShutdownTimeout), and closes the
+// sessions. It refuses to listen on an address that is not loopback while
+// no usable token exists.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	if err := s.checkExposure(ctx, addr); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is ListenAndServe on a listener of the caller's.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.checkExposure(ctx, ln.Addr().String()); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	// Shutdown waits for requests in flight, but a session's event stream
+	// never ends by itself: closing the sessions lets their calls finish,
+	// then ends the streams.
+	hs.RegisterOnShutdown(s.closeSessions)
+	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "endpoint", MCPPath)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing the calls in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		s.log.Warn("shutdown timed out; closing the remaining connections", "error", err.Error())
+		_ = hs.Close()
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return nil
+}
+
+// closeSessions closes every open session; each close waits for the
+// session's calls in flight.
+func (s *Server) closeSessions() {
+	for _, srv := range s.allServers() {
+		for ss := range srv.Sessions() {
+			go func() { _ = ss.Close() }()
+		}
+	}
+}
+
+// checkExposure refuses an address that is not loopback when no usable
+// token exists, and warns on a loopback one.
+func (s *Server) checkExposure(ctx context.Context, addr string) error {
+	n, err := s.usableTokens(ctx)
+	if err != nil {
+		return err
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("invalid address %q: %w", addr, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if host == "" || !isLoopback(host) {
+		return &satchel.Error{Kind: satchel.ErrAccessDenied, Msg: fmt.Sprintf(
+			"refusing to listen on %s: it is not a loopback address and no access token exists; create one with `satchel token create --agent NAME --scope SCOPE`, or listen on 127.0.0.1", addr)}
+	}
+	s.log.Warn("no access token exists: every request is refused until one is made with `satchel token create`")
+	return nil
+}
+
+// usableTokens counts the tokens that are neither revoked nor expired.
+func (s *Server) usableTokens(ctx context.Context) (int, error) {
+	ts, err := s.cfg.Store.Tokens(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now, err := s.cfg.Store.Backend().Now(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range ts {
+		if t.Revoked.IsZero() && (t.Expires.IsZero() || now.Before(t.Expires)) {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,79 @@
+package mcpserver
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own
+// (so several servers can live in one process):
+//
+//	satchel_mcp_tool_calls_total{tool}             calls, refused ones included
+//	satchel_mcp_tool_errors_total{tool}            calls that returned a tool error
+//	satchel_mcp_tool_duration_seconds{tool}        latency histogram
+//	satchel_mcp_stored_bytes_total                 content bytes written by tools
+//	satchel_mcp_spills_total                       results spilled
+//	satchel_mcp_sessions                           open sessions
+//	satchel_mcp_http_unauthorized_total            HTTP requests refused with 401
+//
+// plus the Go runtime and process collectors. File tools are labelled by
+// their name without the server's prefix.
+type metrics struct {
+	reg          *prometheus.Registry
+	calls        *prometheus.CounterVec
+	errors       *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
+	stored       prometheus.Counter
+	spills       prometheus.Counter
+	sessions     prometheus.Gauge
+	unauthorized prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "satchel_mcp_tool_calls_total", Help: "Tool calls, by tool.",
+		}, []string{"tool"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "satchel_mcp_tool_errors_total", Help: "Tool calls that returned a tool error, by tool.",
+		}, []string{"tool"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "satchel_mcp_tool_duration_seconds",
+			Help:    "Latency of tool calls, by tool.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"tool"}),
+		stored: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "satchel_mcp_stored_bytes_total", Help: "Bytes of content stored by tool calls (written, appended, edited in).",
+		}),
+		spills: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "satchel_mcp_spills_total", Help: "Tool results spilled to the caller's thread.",
+		}),
+		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "satchel_mcp_sessions", Help: "Open MCP sessions.",
+		}),
+		unauthorized: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "satchel_mcp_http_unauthorized_total", Help: "HTTP requests refused for a missing or invalid token.",
+		}),
+	}
+	m.reg.MustRegister(m.calls, m.errors, m.duration, m.stored, m.spills, m.sessions, m.unauthorized,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// call records one tool call.
+func (m *metrics) call(tool string, d time.Duration, failed bool) {
+	m.calls.WithLabelValues(tool).Inc()
+	if failed {
+		m.errors.WithLabelValues(tool).Inc()
+	}
+	m.duration.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}

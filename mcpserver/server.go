@@ -1,0 +1,438 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/spill"
+)
+
+// Defaults of Config.
+const (
+	// DefaultCallTimeout bounds one tool call.
+	DefaultCallTimeout = 30 * time.Second
+	// DefaultMaxRequestBytes bounds one HTTP request body.
+	DefaultMaxRequestBytes = 8 << 20
+	// DefaultShutdownTimeout bounds how long a graceful shutdown waits for
+	// the calls in flight.
+	DefaultShutdownTimeout = 30 * time.Second
+	// MaxReadChars is the largest max_chars read_file accepts.
+	MaxReadChars = 1 << 20
+)
+
+// Config configures a Server.
+type Config struct {
+	// Store is the store the server serves. Required.
+	Store *satchel.Store
+
+	// Scope, Agent and Thread identify the caller of stdio (and of
+	// in-process) sessions, and of HTTP requests that carry no token when
+	// the server runs without tokens on a loopback address. Scope defaults
+	// to "default" and Thread to "main"; Agent may be empty (an operator).
+	Scope, Agent, Thread string
+
+	// ToolPrefix is put before the name of every file tool (read_file
+	// becomes ToolPrefix+"read_file"), for clients that mix servers.
+	ToolPrefix string
+
+	// Collections, when set, adds the collection tools of each agent.
+	Collections Collections
+
+	// WrapUntrusted wraps the file and document content that tools return
+	// in the untrusted envelope (DESIGN §5), with a nonce per session.
+	WrapUntrusted bool
+
+	// MaxInlineBytes is the spill limit: a tool result larger than this is
+	// saved under spill/ in the caller's thread and replaced by a preview
+	// (DESIGN §4); it is also read_file's default max_chars. 0 means
+	// spill.DefaultMaxInlineBytes.
+	MaxInlineBytes int
+
+	// CallTimeout bounds each tool call (0: DefaultCallTimeout).
+	CallTimeout time.Duration
+
+	// MaxRequestBytes bounds an HTTP request body (0:
+	// DefaultMaxRequestBytes).
+	MaxRequestBytes int64
+
+	// ShutdownTimeout bounds how long ListenAndServe waits, once its
+	// context is done, for the calls in flight (0: DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+
+	// Logger receives structured logs (nil: slog.Default()). Never point it
+	// at standard output when serving stdio.
+	Logger *slog.Logger
+
+	// Version is reported to clients as the server's version.
+	Version string
+}
+
+// Identity is who a session acts as: the scope it may touch (the only
+// one), the agent, the thread, and the credential (a token's ID; "" over
+// stdio). It comes from the server's configuration or from a token, never
+// from a tool argument.
+type Identity struct {
+	Scope      string `json:"scope"`
+	Agent      string `json:"agent,omitempty"`
+	Thread     string `json:"thread"`
+	Credential string `json:"credential,omitempty"`
+}
+
+// Server serves a satchel store over MCP: stdio (Run) or streamable HTTP
+// (Handler, ListenAndServe). It is safe for concurrent use.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	fixed   Identity // the identity of stdio sessions
+
+	mu      sync.Mutex
+	servers map[serverKey]*mcp.Server
+
+	sessions sync.Map // *mcp.ServerSession -> *session
+}
+
+// serverKey names one MCP server: one per agent (the tools differ), and
+// apart for stdio (fixed identity) and HTTP (identity per request).
+type serverKey struct {
+	agent string
+	http  bool
+}
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("mcpserver: Config.Store is required")
+	}
+	if cfg.Scope == "" {
+		cfg.Scope = "default"
+	}
+	if cfg.Thread == "" {
+		cfg.Thread = "main"
+	}
+	var problems []string
+	if err := satchel.CheckScope(cfg.Scope); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if err := satchel.CheckThreadName(cfg.Thread); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if cfg.Agent != "" {
+		if err := satchel.CheckAgentName(cfg.Agent); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if cfg.MaxInlineBytes < 0 || cfg.CallTimeout < 0 || cfg.MaxRequestBytes < 0 || cfg.ShutdownTimeout < 0 {
+		problems = append(problems, "limits and timeouts must not be negative")
+	}
+	if len(problems) > 0 {
+		return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: joinLines(problems)}
+	}
+	if cfg.MaxInlineBytes == 0 {
+		cfg.MaxInlineBytes = spill.DefaultMaxInlineBytes
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.MaxRequestBytes == 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     log,
+		metrics: newMetrics(),
+		fixed:   Identity{Scope: cfg.Scope, Agent: cfg.Agent, Thread: cfg.Thread},
+		servers: map[serverKey]*mcp.Server{},
+	}
+	// Build the stdio server now, so that a collection loader's error
+	// shows at start rather than at the first call.
+	if _, err := s.server(serverKey{agent: cfg.Agent}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func joinLines(s []string) string { return strings.Join(s, "\n") }
+
+// Run serves one session over t (mcp.StdioTransport for stdio, or an
+// in-memory transport) as the configured identity, until the client
+// disconnects or ctx is done. When ctx is done, the calls in flight finish
+// (within the shutdown timeout) before Run returns.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	srv, err := s.server(serverKey{agent: s.cfg.Agent})
+	if err != nil {
+		return err
+	}
+	ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done:
+		return ignoreClosed(err)
+	case <-ctx.Done():
+		s.log.Info("shutting down: finishing the calls in flight")
+		closed := make(chan struct{})
+		go func() { _ = ss.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(s.cfg.ShutdownTimeout):
+			s.log.Warn("shutdown timed out; calls in flight were abandoned")
+		}
+		return nil
+	}
+}
+
+func ignoreClosed(err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// server returns (building it on first use) the MCP server of key.
+func (s *Server) server(key serverKey) (*mcp.Server, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if srv, ok := s.servers[key]; ok {
+		return srv, nil
+	}
+	srv, err := s.build(key)
+	if err != nil {
+		return nil, err
+	}
+	s.servers[key] = srv
+	return srv, nil
+}
+
+// allServers returns the MCP servers built so far.
+func (s *Server) allServers() []*mcp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*mcp.Server, 0, len(s.servers))
+	for _, srv := range s.servers {
+		out = append(out, srv)
+	}
+	return out
+}
+
+const serverInstructions = `satchel is a versioned workspace: files you write here persist across calls and sessions, and every change is a commit.
+Paths are relative and '/'-separated (notes/plan.md). Read with read_file (numbered lines by default; use start_line/end_line for large files), change files with write_file, append_file and edit_file (old_text must occur exactly once), find them with {{glob}}, {{grep}} and list_files.
+Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost).
+Large results are saved under spill/ and replaced by a preview that says how to read the rest.`
+
+// build makes the MCP server of key: the file tools, the agent's
+// collection tools, and the file resources.
+func (s *Server) build(key serverKey) (*mcp.Server, error) {
+	version := s.cfg.Version
+	if version == "" {
+		version = "dev"
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "satchel", Title: "satchel workspace", Version: version}, &mcp.ServerOptions{
+		Instructions: prefixed(serverInstructions, s.cfg.ToolPrefix),
+		Capabilities: &mcp.ServerCapabilities{},
+	})
+	names := map[string]bool{}
+	for _, t := range fileTools(s.cfg) {
+		names[t.tool.Name] = true
+		srv.AddTool(t.tool, s.fileHandler(t))
+	}
+	if s.cfg.Collections != nil && key.agent != "" {
+		tools, err := s.cfg.Collections.Tools(key.agent)
+		if err != nil {
+			return nil, fmt.Errorf("collection tools of agent %q: %w", key.agent, err)
+		}
+		for _, ct := range tools {
+			if names[ct.Name] {
+				return nil, fmt.Errorf("collection tool %q has the name of a file tool", ct.Name)
+			}
+			names[ct.Name] = true
+			srv.AddTool(ct.mcpTool(), s.collectionHandler(ct))
+		}
+	}
+	s.addResources(srv)
+	srv.AddReceivingMiddleware(s.middleware(key, names))
+	return srv, nil
+}
+
+// prefixed names the file tools in a description or the instructions as
+// the server exposes them: "{{name}}" marks a tool whose name is also a
+// word (diff, history), and names with an underscore are tools wherever
+// they occur as a word.
+func prefixed(text, prefix string) string {
+	out := text
+	for _, n := range fileToolNames {
+		out = strings.ReplaceAll(out, "{{"+n+"}}", prefix+n)
+		if prefix != "" && strings.Contains(n, "_") {
+			out = replaceWord(out, n, prefix+n)
+		}
+	}
+	return out
+}
+
+// session is what one MCP session keeps: who it is and its run (the
+// envelope's nonce).
+type session struct {
+	id    Identity
+	run   *satchel.Run
+	label string // for logs
+}
+
+type sessionKey struct{}
+
+// sessionFrom returns the session a handler runs in.
+func sessionFrom(ctx context.Context) *session {
+	se, _ := ctx.Value(sessionKey{}).(*session)
+	return se
+}
+
+// middleware binds each request to its session (creating the session's
+// state on first sight), refuses a change of thread within a session,
+// serves resources/list from the caller's workspace, and turns a call of an
+// unknown (or ungranted) tool into a tool error the model can read.
+func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "initialize", "tools/call", "resources/list", "resources/read":
+			default:
+				return next(ctx, method, req)
+			}
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			se, err := s.bind(ss, key, req.GetExtra())
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+			}
+			ctx = context.WithValue(ctx, sessionKey{}, se)
+			switch method {
+			case "tools/call":
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !tools[p.Name] {
+					s.metrics.call("unknown", 0, true)
+					return toolError(&satchel.Error{Kind: satchel.ErrNotFound, Msg: fmt.Sprintf("unknown tool %q", p.Name)}), nil
+				}
+			case "resources/list":
+				p, _ := req.GetParams().(*mcp.ListResourcesParams)
+				return s.listResources(ctx, se, p)
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// bind returns the state of ss, made on its first request from the
+// request's identity. Later requests must keep the session's identity.
+func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestExtra) (*session, error) {
+	id, explicit, err := s.identify(key, extra)
+	if err != nil {
+		return nil, err
+	}
+	if ss == nil {
+		return s.newSession(id)
+	}
+	if v, ok := s.sessions.Load(ss); ok {
+		se := v.(*session)
+		if se.id.Scope != id.Scope || se.id.Agent != id.Agent || se.id.Credential != id.Credential {
+			return nil, errors.New("this session belongs to another identity")
+		}
+		if explicit && id.Thread != se.id.Thread {
+			return nil, fmt.Errorf("this session works on thread %q; %s %q cannot change it (open a new session)", se.id.Thread, ThreadHeader, id.Thread)
+		}
+		return se, nil
+	}
+	se, err := s.newSession(id)
+	if err != nil {
+		return nil, err
+	}
+	se.label = ss.ID()
+	if se.label == "" {
+		se.label = "local-" + newRequestID()
+	}
+	if v, loaded := s.sessions.LoadOrStore(ss, se); loaded {
+		return v.(*session), nil
+	}
+	s.metrics.sessions.Inc()
+	s.log.Info("session opened", "session", se.label, "scope", id.Scope, "agent", id.Agent, "thread", id.Thread, "credential", id.Credential)
+	go func() {
+		_ = ss.Wait()
+		s.sessions.Delete(ss)
+		s.metrics.sessions.Dec()
+		s.log.Info("session closed", "session", se.label)
+	}()
+	return se, nil
+}
+
+func (s *Server) newSession(id Identity) (*session, error) {
+	run, err := satchel.NewRun()
+	if err != nil {
+		return nil, err
+	}
+	return &session{id: id, run: run}, nil
+}
+
+// identify returns the identity of a request: the configured one for
+// stdio servers; for HTTP, the one the authentication middleware found.
+// explicit says the request named its thread.
+func (s *Server) identify(key serverKey, extra *mcp.RequestExtra) (Identity, bool, error) {
+	if !key.http {
+		return s.fixed, false, nil
+	}
+	if extra != nil && extra.TokenInfo != nil {
+		if c, ok := extra.TokenInfo.Extra[callerKey].(caller); ok {
+			return c.id, c.explicitThread, nil
+		}
+	}
+	return Identity{}, false, errors.New("unauthenticated request")
+}
+
+// newRequestID returns a short random id for logs.
+func newRequestID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// replaceWord replaces the whole-word occurrences of old in text.
+func replaceWord(text, old, new string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(text, old)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(old)
+		whole := (i == 0 || !wordByte(text[i-1])) && (end == len(text) || !wordByte(text[end]))
+		b.WriteString(text[:i])
+		if whole {
+			b.WriteString(new)
+		} else {
+			b.WriteString(old)
+		}
+		text = text[end:]
+	}
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

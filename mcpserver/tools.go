@@ -1,0 +1,719 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// fileToolNames are the names of the file tools (DESIGN §6), before any
+// prefix.
+var fileToolNames = []string{
+	"read_file", "write_file", "append_file", "edit_file", "stat_file",
+	"glob", "grep", "list_files", "delete_file", "move_file",
+	"checkpoint", "history", "diff", "restore",
+}
+
+// fileTool is one file tool: its MCP definition, the arguments it takes
+// and what it does.
+type fileTool struct {
+	base  string // the name without prefix
+	tool  *mcp.Tool
+	props []string
+	run   func(ctx context.Context, c *call) (*outcome, error)
+}
+
+// call is one tool call in progress.
+type call struct {
+	s    *Server
+	se   *session
+	base string
+	a    *args
+}
+
+// workspace returns the caller's workspace, recording the commits it
+// makes as the session's agent and credential, through this tool.
+func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
+	id := c.se.id
+	return c.s.cfg.Store.Workspace(ctx, id.Scope, id.Thread, satchel.As(satchel.Actor{
+		Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base,
+	}))
+}
+
+// reader returns the workspace's head, or the commit at when it is set.
+func (c *call) reader(ctx context.Context, at string, hasAt bool) (satchel.Reader, error) {
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !hasAt {
+		return ws, nil
+	}
+	return ws.At(ctx, at)
+}
+
+// outcome is what a tool returns before the server renders it: the text
+// (the result itself), notices that go in items of their own, and the
+// structured content.
+type outcome struct {
+	text       string
+	notices    []string
+	structured any
+	// untrusted marks text that is file or document content, which the
+	// envelope wraps when the server is configured to. Only the text
+	// content is wrapped (what a model reads); structured content is the
+	// data itself, for programs.
+	untrusted bool
+	// noSpill is set for read_file, which max_chars caps instead.
+	noSpill bool
+	// stored counts the content bytes the call wrote, for metrics.
+	stored int
+}
+
+func withPrefix(cfg Config, base string) string { return cfg.ToolPrefix + base }
+
+// Annotations.
+var (
+	yes = true
+	no  = false
+)
+
+func readOnly(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no}
+}
+
+func mutating(title string, destructive, idempotent bool) *mcp.ToolAnnotations {
+	d := &no
+	if destructive {
+		d = &yes
+	}
+	return &mcp.ToolAnnotations{Title: title, DestructiveHint: d, IdempotentHint: idempotent, OpenWorldHint: &no}
+}
+
+const (
+	pathDesc   = "Path of the file in the workspace: relative, '/'-separated, e.g. notes/plan.md (no leading '/', no '.' or '..' segments, no backslashes)."
+	ifHashDesc = "Optional precondition: the file's content hash as stat_file (or a previous write_file) reported it. The change applies only if the file still has exactly that content; otherwise it is refused and nothing changes. Use it when you read, think, then change a file that others may change too."
+	atDesc     = "Optional: read the workspace as it was at an earlier commit: a sequence number from history, a checkpoint name, or \"head\" (the default)."
+)
+
+// fileTools returns the file tools of DESIGN §6, named with cfg's prefix.
+func fileTools(cfg Config) []fileTool {
+	p := func(n string) string { return withPrefix(cfg, n) }
+	maxInline := cfg.MaxInlineBytes
+	defs := []struct {
+		base, title, desc string
+		props             []prop
+		output            []prop
+		spillable         bool
+		ann               *mcp.ToolAnnotations
+		run               func(ctx context.Context, c *call) (*outcome, error)
+	}{
+		{
+			base: "read_file", title: "Read a file",
+			desc: "Read a text file of the workspace. By default the whole file, each line prefixed with its 1-based number and \"| \" (right-aligned: \" 9| ...\", \"10| ...\"). " +
+				"The numbers are for citing lines and choosing start_line/end_line; they are not part of the file, so never copy them into edit_file's old_text or into content. Set numbered to false for the exact text. " +
+				"For a large file, read a slice with start_line and end_line (1-based, inclusive; the slice keeps the file's line numbers): start_line must be at least 1, start_line past the last line returns nothing, end_line defaults to the last line and is clamped to it, end_line before start_line is an error, and end_line needs start_line. " +
+				"The result is cut at max_chars characters; then a separate notice says at which line to continue (start_line=N). " +
+				"Use at to read the file as it was at an earlier commit.",
+			props: []prop{
+				req("path", str(pathDesc)),
+				opt("start_line", obj{{"type", "integer"}, {"description", "First line to return, 1-based (the first line is 1). Omit to start at the first line."}, {"minimum", 1}}),
+				opt("end_line", obj{{"type", "integer"}, {"description", "Last line to return, inclusive; clamped to the last line. Needs start_line. Omit to read to the end."}, {"minimum", 1}}),
+				opt("numbered", withDefault(boolean("Prefix each line with its number and \"| \" (default true). false returns the content exactly."), true)),
+				opt("at", commitRef(atDesc)),
+				opt("max_chars", withDefault(integer("Most characters to return (default "+strconv.Itoa(maxInline)+"); a longer result is cut, with a notice saying where to continue.", 1, MaxReadChars), maxInline)),
+			},
+			output: []prop{
+				req("text", str("What was read.")),
+				opt("truncated", boolean("Set when max_chars cut the text.")),
+				opt("next_line", obj{{"type", "integer"}, {"description", "When truncated: the line to continue from."}}),
+				opt("notice", str("When truncated: the notice.")),
+			},
+			ann: readOnly("Read a file"),
+			run: runRead,
+		},
+		{
+			base: "write_file", title: "Write a file",
+			desc: "Create a file, or replace its whole content with content. Directories are implicit: writing notes/a.md makes notes/ appear. " +
+				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
+				"Returns a confirmation; the structured result carries the new content's hash, for if_hash.",
+			props: []prop{
+				req("path", str(pathDesc)),
+				req("content", str("The file's entire new content.")),
+				opt("if_hash", str(ifHashDesc)),
+			},
+			output: []prop{req("path", str("")), req("bytes", obj{{"type", "integer"}}), req("hash", str("The new content's hash, for if_hash."))},
+			ann:    mutating("Write a file", true, true),
+			run:    runWrite,
+		},
+		{
+			base: "append_file", title: "Append to a file",
+			desc: "Add content at the end of a file, creating the file if it does not exist. Nothing is inserted in between: to add lines, make sure the file ends with a newline or start content with one. " +
+				"Appends are atomic, and concurrent appends all land.",
+			props: []prop{
+				req("path", str(pathDesc)),
+				req("content", str("The text to add at the end of the file.")),
+			},
+			output: []prop{req("path", str("")), req("bytes", obj{{"type", "integer"}})},
+			ann:    mutating("Append to a file", false, false),
+			run:    runAppend,
+		},
+		{
+			base: "edit_file", title: "Edit a file",
+			desc: "Replace old_text with new_text in a file, and return the number of occurrences replaced. " +
+				"old_text must match the file exactly, whitespace and indentation included (without read_file's line-number prefixes), and must not be empty. " +
+				"It must occur exactly once, unless replace_all is true: if it occurs several times the edit is refused with the count, so include enough surrounding lines to make it unique. " +
+				"If it does not occur, the edit is refused: read the file again. new_text may be empty, to delete old_text.",
+			props: []prop{
+				req("path", str(pathDesc)),
+				req("old_text", str("The exact text to replace; must occur exactly once unless replace_all is true.")),
+				req("new_text", str("The replacement text (may be empty).")),
+				opt("replace_all", withDefault(boolean("Replace every occurrence instead of requiring exactly one."), false)),
+				opt("if_hash", str(ifHashDesc)),
+			},
+			output: []prop{req("path", str("")), req("replaced", obj{{"type", "integer"}})},
+			ann:    mutating("Edit a file", true, false),
+			run:    runEdit,
+		},
+		{
+			base: "stat_file", title: "Describe a file",
+			desc: "Describe a file: its size in bytes, number of lines, last modification time (UTC) and content hash (SHA-256, hex), one \"name: value\" a line. " +
+				"Pass the hash as if_hash to write_file, edit_file, delete_file or move_file to make them apply only if the file has not changed meanwhile.",
+			props: []prop{req("path", str(pathDesc))},
+			output: []prop{
+				req("path", str("")), req("size", obj{{"type", "integer"}}), req("lines", obj{{"type", "integer"}}),
+				req("modified", obj{{"type", "string"}, {"format", "date-time"}}), req("hash", str("")),
+			},
+			ann: readOnly("Describe a file"),
+			run: runStat,
+		},
+		{
+			base: "glob", title: "Find files by pattern",
+			desc: "Find the files whose path matches a pattern, sorted, one path a line. \"*\" matches any characters within one path segment (not \"/\"); \"**\" as a whole segment matches zero or more segments. " +
+				"Examples: \"**/*.md\" (every Markdown file), \"notes/*\" (the files directly in notes/), \"src/**\" (everything under src/). " +
+				"There is no \"?\", \"[...]\" or \"{a,b}\", and no backslash escapes: such patterns are refused rather than matching nothing. Use at to search an earlier commit.",
+			props: []prop{
+				req("pattern", str("The glob pattern, matched against whole paths.")),
+				opt("at", commitRef(atDesc)),
+			},
+			output:    []prop{req("paths", array(obj{{"type", "string"}}))},
+			spillable: true,
+			ann:       readOnly("Find files by pattern"),
+			run:       runGlob,
+		},
+		{
+			base: "grep", title: "Search file contents",
+			desc: "Search the lines of files for a regular expression (Go RE2 syntax: linear time, no backreferences or lookaround; \"(?i)\" for case-insensitive). " +
+				"Returns the matching lines in path then line order, one a line as \"path:line:text\" (line numbers are 1-based; lines longer than 2000 characters are cut). " +
+				"path restricts the search to a directory (default: the whole workspace). include keeps only files matching a glob: without \"/\" it is matched against the file's name (\"*.go\"), with \"/\" against the path relative to path. " +
+				"limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Use at to search an earlier commit.",
+			props: []prop{
+				req("pattern", str("The regular expression (RE2), at most 4096 bytes.")),
+				opt("path", str("Directory to search in, e.g. \"src\" (default: the whole workspace).")),
+				opt("include", str("Optional glob that files must match, e.g. \"*.md\".")),
+				opt("limit", withDefault(integer("Most matches to return.", 1, maxGrepLimit), satchel.DefaultGrepLimit)),
+				opt("at", commitRef(atDesc)),
+			},
+			output: []prop{
+				req("matches", array(obj{{"type", "object"}, {"properties", obj{
+					{"path", obj{{"type", "string"}}}, {"line", obj{{"type", "integer"}}}, {"text", obj{{"type", "string"}}},
+				}}})),
+				opt("truncated", boolean("Set when limit stopped the search.")),
+			},
+			spillable: true,
+			ann:       readOnly("Search file contents"),
+			run:       runGrep,
+		},
+		{
+			base: "list_files", title: "List files",
+			desc: "List the files under a directory, recursively, in path order, one path a line (default: every file of the workspace). " +
+				"limit bounds how many are returned; when more exist, a separate notice says so.",
+			props: []prop{
+				opt("path", str("Directory to list, e.g. \"notes\" (default: the whole workspace).")),
+				opt("limit", integer("Most paths to return (default: all).", 1, math.MaxInt32)),
+			},
+			output:    []prop{req("paths", array(obj{{"type", "string"}})), opt("truncated", boolean("Set when more files exist than limit."))},
+			spillable: true,
+			ann:       readOnly("List files"),
+			run:       runList,
+		},
+		{
+			base: "delete_file", title: "Delete a file",
+			desc: "Delete a file. Deleting a file that does not exist is not an error. Directories are implicit: delete their files instead. " +
+				"The file stays in earlier commits ({{history}}, read_file's at, {{restore}}).",
+			props: []prop{
+				req("path", str(pathDesc)),
+				opt("if_hash", str(ifHashDesc)),
+			},
+			output: []prop{req("path", str(""))},
+			ann:    mutating("Delete a file", true, true),
+			run:    runDelete,
+		},
+		{
+			base: "move_file", title: "Move a file",
+			desc: "Rename (move) a file. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file.",
+			props: []prop{
+				req("from", str("Current path of the file.")),
+				req("to", str("New path of the file.")),
+				opt("overwrite", withDefault(boolean("Replace the destination file if it exists."), false)),
+				opt("if_hash", str(ifHashDesc)),
+			},
+			output: []prop{req("from", str("")), req("to", str(""))},
+			ann:    mutating("Move a file", true, false),
+			run:    runMove,
+		},
+		{
+			base: "checkpoint", title: "Name the current state",
+			desc: "Give the current state of the workspace (its newest commit) a name, to read it later with at, compare it with {{diff}}, or go back to it with {{restore}}. " +
+				"A name is 1 to 128 letters, digits, \".\", \"_\" or \"-\", not all digits, and unique in the workspace's thread.",
+			props:  []prop{req("name", str("The checkpoint's name, e.g. before-refactor."))},
+			output: commitOutput(),
+			ann:    mutating("Name the current state", false, false),
+			run:    runCheckpoint,
+		},
+		{
+			base: "history", title: "List commits",
+			desc: "List the commits of the workspace, newest first, one a line: sequence number, time (UTC), checkpoint names (comma-separated, or empty) and summary, separated by tabs. " +
+				"Every change is a commit; a sequence number or a checkpoint name can be given as at, from, to.",
+			props:     []prop{opt("limit", withDefault(integer("Most commits to list, newest first.", 1, math.MaxInt32), defaultHistory))},
+			output:    []prop{req("commits", array(obj{{"type", "object"}}))},
+			spillable: true,
+			ann:       readOnly("List commits"),
+			run:       runHistory,
+		},
+		{
+			base: "diff", title: "Compare two commits",
+			desc: "Compare two commits of the workspace. Without path: the files that differ, one a line: \"added\", \"removed\" or \"changed\", a tab, and the path. " +
+				"With path: the unified diff of that file between the two (empty when it is the same in both). " +
+				"from and to are sequence numbers, checkpoint names or \"head\"; 0 is the empty workspace before the first commit.",
+			props: []prop{
+				req("from", commitRef("The older commit.")),
+				opt("to", withDefault(commitRef("The newer commit (default \"head\")."), "head")),
+				opt("path", str("Optional: a file to show the unified diff of.")),
+			},
+			output: []prop{
+				opt("changes", array(obj{{"type", "object"}, {"properties", obj{{"path", obj{{"type", "string"}}}, {"kind", obj{{"type", "string"}, {"enum", []string{"added", "removed", "changed"}}}}}}})),
+				opt("path", str("")), opt("diff", str("")),
+			},
+			spillable: true,
+			ann:       readOnly("Compare two commits"),
+			run:       runDiff,
+		},
+		{
+			base: "restore", title: "Restore an earlier state",
+			desc: "Make the workspace's files what they were at an earlier commit (a sequence number or a checkpoint name). " +
+				"The restore is itself a new commit, so nothing is lost: history keeps every commit after it, and you can restore forward again.",
+			props:  []prop{req("to", commitRef("The commit to go back to."))},
+			output: commitOutput(),
+			ann:    mutating("Restore an earlier state", true, true),
+			run:    runRestore,
+		},
+	}
+	out := make([]fileTool, 0, len(defs))
+	for _, d := range defs {
+		names := make([]string, len(d.props))
+		for i, pr := range d.props {
+			names[i] = pr.name
+		}
+		out = append(out, fileTool{
+			base: d.base,
+			tool: &mcp.Tool{
+				Name:         p(d.base),
+				Title:        d.title,
+				Description:  prefixed(d.desc, cfg.ToolPrefix),
+				InputSchema:  inputSchema(d.props...),
+				OutputSchema: outputSchema(d.spillable, d.output...),
+				Annotations:  d.ann,
+			},
+			props: names,
+			run:   d.run,
+		})
+	}
+	return out
+}
+
+const (
+	maxGrepLimit   = 10000
+	defaultHistory = 50
+)
+
+func commitOutput() []prop {
+	return []prop{
+		req("seq", obj{{"type", "integer"}}),
+		req("time", obj{{"type", "string"}, {"format", "date-time"}}),
+		opt("checkpoints", array(obj{{"type", "string"}})),
+		req("op", str("")), req("summary", str("")),
+		opt("agent", str("")), opt("credential", str("")), opt("via", str("")),
+	}
+}
+
+// minLine is the lowest line number the decoder passes on: the API itself
+// refuses bounds below 1, with DESIGN's message.
+const minLine = math.MinInt32
+
+func runRead(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	path, _ := a.path("path", true)
+	var b satchel.Bounds
+	b.Start, b.HasStart = a.integer("start_line", minLine, math.MaxInt32)
+	b.End, b.HasEnd = a.integer("end_line", minLine, math.MaxInt32)
+	numbered := a.boolean("numbered", true)
+	at, hasAt := a.ref("at", false)
+	maxChars, ok := a.integer("max_chars", 1, MaxReadChars)
+	if !ok {
+		maxChars = c.s.cfg.MaxInlineBytes
+	}
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	r, err := c.reader(ctx, at, hasAt)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars})
+	if err != nil {
+		return nil, err
+	}
+	out := &outcome{text: res.Text, structured: res, untrusted: true, noSpill: true}
+	if res.Notice != "" {
+		out.notices = []string{res.Notice}
+	}
+	return out, nil
+}
+
+// writeOpts returns the preconditions of a mutation.
+func writeOpts(ifHash string, has bool) []satchel.WriteOption {
+	if !has {
+		return nil
+	}
+	return []satchel.WriteOption{satchel.IfHash(ifHash)}
+}
+
+func runWrite(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	path, _ := a.path("path", true)
+	content, _ := a.str("content", true)
+	ifHash, hasHash := a.str("if_hash", false)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.Write(ctx, path, content, writeOpts(ifHash, hasHash)...); err != nil {
+		return nil, err
+	}
+	return &outcome{
+		text:       fmt.Sprintf("wrote %d bytes to %s", len(content), path),
+		structured: map[string]any{"path": path, "bytes": len(content), "hash": satchel.Hash(content)},
+		stored:     len(content),
+	}, nil
+}
+
+func runAppend(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	path, _ := a.path("path", true)
+	content, _ := a.str("content", true)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.Append(ctx, path, content); err != nil {
+		return nil, err
+	}
+	return &outcome{
+		text:       fmt.Sprintf("appended %d bytes to %s", len(content), path),
+		structured: map[string]any{"path": path, "bytes": len(content)},
+		stored:     len(content),
+	}, nil
+}
+
+func runEdit(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	path, _ := a.path("path", true)
+	oldText, _ := a.str("old_text", true)
+	newText, _ := a.str("new_text", true)
+	all := a.boolean("replace_all", false)
+	ifHash, hasHash := a.str("if_hash", false)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, err := ws.StrReplace(ctx, path, oldText, newText, all, writeOpts(ifHash, hasHash)...)
+	if err != nil {
+		return nil, err
+	}
+	return &outcome{
+		text:       strconv.Itoa(n),
+		structured: map[string]any{"path": path, "replaced": n},
+		stored:     n * len(newText),
+	}, nil
+}
+
+func runStat(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	path, _ := a.path("path", true)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := ws.Stat(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	fi.ModTime = fi.ModTime.UTC()
+	text := fmt.Sprintf("path: %s\nsize: %d\nlines: %d\nmodified: %s\nhash: %s",
+		fi.Path, fi.Size, fi.Lines, fi.ModTime.Format(time.RFC3339Nano), fi.Hash)
+	return &outcome{text: text, structured: fi}, nil
+}
+
+func runGlob(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	pattern, _ := a.str("pattern", true)
+	at, hasAt := a.ref("at", false)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	r, err := c.reader(ctx, at, hasAt)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := r.Glob(ctx, pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths)}}, nil
+}
+
+func runGrep(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	pattern, _ := a.str("pattern", true)
+	under := a.dir("path")
+	include, _ := a.str("include", false)
+	limit, ok := a.integer("limit", 1, maxGrepLimit)
+	if !ok {
+		limit = satchel.DefaultGrepLimit
+	}
+	at, hasAt := a.ref("at", false)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	r, err := c.reader(ctx, at, hasAt)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Grep(ctx, pattern, under, satchel.GrepOptions{Include: include, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for i, m := range res.Matches {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s:%d:%s", m.Path, m.Line, m.Text)
+	}
+	matches := nonNil(res.Matches)
+	out := &outcome{
+		text:       b.String(),
+		structured: map[string]any{"matches": matches, "truncated": res.Truncated},
+		untrusted:  true,
+	}
+	if res.Truncated {
+		out.notices = []string{fmt.Sprintf("[stopped at the limit of %d matches: there may be more. Narrow the pattern, path or include, or raise limit]", limit)}
+	}
+	return out, nil
+}
+
+func runList(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	under := a.dir("path")
+	limit, hasLimit := a.integer("limit", 1, math.MaxInt32)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o := satchel.ListOptions{}
+	if hasLimit {
+		o.Limit = limit + 1 // one more, to know whether there are more
+	}
+	paths, err := ws.List(ctx, under, o)
+	if err != nil {
+		return nil, err
+	}
+	truncated := hasLimit && len(paths) > limit
+	if truncated {
+		paths = paths[:limit]
+	}
+	out := &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths), "truncated": truncated}}
+	if truncated {
+		out.notices = []string{fmt.Sprintf("[listed the first %d files: there are more. Raise limit, or list a directory]", limit)}
+	}
+	return out, nil
+}
+
+func runDelete(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	path, _ := a.path("path", true)
+	ifHash, hasHash := a.str("if_hash", false)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.Delete(ctx, path, writeOpts(ifHash, hasHash)...); err != nil {
+		return nil, err
+	}
+	return &outcome{text: "deleted " + path, structured: map[string]any{"path": path}}, nil
+}
+
+func runMove(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	from, _ := a.path("from", true)
+	to, _ := a.path("to", true)
+	overwrite := a.boolean("overwrite", false)
+	ifHash, hasHash := a.str("if_hash", false)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts := writeOpts(ifHash, hasHash)
+	if overwrite {
+		opts = append(opts, satchel.Overwrite())
+	}
+	if err := ws.Move(ctx, from, to, opts...); err != nil {
+		return nil, err
+	}
+	return &outcome{text: fmt.Sprintf("moved %s to %s", from, to), structured: map[string]any{"from": from, "to": to}}, nil
+}
+
+func runCheckpoint(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	name, _ := a.str("name", true)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := ws.Checkpoint(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cm.Time = cm.Time.UTC()
+	return &outcome{text: fmt.Sprintf("checkpoint %s is commit %d", name, cm.Seq), structured: cm}, nil
+}
+
+// commitLine is how history shows a commit, as `satchel log` prints it.
+func commitLine(c satchel.Commit) string {
+	return fmt.Sprintf("%d\t%s\t%s\t%s", c.Seq, c.Time.UTC().Format(time.RFC3339), strings.Join(c.Checkpoints, ","), c.Summary)
+}
+
+func runHistory(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	limit, ok := a.integer("limit", 1, math.MaxInt32)
+	if !ok {
+		limit = defaultHistory
+	}
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := ws.History(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]string, len(cs))
+	for i := range cs {
+		cs[i].Time = cs[i].Time.UTC()
+		lines[i] = commitLine(cs[i])
+	}
+	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"commits": nonNil(cs)}}, nil
+}
+
+func runDiff(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	from, _ := a.ref("from", true)
+	to, hasTo := a.ref("to", false)
+	if !hasTo {
+		to = "head"
+	}
+	path, hasPath := a.path("path", false)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if hasPath {
+		d, err := ws.DiffFile(ctx, from, to, path)
+		if err != nil {
+			return nil, err
+		}
+		return &outcome{text: d, structured: map[string]any{"path": path, "diff": d}, untrusted: true}, nil
+	}
+	cs, err := ws.Diff(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]string, len(cs))
+	for i, ch := range cs {
+		lines[i] = ch.Kind + "\t" + ch.Path
+	}
+	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"changes": nonNil(cs)}}, nil
+}
+
+func runRestore(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	to, _ := a.ref("to", true)
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := ws.Restore(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	cm.Time = cm.Time.UTC()
+	return &outcome{text: fmt.Sprintf("restored %s as commit %d", to, cm.Seq), structured: cm}, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
