@@ -1,0 +1,372 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"time"
+	"unsafe"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// appendPlain is the compare-and-swap of a NewCommit without Requires or
+// Checkpoint (see the package documentation). It always returns one row:
+// the new commit's id and time (NULL when nothing was inserted), whether
+// the thread exists, and the thread's newest seq as this statement saw it.
+const appendPlain = `WITH t AS (
+	SELECT scope FROM threads WHERE id = $1 FOR KEY SHARE
+), top AS (
+	SELECT coalesce(max(seq), 0) AS seq FROM commits WHERE thread_id = $1
+), ins AS (
+	INSERT INTO commits (thread_id, seq, scope, root, meta, pack)
+	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea FROM t, top WHERE top.seq = $2::bigint - 1
+	ON CONFLICT (thread_id, seq) DO NOTHING
+	RETURNING id, time
+)
+SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top), true, false
+FROM (SELECT 1) AS one LEFT JOIN ins ON true`
+
+// appendFull adds what a fork, a restore or a checkpoint needs: the
+// required commit ($6, $7), read FOR SHARE so that a concurrent Drop
+// serialises with the append, and the checkpoint name ($8), inserted with
+// the commit. If a concurrent SetCheckpoint takes the name between the
+// check and the insert, the statement fails on purpose (a division by
+// zero, SQLSTATE 22012): that aborts the whole Append, which is retried
+// and then sees the name taken.
+const appendFull = `WITH t AS (
+	SELECT scope FROM threads WHERE id = $1 FOR KEY SHARE
+), top AS (
+	SELECT coalesce(max(seq), 0) AS seq FROM commits WHERE thread_id = $1
+), req AS (
+	SELECT 1 FROM commits
+	WHERE $6::bigint IS NOT NULL AND thread_id = $6::bigint AND seq = $7::bigint AND dropped_at IS NULL
+	FOR SHARE
+), taken AS (
+	SELECT 1 FROM checkpoints WHERE $8::text <> '' AND thread_id = $1 AND name = $8::text
+), ins AS (
+	INSERT INTO commits (thread_id, seq, scope, root, meta, pack)
+	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea FROM t, top
+	WHERE top.seq = $2::bigint - 1
+		AND ($6::bigint IS NULL OR EXISTS (SELECT 1 FROM req))
+		AND NOT EXISTS (SELECT 1 FROM taken)
+	ON CONFLICT (thread_id, seq) DO NOTHING
+	RETURNING id, time
+), cp AS (
+	INSERT INTO checkpoints (thread_id, name, seq)
+	SELECT $1::bigint, $8::text, $2::bigint FROM ins WHERE $8::text <> ''
+	ON CONFLICT DO NOTHING
+	RETURNING 1
+)
+SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top),
+	$6::bigint IS NULL OR EXISTS (SELECT 1 FROM req), EXISTS (SELECT 1 FROM taken),
+	1 / CASE WHEN ins.id IS NOT NULL AND $8::text <> '' AND NOT EXISTS (SELECT 1 FROM cp) THEN 0 ELSE 1 END
+FROM (SELECT 1) AS one LEFT JOIN ins ON true`
+
+// maxAppendAttempts bounds the retries of an Append that failed as a
+// whole for a transient reason.
+const maxAppendAttempts = 8
+
+// Append stores commits, each compare-and-swapped against its thread's
+// head, all in one batch: one round trip and one transaction.
+func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
+	res := make([]backend.AppendResult, len(ncs))
+	if len(ncs) == 0 {
+		return res, nil
+	}
+	// Send the entries in thread order, keeping the order of each thread's
+	// entries, so that concurrent batches take their locks in one order.
+	order := make([]int, len(ncs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return ncs[order[i]].Thread < ncs[order[j]].Thread })
+
+	var err error
+	for attempt := 1; attempt <= maxAppendAttempts; attempt++ {
+		err = b.appendOnce(ctx, ncs, order, res)
+		if err == nil || !retryable(err, "22012") {
+			break
+		}
+		b.retries.Add(1)
+		// Deadlocks and serialization failures: back off a little, at
+		// random, so that the contenders do not meet again.
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("postgres: append: %w", ctx.Err())
+		case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))):
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: append: %w", err)
+	}
+	return res, nil
+}
+
+func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order []int, res []backend.AppendResult) error {
+	batch := &pgx.Batch{}
+	for _, i := range order {
+		nc := &ncs[i]
+		if nc.Requires == nil && nc.Checkpoint == "" {
+			batch.Queue(appendPlain, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack))
+			continue
+		}
+		var rt, rs *int64
+		if r := nc.Requires; r != nil {
+			rt, rs = &r.Thread, &r.Seq
+		}
+		batch.Queue(appendFull, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint)
+	}
+	br := b.pool.SendBatch(ctx, batch)
+	for _, i := range order {
+		nc := &ncs[i]
+		var (
+			id              *int64
+			at              *time.Time
+			exists          bool
+			top             int64
+			retained, taken bool
+			guard           *int64
+		)
+		dest := []any{&id, &at, &exists, &top, &retained, &taken}
+		if nc.Requires != nil || nc.Checkpoint != "" {
+			dest = append(dest, &guard)
+		}
+		if err := br.QueryRow().Scan(dest...); err != nil {
+			br.Close()
+			return err
+		}
+		var r backend.AppendResult
+		switch {
+		case id != nil:
+			r.Commit = backend.Commit{
+				ID:     *id,
+				Thread: nc.Thread,
+				Seq:    nc.Seq,
+				Root:   slices.Clone(nc.Root),
+				Meta:   slices.Clone(nc.Meta),
+				Time:   at.UTC(),
+			}
+		case !exists:
+			r.Err = backend.ErrNoThread
+		case top != nc.Seq-1:
+			r.Err = backend.ErrStale
+		case !retained:
+			r.Err = backend.ErrNotRetained
+		case taken:
+			r.Err = backend.ErrCheckpointExists
+		default:
+			// The head was right, but a concurrent writer inserted the same
+			// seq first (ON CONFLICT DO NOTHING).
+			r.Err = backend.ErrStale
+		}
+		res[i] = r
+	}
+	// Close waits for the end of the implicit transaction: the results are
+	// returned only once the commit is durable.
+	return br.Close()
+}
+
+// bytea makes nil bytes an empty bytea: the columns are NOT NULL, and pgx
+// sends a nil slice as NULL.
+func bytea(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+const commitCols = "id, seq, time, root, meta"
+
+func scanCommit(row pgx.Row, thread int64) (backend.Commit, error) {
+	c := backend.Commit{Thread: thread}
+	err := row.Scan(&c.ID, &c.Seq, &c.Time, &c.Root, &c.Meta)
+	c.Time = c.Time.UTC()
+	return c, err
+}
+
+// headSQL reads the head and whether the thread exists, in one round trip:
+// one row always, the commit's columns NULL when the thread has none. The
+// newest commit is never dropped, so it is the retained commit with the
+// highest seq.
+const headSQL = `SELECT EXISTS (SELECT 1 FROM threads WHERE id = $1), c.id, c.seq, c.time, c.root, c.meta
+FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+	SELECT ` + commitCols + ` FROM commits WHERE thread_id = $1 AND dropped_at IS NULL ORDER BY seq DESC LIMIT 1
+) AS c ON true`
+
+// commitAtSQL is headSQL for one seq.
+const commitAtSQL = `SELECT EXISTS (SELECT 1 FROM threads WHERE id = $1), c.id, c.seq, c.time, c.root, c.meta
+FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+	SELECT ` + commitCols + ` FROM commits WHERE thread_id = $1 AND seq = $2 AND dropped_at IS NULL
+) AS c ON true`
+
+// oneCommit runs headSQL or commitAtSQL.
+func (b *Backend) oneCommit(ctx context.Context, thread int64, q string, args ...any) (c backend.Commit, found, exists bool, err error) {
+	var (
+		id, seq    *int64
+		at         *time.Time
+		root, meta []byte
+	)
+	if err := b.pool.QueryRow(ctx, q, args...).Scan(&exists, &id, &seq, &at, &root, &meta); err != nil {
+		return c, false, false, err
+	}
+	if id == nil {
+		return c, false, exists, nil
+	}
+	return backend.Commit{ID: *id, Thread: thread, Seq: *seq, Root: root, Meta: meta, Time: at.UTC()}, true, exists, nil
+}
+
+// Head returns the newest commit of a thread.
+func (b *Backend) Head(ctx context.Context, thread int64) (backend.Commit, bool, error) {
+	c, found, exists, err := b.oneCommit(ctx, thread, headSQL, thread)
+	switch {
+	case err != nil:
+		return backend.Commit{}, false, fmt.Errorf("postgres: head: %w", err)
+	case !exists:
+		return backend.Commit{}, false, backend.ErrNoThread
+	}
+	return c, found, nil
+}
+
+// CommitAt returns a retained commit by sequence number.
+func (b *Backend) CommitAt(ctx context.Context, thread, seq int64) (backend.Commit, error) {
+	c, found, exists, err := b.oneCommit(ctx, thread, commitAtSQL, thread, seq)
+	switch {
+	case err != nil:
+		return backend.Commit{}, fmt.Errorf("postgres: commit: %w", err)
+	case !exists:
+		return backend.Commit{}, backend.ErrNoThread
+	case !found:
+		return backend.Commit{}, backend.ErrNoCommit
+	}
+	return c, nil
+}
+
+// threadExists tells, after a read found nothing, whether the thread
+// exists.
+func (b *Backend) threadExists(ctx context.Context, thread int64) (bool, error) {
+	var ok bool
+	err := b.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM threads WHERE id = $1)", thread).Scan(&ok)
+	return ok, err
+}
+
+// Log lists retained commits newest first.
+func (b *Backend) Log(ctx context.Context, thread, before int64, limit int) ([]backend.Commit, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	var lim *int64
+	if limit > 0 {
+		l := int64(limit)
+		lim = &l
+	}
+	rows, _ := b.pool.Query(ctx, "SELECT "+commitCols+` FROM commits
+		WHERE thread_id = $1 AND seq < $2 AND dropped_at IS NULL ORDER BY seq DESC LIMIT $3`, thread, before, lim)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.Commit, error) { return scanCommit(row, thread) })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: log: %w", err)
+	}
+	if len(out) == 0 {
+		ok, err := b.threadExists(ctx, thread)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: log: %w", err)
+		}
+		if !ok {
+			return nil, backend.ErrNoThread
+		}
+	}
+	return out, nil
+}
+
+// Pack returns the pack stored with a commit, retained or dropped, until
+// garbage collection deletes it.
+func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
+	var p []byte
+	err := b.pool.QueryRow(ctx, "SELECT pack FROM commits WHERE id = $1", id).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", backend.ErrNoPack
+	}
+	if err != nil {
+		return "", fmt.Errorf("postgres: pack: %w", err)
+	}
+	// p was allocated for this scan and is referenced nowhere else.
+	return unsafe.String(unsafe.SliceData(p), len(p)), nil
+}
+
+// SetCheckpoint names a retained commit. The commit is read FOR SHARE, so
+// a concurrent Drop of it happens entirely before (ErrNoCommit) or after
+// (and deletes the checkpoint).
+func (b *Backend) SetCheckpoint(ctx context.Context, thread int64, name string, seq int64) error {
+	var exists, retained, inserted bool
+	err := b.pool.QueryRow(ctx, `WITH t AS (
+		SELECT 1 FROM threads WHERE id = $1 FOR KEY SHARE
+	), c AS (
+		SELECT 1 FROM commits WHERE thread_id = $1 AND seq = $3 AND dropped_at IS NULL FOR SHARE
+	), ins AS (
+		INSERT INTO checkpoints (thread_id, name, seq) SELECT $1, $2, $3 FROM t, c
+		ON CONFLICT DO NOTHING RETURNING 1
+	)
+	SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM c), EXISTS (SELECT 1 FROM ins)`,
+		thread, name, seq).Scan(&exists, &retained, &inserted)
+	switch {
+	case err != nil:
+		return fmt.Errorf("postgres: set checkpoint: %w", err)
+	case !exists:
+		return backend.ErrNoThread
+	case !retained:
+		return backend.ErrNoCommit
+	case !inserted:
+		return backend.ErrCheckpointExists
+	}
+	return nil
+}
+
+// Checkpoints lists a thread's checkpoints, newest commit first, then by
+// name.
+func (b *Backend) Checkpoints(ctx context.Context, thread int64) ([]backend.Checkpoint, error) {
+	rows, _ := b.pool.Query(ctx, "SELECT name, seq FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC, name", thread)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.Checkpoint, error) {
+		var c backend.Checkpoint
+		err := row.Scan(&c.Name, &c.Seq)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: checkpoints: %w", err)
+	}
+	if len(out) == 0 {
+		ok, err := b.threadExists(ctx, thread)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: checkpoints: %w", err)
+		}
+		if !ok {
+			return nil, backend.ErrNoThread
+		}
+	}
+	return out, nil
+}
+
+// CheckpointSeq resolves a checkpoint name.
+func (b *Backend) CheckpointSeq(ctx context.Context, thread int64, name string) (int64, error) {
+	var seq int64
+	err := b.pool.QueryRow(ctx, "SELECT seq FROM checkpoints WHERE thread_id = $1 AND name = $2", thread, name).Scan(&seq)
+	if err == nil {
+		return seq, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("postgres: checkpoint: %w", err)
+	}
+	ok, err := b.threadExists(ctx, thread)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: checkpoint: %w", err)
+	}
+	if !ok {
+		return 0, backend.ErrNoThread
+	}
+	return 0, backend.ErrNoCheckpoint
+}

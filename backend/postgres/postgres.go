@@ -1,0 +1,188 @@
+// Package postgres is satchel's shared backend: one PostgreSQL database
+// that any number of processes and server replicas use at once. It talks
+// to the server with pgx (a pgxpool of connections, statements prepared
+// once per connection) and needs nothing beyond SQL that Postgres-
+// compatible distributed databases also run: no advisory locks, no
+// LISTEN/NOTIFY, no functions of its own.
+//
+// # Opening
+//
+// Open takes a postgres:// URL as pgx parses it. To keep satchel's tables
+// in a schema of their own, add search_path to the URL
+// (postgres://host/db?search_path=satchel); the schema must exist. Open
+// applies the embedded migrations (migrations/*.sql); processes that start
+// together are serialised by a row lock (SELECT ... FOR UPDATE) on the
+// schema_migrations table, and the creation of that table is retried when
+// two of them race on it. Migrate does the same on demand.
+//
+// # Durability and clock
+//
+// Append returns once the server has committed the transaction: with
+// synchronous_commit on (PostgreSQL's default) a reported commit survives
+// a crash or power cut of the server. Commit times, drop times (the grace
+// period of garbage collection) and Now come from the database's clock
+// (now()), so replicas with skewed clocks agree.
+//
+// # The compare-and-swap
+//
+// Every NewCommit is one statement, in READ COMMITTED:
+//
+//	INSERT INTO commits (...) SELECT ... FROM threads WHERE id = $1 (FOR KEY SHARE)
+//	  AND (SELECT coalesce(max(seq), 0) FROM commits WHERE thread_id = $1) = $2 - 1
+//	ON CONFLICT (thread_id, seq) DO NOTHING RETURNING id, time
+//
+// No row inserted means the entry failed; the same statement returns what
+// tells why (no thread, stale head, source not retained, checkpoint name
+// taken). Two writers of the same seq both see its predecessor and conflict
+// on the unique index: the second waits for the first and does nothing. A
+// writer of seq s while s-1 is not yet committed does not see s-1 in its
+// snapshot, so its check fails: a log never gets a gap. The KEY SHARE lock
+// on the thread's row makes a concurrent DeleteThread or PurgeScope wait
+// for the append (or the append find the thread gone), so no commit is
+// left behind in a deleted thread. A required commit (fork, restore) is
+// read FOR SHARE in the same statement, so a concurrent Drop (an UPDATE of
+// that row) happens entirely before or after.
+//
+// # Group commit
+//
+// All the NewCommits of one Append are sent in one pgx batch: one round
+// trip, one implicit transaction, one WAL flush. Entries are sent in
+// thread order (stable, so a thread's entries keep their order), so that
+// two batches over the same threads lock in the same order. A batch that
+// fails as a whole (deadlock, serialization failure, or the rare race of a
+// checkpoint name taken between check and insert) is retried.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// Backend is a satchel backend in a PostgreSQL database. It is safe for
+// concurrent use, and for use by many processes at once.
+type Backend struct {
+	pool *pgxpool.Pool
+	// retries counts the Appends retried as a whole (for tests).
+	retries atomic.Int64
+}
+
+// Open connects to the database at url (postgres://...) and brings its
+// schema up to date.
+func Open(ctx context.Context, url string) (*Backend, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return open(ctx, cfg)
+}
+
+func open(ctx context.Context, cfg *pgxpool.Config) (*Backend, error) {
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	b := &Backend{pool: pool}
+	if err := b.Migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// OpenFresh creates schema (dropping it first if it exists, with all it
+// holds) on the server at url and opens a backend whose tables live in
+// it. It is meant for tests and benchmarks: each gets an empty database of
+// its own; DropSchema removes it.
+func OpenFresh(ctx context.Context, url, schema string) (*Backend, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	id := pgx.Identifier{schema}.Sanitize()
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+id+" CASCADE; CREATE SCHEMA "+id); err != nil {
+		return nil, fmt.Errorf("postgres: create schema %s: %w", id, err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	return open(ctx, cfg)
+}
+
+// DropSchema drops a schema that OpenFresh created, with everything in it.
+func DropSchema(ctx context.Context, url, schema string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		return fmt.Errorf("postgres: drop schema: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool's connections.
+func (b *Backend) Close() error {
+	b.pool.Close()
+	return nil
+}
+
+// Now returns the database's clock.
+func (b *Backend) Now(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	if err := b.pool.QueryRow(ctx, "SELECT now()").Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("postgres: now: %w", err)
+	}
+	return t.UTC(), nil
+}
+
+// tables are satchel's tables, for DiskSize and Vacuum.
+var tables = []string{"threads", "commits", "checkpoints", "settings", "schema_migrations"}
+
+// DiskSize returns the bytes satchel's tables occupy, with their indexes
+// and TOAST data (pg_total_relation_size), in the first schema of the
+// search path.
+func (b *Backend) DiskSize(ctx context.Context) (int64, error) {
+	var n int64
+	err := b.pool.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+		FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+		WHERE s.nspname = current_schema() AND c.relkind = 'r' AND c.relname = ANY($1)`, tables).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: disk size: %w", err)
+	}
+	return n, nil
+}
+
+// Vacuum runs VACUUM on the commits table, making the space of deleted
+// and rewritten packs reusable (and giving trailing pages back). The
+// engine calls it after a garbage collection that deleted or rewrote
+// packs; autovacuum would get there too.
+func (b *Backend) Vacuum(ctx context.Context) error {
+	if _, err := b.pool.Exec(ctx, "VACUUM commits"); err != nil {
+		return fmt.Errorf("postgres: vacuum: %w", err)
+	}
+	return nil
+}
+
+// pgCode returns the SQLSTATE of a server error, or "".
+func pgCode(err error) string {
+	var e *pgconn.PgError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+var _ backend.Backend = (*Backend)(nil)

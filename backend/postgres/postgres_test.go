@@ -1,0 +1,371 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/backendtest"
+)
+
+// testURL returns the server of the tests, or skips them.
+func testURL(t testing.TB) string {
+	url := os.Getenv("SATCHEL_TEST_POSTGRES")
+	if url == "" {
+		t.Skip("SATCHEL_TEST_POSTGRES not set: skipping PostgreSQL tests")
+	}
+	return url
+}
+
+var schemas atomic.Int64
+
+// testSchema names a schema of its own for one test.
+func testSchema() string {
+	return fmt.Sprintf("satchel_test_%d_%d", os.Getpid(), schemas.Add(1))
+}
+
+// openTest opens a backend in a fresh schema, dropped when the test ends.
+func openTest(t testing.TB) *Backend {
+	t.Helper()
+	url := testURL(t)
+	schema := testSchema()
+	b, err := OpenFresh(t.Context(), url, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := DropSchema(context.Background(), url, schema); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return b
+}
+
+func TestContract(t *testing.T) {
+	testURL(t)
+	backendtest.RunContract(t, func(t *testing.T) backend.Backend { return openTest(t) })
+}
+
+// TestConcurrentMigrate opens one new schema from many Backends at once:
+// the migrations run once and every Open succeeds.
+func TestConcurrentMigrate(t *testing.T) {
+	url := testURL(t)
+	schema := testSchema()
+	first, err := OpenFresh(t.Context(), url, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { DropSchema(context.Background(), url, schema) })
+	// Start again from an empty schema: drop what OpenFresh migrated.
+	if _, err := first.pool.Exec(t.Context(), "DROP TABLE threads, commits, checkpoints, settings, schema_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	const n = 8
+	bs := make([]*Backend, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { bs[i], errs[i] = Open(t.Context(), withSearchPath(url, schema)) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("Open %d: %v", i, errs[i])
+		}
+		defer bs[i].Close()
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := bs[0].SchemaVersion(t.Context())
+	if err != nil || v != len(ms) {
+		t.Errorf("SchemaVersion = %d, %v; want %d", v, err, len(ms))
+	}
+	var rows int
+	if err := bs[0].pool.QueryRow(t.Context(), "SELECT count(*) FROM schema_migrations WHERE version > 0").Scan(&rows); err != nil || rows != len(ms) {
+		t.Errorf("schema_migrations has %d rows (%v), want %d", rows, err, len(ms))
+	}
+	if _, err := bs[0].CreateThread(t.Context(), "s", "main"); err != nil {
+		t.Error(err)
+	}
+}
+
+func withSearchPath(url, schema string) string {
+	if strings.Contains(url, "?") {
+		return url + "&search_path=" + schema
+	}
+	return url + "?search_path=" + schema
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	b := openTest(t)
+	defer b.Close()
+	if _, err := b.pool.Exec(t.Context(), "INSERT INTO schema_migrations (version, name) VALUES (999, 'future')"); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Migrate(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("Migrate of a database from a newer satchel: %v", err)
+	}
+}
+
+// TestCollation checks that sorted text columns compare bytes, whatever
+// the database's locale.
+func TestCollation(t *testing.T) {
+	b := openTest(t)
+	defer b.Close()
+	rows, _ := b.pool.Query(t.Context(), `SELECT table_name || '.' || column_name, coalesce(collation_name, '')
+		FROM information_schema.columns
+		WHERE table_schema = current_schema() AND data_type = 'text' AND table_name <> 'schema_migrations'`)
+	cols, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Col, Coll string }])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cols) < 7 {
+		t.Errorf("found only %d text columns: %v", len(cols), cols)
+	}
+	for _, c := range cols {
+		if c.Coll != "C" {
+			t.Errorf("column %s has collation %q, want C", c.Col, c.Coll)
+		}
+	}
+}
+
+// TestTwoBackendsOneThread races appends to one thread from two Backends
+// (two pools, as two processes would have).
+func TestTwoBackendsOneThread(t *testing.T) {
+	url := testURL(t)
+	schema := testSchema()
+	a, err := OpenFresh(t.Context(), url, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { DropSchema(context.Background(), url, schema) })
+	defer a.Close()
+	b, err := Open(t.Context(), withSearchPath(url, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	th, err := a.CreateThread(t.Context(), "s", "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const target = 200
+	var mu sync.Mutex
+	won := map[int64]string{}
+	var wg sync.WaitGroup
+	for i, be := range []*Backend{a, b, a, b} {
+		name := fmt.Sprint("w", i)
+		wg.Go(func() {
+			for {
+				h, _, err := be.Head(t.Context(), th.ID)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if h.Seq >= target {
+					return
+				}
+				res, err := be.Append(t.Context(), []backend.NewCommit{{Thread: th.ID, Seq: h.Seq + 1, Root: []byte(name), Meta: []byte("{}")}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if res[0].Err == nil {
+					mu.Lock()
+					if prev, dup := won[h.Seq+1]; dup {
+						t.Errorf("seq %d won by %s and %s", h.Seq+1, prev, name)
+					}
+					won[h.Seq+1] = name
+					mu.Unlock()
+				} else if !errors.Is(res[0].Err, backend.ErrStale) {
+					t.Error(res[0].Err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	l, err := a.Log(t.Context(), th.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l) != target || len(won) != target {
+		t.Fatalf("log has %d commits, %d wins; want %d", len(l), len(won), target)
+	}
+	for _, c := range l {
+		if string(c.Root) != won[c.Seq] {
+			t.Errorf("seq %d stored by %q, won by %q", c.Seq, c.Root, won[c.Seq])
+		}
+	}
+}
+
+// TestCheckpointNameRace races SetCheckpoint against an Append that names
+// its commit with the same checkpoint: exactly one wins, and an Append
+// that loses stores nothing. This exercises the retried failure of
+// appendFull.
+func TestCheckpointNameRace(t *testing.T) {
+	b := openTest(t)
+	defer b.Close()
+	ctx := t.Context()
+	th, err := b.CreateThread(ctx, "s", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, []backend.NewCommit{{Thread: th.ID, Seq: 1, Root: []byte("r"), Meta: []byte("{}")}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		name := fmt.Sprint("cp", i)
+		h, _, err := b.Head(ctx, th.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var setErr, appErr error
+		var res []backend.AppendResult
+		var wg sync.WaitGroup
+		wg.Go(func() { setErr = b.SetCheckpoint(ctx, th.ID, name, h.Seq) })
+		wg.Go(func() {
+			res, appErr = b.Append(ctx, []backend.NewCommit{{Thread: th.ID, Seq: h.Seq + 1, Root: []byte("r"), Meta: []byte("{}"), Checkpoint: name}})
+		})
+		wg.Wait()
+		if appErr != nil {
+			t.Fatalf("Append: %v", appErr)
+		}
+		seq, err := b.CheckpointSeq(ctx, th.ID, name)
+		if err != nil {
+			t.Fatalf("round %d: checkpoint %s: %v", i, name, err)
+		}
+		head, _, _ := b.Head(ctx, th.ID)
+		switch {
+		case setErr == nil && res[0].Err == nil:
+			t.Fatalf("round %d: both SetCheckpoint and Append took %s", i, name)
+		case setErr == nil:
+			if !errors.Is(res[0].Err, backend.ErrCheckpointExists) || seq != h.Seq || head.Seq != h.Seq {
+				t.Fatalf("round %d: SetCheckpoint won; Append: %v; checkpoint at %d, head %d", i, res[0].Err, seq, head.Seq)
+			}
+		case res[0].Err == nil:
+			if !errors.Is(setErr, backend.ErrCheckpointExists) || seq != h.Seq+1 || head.Seq != h.Seq+1 {
+				t.Fatalf("round %d: Append won; SetCheckpoint: %v; checkpoint at %d, head %d", i, setErr, seq, head.Seq)
+			}
+		default:
+			t.Fatalf("round %d: neither won: %v, %v", i, setErr, res[0].Err)
+		}
+	}
+	t.Logf("%d Appends retried after losing the name between check and insert", b.retries.Load())
+}
+
+// TestDeleteThreadRacingAppends deletes a thread while appends to it run:
+// no retained commit may be left in the deleted thread.
+func TestDeleteThreadRacingAppends(t *testing.T) {
+	b := openTest(t)
+	defer b.Close()
+	ctx := t.Context()
+	for round := range 10 {
+		th, err := b.CreateThread(ctx, "s", fmt.Sprint("t", round))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for range 3 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					h, _, err := b.Head(ctx, th.ID)
+					if errors.Is(err, backend.ErrNoThread) {
+						return
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := b.Append(ctx, []backend.NewCommit{{Thread: th.ID, Seq: h.Seq + 1, Root: []byte("r"), Meta: []byte("{}")}}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		time.Sleep(20 * time.Millisecond)
+		if err := b.DeleteThread(ctx, th.ID); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+		close(stop)
+		wg.Wait()
+		var retained int
+		if err := b.pool.QueryRow(ctx, "SELECT count(*) FROM commits WHERE thread_id = $1 AND dropped_at IS NULL", th.ID).Scan(&retained); err != nil {
+			t.Fatal(err)
+		}
+		if retained != 0 {
+			t.Fatalf("round %d: %d retained commits left in a deleted thread", round, retained)
+		}
+	}
+}
+
+func TestDiskSizeAndVacuum(t *testing.T) {
+	b := openTest(t)
+	defer b.Close()
+	ctx := t.Context()
+	th, err := b.CreateThread(ctx, "s", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := b.DiskSize(ctx)
+	if err != nil || empty <= 0 {
+		t.Fatalf("DiskSize of an empty database = %d, %v", empty, err)
+	}
+	pack := make([]byte, 64<<10)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range pack {
+		pack[i] = byte(r.Uint32())
+	}
+	var ids, seqs []int64
+	for seq := int64(1); seq <= 40; seq++ {
+		res, err := b.Append(ctx, []backend.NewCommit{{Thread: th.ID, Seq: seq, Root: []byte("r"), Meta: []byte("{}"), Pack: pack}})
+		if err != nil || res[0].Err != nil {
+			t.Fatal(err, res[0].Err)
+		}
+		ids = append(ids, res[0].Commit.ID)
+		seqs = append(seqs, seq)
+	}
+	full, err := b.DiskSize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full <= empty {
+		t.Errorf("DiskSize %d after storing packs, %d empty", full, empty)
+	}
+	if err := b.Drop(ctx, th.ID, seqs); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeletePacks(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Vacuum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := b.DiskSize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("empty %d bytes, 40 packs of 64 KiB %d bytes, after deleting 39 and vacuuming %d bytes", empty, full, after)
+}

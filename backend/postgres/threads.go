@@ -1,0 +1,192 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// Scopes lists the scopes that have at least one thread, in byte order.
+func (b *Backend) Scopes(ctx context.Context) ([]string, error) {
+	rows, _ := b.pool.Query(ctx, "SELECT DISTINCT scope FROM threads ORDER BY scope")
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: scopes: %w", err)
+	}
+	return out, nil
+}
+
+// Thread returns a thread by scope and name, creating it when create is
+// set and it is missing.
+func (b *Backend) Thread(ctx context.Context, scope, name string, create bool) (backend.Thread, error) {
+	th := backend.Thread{Scope: scope, Name: name}
+	q := "SELECT id, created FROM threads WHERE scope = $1 AND name = $2"
+	if create {
+		// Insert it, or find the one that exists. When another writer
+		// inserts it at the same moment, ON CONFLICT waits for it and does
+		// nothing, but this statement's snapshot predates it: no row. The
+		// next attempt, with a new snapshot, finds it.
+		q = `WITH ins AS (
+			INSERT INTO threads (scope, name) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id, created
+		)
+		SELECT id, created FROM ins UNION ALL SELECT id, created FROM threads WHERE scope = $1 AND name = $2`
+	}
+	for attempt := 0; ; attempt++ {
+		var created time.Time
+		err := b.pool.QueryRow(ctx, q, scope, name).Scan(&th.ID, &created)
+		switch {
+		case err == nil:
+			th.Created = created.UTC()
+			return th, nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return th, fmt.Errorf("postgres: thread: %w", err)
+		case !create:
+			return th, backend.ErrNoThread
+		case attempt == 10:
+			return th, fmt.Errorf("postgres: thread %q of scope %q: neither created nor found", name, scope)
+		}
+	}
+}
+
+// CreateThread creates an empty thread, or fails with ErrThreadExists.
+func (b *Backend) CreateThread(ctx context.Context, scope, name string) (backend.Thread, error) {
+	th := backend.Thread{Scope: scope, Name: name}
+	var created time.Time
+	err := b.pool.QueryRow(ctx, `INSERT INTO threads (scope, name) VALUES ($1, $2)
+		ON CONFLICT DO NOTHING RETURNING id, created`, scope, name).Scan(&th.ID, &created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return backend.Thread{}, backend.ErrThreadExists
+	}
+	if err != nil {
+		return backend.Thread{}, fmt.Errorf("postgres: create thread: %w", err)
+	}
+	th.Created = created.UTC()
+	return th, nil
+}
+
+// Threads lists a scope's threads by name, in byte order.
+func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, error) {
+	rows, _ := b.pool.Query(ctx, "SELECT id, name, created FROM threads WHERE scope = $1 ORDER BY name", scope)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.Thread, error) {
+		th := backend.Thread{Scope: scope}
+		var created time.Time
+		err := row.Scan(&th.ID, &th.Name, &created)
+		th.Created = created.UTC()
+		return th, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: threads: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteThread removes a thread, its checkpoints and its settings, and
+// drops its commits: their packs stay until garbage collection deletes
+// them, since forks may share their objects.
+//
+// The thread's row goes first: deleting it waits for the appends that
+// hold it (KEY SHARE), and the appends after it find no thread. The
+// statements that follow, each with a new snapshot (READ COMMITTED), see
+// the commits of the appends it waited for.
+func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var scope, name string
+		err := tx.QueryRow(ctx, "DELETE FROM threads WHERE id = $1 RETURNING scope, name", id).Scan(&scope, &name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return backend.ErrNoThread
+		}
+		if err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		batch.Queue("UPDATE commits SET dropped_at = now() WHERE thread_id = $1 AND dropped_at IS NULL", id)
+		batch.Queue("DELETE FROM checkpoints WHERE thread_id = $1", id)
+		batch.Queue("DELETE FROM settings WHERE scope = $1 AND thread = $2", scope, name)
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil && !errors.Is(err, backend.ErrNoThread) {
+		return fmt.Errorf("postgres: delete thread: %w", err)
+	}
+	return err
+}
+
+// PurgeScope deletes every thread, commit, pack, checkpoint and setting of
+// a scope, in one transaction. As in DeleteThread, the threads go first.
+func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, "DELETE FROM threads WHERE scope = $1 RETURNING id", scope)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		batch.Queue("DELETE FROM commits WHERE thread_id = ANY($1)", ids)
+		batch.Queue("DELETE FROM commits WHERE scope = $1 AND dropped_at IS NOT NULL", scope)
+		batch.Queue("DELETE FROM checkpoints WHERE thread_id = ANY($1)", ids)
+		batch.Queue("DELETE FROM settings WHERE scope = $1", scope)
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: purge scope: %w", err)
+	}
+	return nil
+}
+
+// Setting reads a setting; ok is false when it is unset.
+func (b *Backend) Setting(ctx context.Context, scope, thread, key string) ([]byte, bool, error) {
+	var v []byte
+	err := b.pool.QueryRow(ctx, "SELECT value FROM settings WHERE scope = $1 AND thread = $2 AND key = $3",
+		scope, thread, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres: setting: %w", err)
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, true, nil
+}
+
+// PutSetting writes a setting; a nil value deletes it.
+func (b *Backend) PutSetting(ctx context.Context, scope, thread, key string, v []byte) error {
+	var err error
+	if v == nil {
+		_, err = b.pool.Exec(ctx, "DELETE FROM settings WHERE scope = $1 AND thread = $2 AND key = $3", scope, thread, key)
+	} else {
+		_, err = b.pool.Exec(ctx, `INSERT INTO settings (scope, thread, key, value) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (scope, thread, key) DO UPDATE SET value = excluded.value`, scope, thread, key, v)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: put setting: %w", err)
+	}
+	return nil
+}
+
+// Settings lists the settings of a scope and thread whose keys start with
+// prefix (compared byte for byte).
+func (b *Backend) Settings(ctx context.Context, scope, thread, prefix string) (map[string][]byte, error) {
+	rows, _ := b.pool.Query(ctx, `SELECT key, value FROM settings
+		WHERE scope = $1 AND thread = $2 AND substr(key, 1, length($3)) = $3`, scope, thread, prefix)
+	out := map[string][]byte{}
+	var k string
+	var v []byte
+	_, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error {
+		if v == nil {
+			v = []byte{}
+		}
+		out[k] = v
+		v = nil
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: settings: %w", err)
+	}
+	return out, nil
+}
