@@ -24,6 +24,7 @@ type Backend struct {
 	packs    map[int64]*pack
 	settings map[settingKey][]byte
 	closed   bool
+	docs     docStore // collections (docs.go)
 	// clock is overridable for tests.
 	clock func() time.Time
 }

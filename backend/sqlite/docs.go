@@ -1,0 +1,443 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// Collections (backend.Documents) on SQLite: tables docs and doc_history
+// (migrations/0002_docs.sql). A set is one BEGIN IMMEDIATE transaction of
+// two statements for a new key (look up, insert) and four for an update
+// (look up, copy the old row into the history, trim the history, rewrite
+// the row in place). A get is one prepared point query on the reader
+// pool. Queries run the WHERE and ORDER BY that internal/docs compiled,
+// with the store's name written into the SQL as a literal: that is what
+// lets SQLite use the store's partial indexes (a bound parameter would
+// hide from the planner that the index's WHERE store = '<name>' holds).
+// Store names are checked by the definition loader (lowercase letters,
+// digits, '-' and '_'), and quoted all the same.
+
+// docState is the per-backend state of collections: prepared statements
+// and a cache of prepared query statements. It lives beside the Backend
+// (keyed by a weak pointer, dropped when the Backend is collected) so that
+// the documents code stays in this file.
+type docState struct {
+	once sync.Once
+	err  error
+
+	selCur, insDoc, updDoc, histIns, histTrim *sql.Stmt // writer
+	getCur, getHist                           *sql.Stmt // readers
+
+	mu    sync.RWMutex
+	cache map[string]*sql.Stmt // query SQL → statement on the readers
+}
+
+var docStates sync.Map // weak.Pointer[Backend] → *docState
+
+const maxCachedQueries = 256
+
+func (b *Backend) docs() (*docState, error) {
+	wp := weak.Make(b)
+	v, ok := docStates.Load(wp)
+	if !ok {
+		var loaded bool
+		v, loaded = docStates.LoadOrStore(wp, &docState{})
+		if !loaded {
+			runtime.AddCleanup(b, func(wp weak.Pointer[Backend]) { docStates.Delete(wp) }, wp)
+		}
+	}
+	st := v.(*docState)
+	st.once.Do(func() { st.err = st.prepare(b) })
+	return st, st.err
+}
+
+const docCols = "key, version, updated, expires, doc"
+
+func (st *docState) prepare(b *Backend) error {
+	ctx := context.Background()
+	for _, s := range []struct {
+		db  *sql.DB
+		s   **sql.Stmt
+		sql string
+	}{
+		{b.w, &st.selCur, "SELECT id, version, expires FROM docs WHERE store = ? AND scope = ? AND key = ?"},
+		{b.w, &st.insDoc, "INSERT INTO docs (store, scope, key, version, updated, expires, doc) VALUES (?, ?, ?, 1, ?, ?, ?)"},
+		{b.w, &st.updDoc, "UPDATE docs SET version = ?, updated = ?, expires = ?, doc = ? WHERE id = ?"},
+		{b.w, &st.histIns, "INSERT INTO doc_history (store, scope, key, version, updated, doc) SELECT store, scope, key, version, updated, doc FROM docs WHERE id = ?"},
+		{b.w, &st.histTrim, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ? AND version <= ?"},
+		{b.r, &st.getCur, "SELECT " + docCols + " FROM docs WHERE store = ? AND scope = ? AND key = ?"},
+		{b.r, &st.getHist, "SELECT version, updated, doc FROM doc_history WHERE store = ? AND scope = ? AND key = ? ORDER BY version DESC"},
+	} {
+		stmt, err := s.db.PrepareContext(ctx, s.sql)
+		if err != nil {
+			return fmt.Errorf("sqlite: prepare %q: %w", s.sql, err)
+		}
+		*s.s = stmt
+	}
+	return nil
+}
+
+// expiresArg is the expires column of a document put at now with ttl.
+func expiresArg(now time.Time, ttl time.Duration) any {
+	if ttl <= 0 {
+		return nil
+	}
+	return nanos(now.Add(ttl))
+}
+
+func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, error) {
+	st, err := b.docs()
+	if err != nil {
+		return backend.Doc{}, err
+	}
+	now := b.now()
+	d := backend.Doc{Key: put.Key, Version: 1, Updated: now, JSON: put.JSON}
+	if put.TTL > 0 {
+		d.Expires = now.Add(put.TTL)
+	}
+	upd, exp := nanos(now), expiresArg(now, put.TTL)
+	err = b.write(ctx, func(tx *sql.Tx) error {
+		var id, version int64
+		var expires sql.NullInt64
+		err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, put.Store, put.Scope, put.Key).Scan(&id, &version, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			_, err = tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, put.Store, put.Scope, put.Key, upd, exp, put.JSON)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if expires.Valid && expires.Int64 <= upd {
+			// Expired: as good as absent, history included.
+			version = 0
+			if _, err := tx.StmtContext(ctx, st.histTrim).ExecContext(ctx, put.Store, put.Scope, put.Key, int64(math.MaxInt64)); err != nil {
+				return err
+			}
+		} else {
+			if put.Versions > 0 {
+				if _, err := tx.StmtContext(ctx, st.histIns).ExecContext(ctx, id); err != nil {
+					return err
+				}
+			}
+			if cut := version - int64(put.Versions); cut >= 1 {
+				if _, err := tx.StmtContext(ctx, st.histTrim).ExecContext(ctx, put.Store, put.Scope, put.Key, cut); err != nil {
+					return err
+				}
+			}
+		}
+		d.Version = version + 1
+		_, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, d.Version, upd, exp, put.JSON, id)
+		return err
+	})
+	if err != nil {
+		return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
+	}
+	return d, nil
+}
+
+// scanDoc reads the columns of docCols.
+func scanDoc(sc interface{ Scan(...any) error }) (backend.Doc, error) {
+	var d backend.Doc
+	var upd int64
+	var exp sql.NullInt64
+	if err := sc.Scan(&d.Key, &d.Version, &upd, &exp, &d.JSON); err != nil {
+		return d, err
+	}
+	d.Updated = fromNanos(upd)
+	if exp.Valid {
+		d.Expires = fromNanos(exp.Int64)
+	}
+	return d, nil
+}
+
+func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, includeExpired bool) (backend.Doc, []backend.Doc, bool, error) {
+	st, err := b.docs()
+	if err != nil {
+		return backend.Doc{}, nil, false, err
+	}
+	visible := func(d backend.Doc) bool {
+		return includeExpired || d.Expires.IsZero() || d.Expires.After(b.now())
+	}
+	if !history {
+		d, err := scanDoc(st.getCur.QueryRowContext(ctx, id.Store, id.Scope, id.Key))
+		if errors.Is(err, sql.ErrNoRows) {
+			return backend.Doc{}, nil, false, nil
+		}
+		if err != nil {
+			return backend.Doc{}, nil, false, fmt.Errorf("sqlite: get document: %w", err)
+		}
+		return d, nil, visible(d), nil
+	}
+	var d backend.Doc
+	var h []backend.Doc
+	ok := false
+	err = b.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDoc(tx.StmtContext(ctx, st.getCur).QueryRowContext(ctx, id.Store, id.Scope, id.Key))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil || !visible(d) {
+			return err
+		}
+		ok = true
+		rows, err := tx.StmtContext(ctx, st.getHist).QueryContext(ctx, id.Store, id.Scope, id.Key)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v := backend.Doc{Key: id.Key}
+			var upd int64
+			if err := rows.Scan(&v.Version, &upd, &v.JSON); err != nil {
+				return err
+			}
+			v.Updated = fromNanos(upd)
+			h = append(h, v)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return backend.Doc{}, nil, false, fmt.Errorf("sqlite: get document: %w", err)
+	}
+	if !ok {
+		return backend.Doc{}, nil, false, nil
+	}
+	return d, h, true, nil
+}
+
+func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error) {
+	if _, err := b.docs(); err != nil {
+		return false, err
+	}
+	now := nanos(b.now())
+	removed := false
+	err := b.write(ctx, func(tx *sql.Tx) error {
+		var exp sql.NullInt64
+		err := tx.QueryRowContext(ctx, "DELETE FROM docs WHERE store = ? AND scope = ? AND key = ? RETURNING expires",
+			id.Store, id.Scope, id.Key).Scan(&exp)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		removed = !exp.Valid || exp.Int64 > now
+		_, err = tx.ExecContext(ctx, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ?", id.Store, id.Scope, id.Key)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlite: remove document: %w", err)
+	}
+	return removed, nil
+}
+
+// sweepBatch bounds the documents one transaction of SweepExpired deletes,
+// so that a large sweep does not hold the write lock for long.
+const sweepBatch = 1000
+
+func (b *Backend) SweepExpired(ctx context.Context) (int64, error) {
+	if _, err := b.docs(); err != nil {
+		return 0, err
+	}
+	now := nanos(b.now())
+	var total int64
+	for {
+		n := 0
+		err := b.write(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `DELETE FROM docs WHERE id IN
+				(SELECT id FROM docs WHERE expires <= ? ORDER BY expires LIMIT ?)
+				RETURNING store, scope, key`, now, sweepBatch)
+			if err != nil {
+				return err
+			}
+			var ids []backend.DocID
+			for rows.Next() {
+				var id backend.DocID
+				if err := rows.Scan(&id.Store, &id.Scope, &id.Key); err != nil {
+					rows.Close()
+					return err
+				}
+				ids = append(ids, id)
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if _, err := tx.ExecContext(ctx, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ?", id.Store, id.Scope, id.Key); err != nil {
+					return err
+				}
+			}
+			n = len(ids)
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("sqlite: sweep documents: %w", err)
+		}
+		total += int64(n)
+		if n < sweepBatch {
+			return total, nil
+		}
+	}
+}
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// sqlIdent quotes s as an SQL identifier.
+func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// indexPrefix starts the name of every index of a store's documents:
+// "docs/<store>/<field>/<hash of the expression>".
+func indexPrefix(store string) string { return "docs/" + store + "/" }
+
+func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []backend.DocIndex) error {
+	if _, err := b.docs(); err != nil {
+		return err
+	}
+	want := map[string]string{} // name → CREATE INDEX
+	for _, ix := range indexes {
+		expr := ix.Expr("sqlite", "doc")
+		h := sha256.Sum256([]byte(expr))
+		name := indexPrefix(store) + ix.Field + "/" + hex.EncodeToString(h[:4])
+		want[name] = fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON docs (scope, %s, key) WHERE store = %s",
+			sqlIdent(name), expr, sqlString(store))
+	}
+	// Most calls find everything in place: check on a reader first.
+	have := map[string]bool{}
+	prefix := indexPrefix(store)
+	rows, err := b.r.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'docs' AND substr(name, 1, ?) = ?", len(prefix), prefix)
+	if err != nil {
+		return fmt.Errorf("sqlite: indexes of %s: %w", store, err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: indexes of %s: %w", store, err)
+		}
+		have[n] = true
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("sqlite: indexes of %s: %w", store, err)
+	}
+	same := len(have) == len(want)
+	for n := range want {
+		same = same && have[n]
+	}
+	if same {
+		return nil
+	}
+	err = b.write(ctx, func(tx *sql.Tx) error {
+		for n := range have {
+			if _, ok := want[n]; !ok {
+				if _, err := tx.ExecContext(ctx, "DROP INDEX IF EXISTS "+sqlIdent(n)); err != nil {
+					return err
+				}
+			}
+		}
+		for _, create := range want {
+			if _, err := tx.ExecContext(ctx, create); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: indexes of %s: %w", store, err)
+	}
+	return nil
+}
+
+func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.Doc, error) {
+	st, err := b.docs()
+	if err != nil {
+		return nil, err
+	}
+	if q.Limit <= 0 {
+		return nil, nil
+	}
+	where, orderBy, args := q.SQL("sqlite", "doc", "key", 1)
+	var sb strings.Builder
+	sb.WriteString("SELECT " + docCols + " FROM docs WHERE store = " + sqlString(q.Store) + " AND scope = ?")
+	all := make([]any, 0, len(args)+3)
+	all = append(all, q.Scope)
+	if !q.IncludeExpired {
+		sb.WriteString(" AND (expires IS NULL OR expires > ?)")
+		all = append(all, nanos(b.now()))
+	}
+	sb.WriteString(" AND (" + where + ") ORDER BY " + orderBy + " LIMIT ?")
+	all = append(all, args...)
+	all = append(all, q.Limit)
+	var out []backend.Doc
+	err = st.withQuery(ctx, b.r, sb.String(), func(stmt *sql.Stmt) error {
+		rows, err := stmt.QueryContext(ctx, all...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = make([]backend.Doc, 0, min(q.Limit, 128))
+		for rows.Next() {
+			d, err := scanDoc(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: query documents: %w", err)
+	}
+	return out, nil
+}
+
+// withQuery runs fn with a prepared statement for a query's SQL. The SQL
+// of a page depends only on the store, its schema and the shape of the
+// query (values are arguments), so a small cache serves the repeated
+// shapes. fn runs under the cache's read lock, so that an eviction never
+// closes a statement in use.
+func (st *docState) withQuery(ctx context.Context, db *sql.DB, q string, fn func(*sql.Stmt) error) error {
+	for {
+		st.mu.RLock()
+		if s, ok := st.cache[q]; ok {
+			defer st.mu.RUnlock()
+			return fn(s)
+		}
+		st.mu.RUnlock()
+
+		st.mu.Lock()
+		if _, ok := st.cache[q]; !ok {
+			s, err := db.PrepareContext(ctx, q)
+			if err != nil {
+				st.mu.Unlock()
+				return err
+			}
+			if len(st.cache) >= maxCachedQueries {
+				for k, old := range st.cache {
+					old.Close()
+					delete(st.cache, k)
+				}
+			}
+			if st.cache == nil {
+				st.cache = map[string]*sql.Stmt{}
+			}
+			st.cache[q] = s
+		}
+		st.mu.Unlock()
+	}
+}
+
+var _ backend.Documents = (*Backend)(nil)
