@@ -14,12 +14,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/internal/bench"
 )
 
@@ -312,39 +312,18 @@ func printBenchTable(w io.Writer, rs []bench.Result) error {
 }
 
 // benchPostgres creates a new schema on the server at url and opens a
-// store in it (the schema is the connection's search_path); the function
-// it returns closes the store and drops the schema.
+// store in it; the function it returns closes the store and drops the
+// schema.
 func benchPostgres(ctx context.Context, url string) (*satchel.Store, func(), error) {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("bench: postgres: %w", err)
-	}
-	defer conn.Close(ctx)
 	schema := benchSchemaName()
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return nil, nil, fmt.Errorf("bench: postgres: %w", err)
-	}
-	drop := func() {
-		c, err := pgx.Connect(context.WithoutCancel(ctx), url)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.WithoutCancel(ctx))
-		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")
-	}
-	st, err := satchel.Open(ctx, withSearchPath(url, schema))
+	b, err := postgres.OpenFresh(ctx, url, schema)
 	if err != nil {
-		drop()
+		_ = postgres.DropSchema(context.WithoutCancel(ctx), url, schema)
 		return nil, nil, err
 	}
-	return st, func() { st.Close(); drop() }, nil
-}
-
-// withSearchPath adds search_path=schema to a postgres:// URL's query.
-func withSearchPath(url, schema string) string {
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	return url + sep + "search_path=" + schema
+	st := satchel.New(b)
+	return st, func() {
+		st.Close()
+		_ = postgres.DropSchema(context.WithoutCancel(ctx), url, schema)
+	}, nil
 }
