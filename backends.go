@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/backend/sqlite"
 )
 
@@ -13,7 +14,7 @@ import (
 // without blank imports (docs/decisions/0004-open-links-backends.md).
 func openers(dsn string) func(ctx context.Context, dsn string) (backend.Backend, error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil // linked once backend/postgres lands
+		return func(ctx context.Context, dsn string) (backend.Backend, error) { return postgres.Open(ctx, dsn) }
 	}
 	return func(ctx context.Context, dsn string) (backend.Backend, error) { return sqlite.Open(ctx, dsn) }
 }
