@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -129,10 +130,10 @@ func (c *client) ok(name string, args any) string {
 	r := c.call(name, args)
 	ts := texts(c.t, r)
 	if r.IsError {
-		c.t.Fatalf("%s %v: refused: %q", name, args, ts)
+		c.t.Fatalf("%s %s: refused: %q", name, short(args), ts)
 	}
 	if len(ts) != 1 {
-		c.t.Fatalf("%s %v: %d items %q, want 1", name, args, len(ts), ts)
+		c.t.Fatalf("%s %s: %d items %q, want 1", name, short(args), len(ts), short(ts))
 	}
 	return ts[0]
 }
@@ -143,7 +144,7 @@ func (c *client) is(name string, args any, want ...string) *mcp.CallToolResult {
 	r := c.call(name, args)
 	ts := texts(c.t, r)
 	if r.IsError || !equal(ts, want) {
-		c.t.Errorf("%s %v:\n got %q (error %v)\nwant %q", name, args, ts, r.IsError, want)
+		c.t.Errorf("%s %s:\n got %s (error %v)\nwant %s", name, short(args), short(ts), r.IsError, short(want))
 	}
 	return r
 }
@@ -154,7 +155,7 @@ func (c *client) refused(name string, args any, msg string) {
 	r := c.call(name, args)
 	ts := texts(c.t, r)
 	if !r.IsError || len(ts) != 1 || ts[0] != msg {
-		c.t.Errorf("%s %v:\n got %q (error %v)\nwant refusal %q", name, args, ts, r.IsError, msg)
+		c.t.Errorf("%s %s:\n got %q (error %v)\nwant refusal %q", name, short(args), short(ts), r.IsError, msg)
 	}
 	if r.StructuredContent != nil {
 		c.t.Errorf("%s: a refusal carries structured content %v", name, r.StructuredContent)
@@ -189,3 +190,12 @@ func equal(a, b []string) bool {
 }
 
 func lines(s ...string) string { return strings.Join(s, "\n") }
+
+// short renders v for a message, cut to 300 bytes.
+func short(v any) string {
+	s := fmt.Sprintf("%q", v)
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}

@@ -76,7 +76,7 @@ func (s *Server) Handler() http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.authenticate(withInfo(streamable)))
+	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(streamable))))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
 	return s.hostCheck(s.requestLog(mux))
@@ -94,6 +94,19 @@ func (s *Server) httpServer(r *http.Request) *mcp.Server {
 		return nil
 	}
 	return srv
+}
+
+// track counts the MCP requests in flight, except the event streams
+// (GET), which last as long as their session: a graceful shutdown waits
+// for the others before it closes the sessions.
+func (s *Server) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			s.inflight.Add(1)
+			defer s.inflight.Add(-1)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // authenticate checks the bearer token of every request (a revoked or
@@ -273,9 +286,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	// Shutdown waits for requests in flight, but a session's event stream
-	// never ends by itself: closing the sessions lets their calls finish,
-	// then ends the streams.
-	hs.RegisterOnShutdown(s.closeSessions)
+	// (GET) never ends by itself: once the calls in flight are answered,
+	// closing the sessions ends the streams.
+	hs.RegisterOnShutdown(func() {
+		deadline := time.Now().Add(s.cfg.ShutdownTimeout)
+		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		s.closeSessions()
+	})
 	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "endpoint", MCPPath)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

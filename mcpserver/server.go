@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -102,6 +103,9 @@ type Server struct {
 	servers map[serverKey]*mcp.Server
 
 	sessions sync.Map // *mcp.ServerSession -> *session
+	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
+
+	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
 }
 
 // serverKey names one MCP server: one per agent (the tools differ), and
@@ -175,14 +179,16 @@ func joinLines(s []string) string { return strings.Join(s, "\n") }
 
 // Run serves one session over t (mcp.StdioTransport for stdio, or an
 // in-memory transport) as the configured identity, until the client
-// disconnects or ctx is done. When ctx is done, the calls in flight finish
-// (within the shutdown timeout) before Run returns.
+// disconnects or ctx is done. When ctx is done, Run refuses new requests,
+// waits for the calls in flight to be answered (at most the shutdown
+// timeout), then closes the session.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	srv, err := s.server(serverKey{agent: s.cfg.Agent})
 	if err != nil {
 		return err
 	}
-	ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
+	p := &pendingCalls{}
+	ss, err := srv.Connect(context.WithoutCancel(ctx), countingTransport{t, p}, nil)
 	if err != nil {
 		return err
 	}
@@ -192,16 +198,60 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	case err := <-done:
 		return ignoreClosed(err)
 	case <-ctx.Done():
-		s.log.Info("shutting down: finishing the calls in flight")
-		closed := make(chan struct{})
-		go func() { _ = ss.Close(); close(closed) }()
-		select {
-		case <-closed:
-		case <-time.After(s.cfg.ShutdownTimeout):
-			s.log.Warn("shutdown timed out; calls in flight were abandoned")
-		}
-		return nil
 	}
+	s.log.Info("shutting down: finishing the calls in flight")
+	s.draining.Store(ss, true)
+	defer s.draining.Delete(ss)
+	deadline := time.Now().Add(s.cfg.ShutdownTimeout)
+	for p.n.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if p.n.Load() > 0 {
+		s.log.Warn("shutdown timed out; calls in flight were abandoned")
+	}
+	_ = ss.Close()
+	return nil
+}
+
+// pendingCalls counts the requests of a connection not yet answered.
+type pendingCalls struct{ n atomic.Int64 }
+
+// countingTransport counts, on its connection, the calls read and the
+// responses written: a graceful shutdown waits until every call is
+// answered before it closes the session (the SDK drops the responses of
+// calls still running when a session closes).
+type countingTransport struct {
+	mcp.Transport
+	p *pendingCalls
+}
+
+func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Connection: c, p: t.p}, nil
+}
+
+type countingConn struct {
+	mcp.Connection
+	p *pendingCalls
+}
+
+func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Request); ok && err == nil && r.IsCall() {
+		c.p.n.Add(1)
+	}
+	return m, err
+}
+
+func (c *countingConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, m)
+	if _, ok := m.(*jsonrpc.Response); ok {
+		c.p.n.Add(-1)
+	}
+	return err
 }
 
 func ignoreClosed(err error) error {
@@ -314,6 +364,11 @@ func sessionFrom(ctx context.Context) *session {
 func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+				if _, stopping := s.draining.Load(ss); stopping {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server is shutting down"}
+				}
+			}
 			switch method {
 			case "initialize", "tools/call", "resources/list", "resources/read":
 			default:
