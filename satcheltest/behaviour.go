@@ -33,6 +33,7 @@ import (
 func Run(t *testing.T, open func(t *testing.T) backend.Backend) {
 	t.Run("Contract", func(t *testing.T) { backendtest.RunContract(t, open) })
 	t.Run("Behaviour", func(t *testing.T) { RunBehaviour(t, open) })
+	t.Run("Documents", func(t *testing.T) { RunDocuments(t, open) })
 }
 
 // RunBehaviour checks every file behaviour of DESIGN §2 (paths, lines,
