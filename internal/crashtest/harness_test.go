@@ -1,0 +1,164 @@
+package crashtest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend/postgres"
+)
+
+// Environment of the child processes.
+const (
+	roleEnv = "SATCHEL_CRASHTEST_ROLE" // which child to be
+	dsnEnv  = "SATCHEL_CRASHTEST_DSN"  // the database: a SQLite path or a postgres:// URL with search_path
+	argsEnv = "SATCHEL_CRASHTEST_ARGS" // the role's arguments
+)
+
+// roles are the children the tests start, by name.
+var roles = map[string]func(ctx context.Context, st *satchel.Store, args string, out io.Writer) error{}
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		os.Exit(runChild(role))
+	}
+	os.Exit(m.Run())
+}
+
+// runChild runs one child role and returns its exit code. Its stdout is
+// the protocol (one line per acknowledged operation), its stderr errors.
+func runChild(role string) int {
+	ctx := context.Background()
+	fn := roles[role]
+	if fn == nil {
+		fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
+		return 2
+	}
+	st, err := openStore(ctx, os.Getenv(dsnEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer st.Close()
+	if err := fn(ctx, st, os.Getenv(argsEnv), syncWriter{os.Stdout}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// syncWriter writes each line with one write(2), so that a line is in
+// the pipe whole or not at all when the process is killed.
+type syncWriter struct{ f *os.File }
+
+func (w syncWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
+
+// openStore opens a SQLite file, or a PostgreSQL database (a postgres://
+// URL, whose search_path names the test's schema).
+func openStore(ctx context.Context, dsn string) (*satchel.Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		b, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		return satchel.New(b), nil
+	}
+	return satchel.Open(ctx, dsn)
+}
+
+// longTest skips t unless SATCHEL_LONG_TESTS=1.
+func longTest(t *testing.T) {
+	t.Helper()
+	if os.Getenv("SATCHEL_LONG_TESTS") != "1" {
+		t.Skip("long test (kill loop or load test): set SATCHEL_LONG_TESTS=1 to run it (.ci/run does)")
+	}
+}
+
+var schemas atomic.Int64
+
+// database is one backend the tests run on.
+type database struct {
+	name string
+	dsn  string
+}
+
+// databases returns a fresh SQLite file and, when SATCHEL_TEST_POSTGRES
+// is set, a fresh PostgreSQL schema (dropped when t ends).
+func databases(t *testing.T) []database {
+	t.Helper()
+	dbs := []database{{"sqlite", t.TempDir() + "/crash.db"}}
+	url := os.Getenv("SATCHEL_TEST_POSTGRES")
+	if url == "" {
+		t.Log("SATCHEL_TEST_POSTGRES not set: PostgreSQL variant skipped")
+		return dbs
+	}
+	schema := fmt.Sprintf("satchel_crash_%d_%d", os.Getpid(), schemas.Add(1))
+	b, err := postgres.OpenFresh(t.Context(), url, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	t.Cleanup(func() {
+		if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return append(dbs, database{"postgres", withSearchPath(url, schema)})
+}
+
+func withSearchPath(url, schema string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + "search_path=" + schema
+}
+
+// child is a started child process and the lines it printed.
+type child struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr *strings.Builder
+}
+
+// startChild starts the test binary as a child of role.
+func startChild(t *testing.T, role, dsn, args string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), roleEnv+"="+role, dsnEnv+"="+dsn, argsEnv+"="+args)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, lines: make(chan string, 1<<16), stderr: &strings.Builder{}}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+	}()
+	return c
+}
+
+// wait waits for the child to end and returns every line it printed
+// (those not yet received) and its exit error.
+func (c *child) wait() ([]string, error) {
+	var rest []string
+	for l := range c.lines {
+		rest = append(rest, l)
+	}
+	return rest, c.cmd.Wait()
+}
