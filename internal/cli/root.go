@@ -112,6 +112,7 @@ standard error and exit 1; usage errors exit 2.`,
 	root.AddCommand(newBenchCmd(a))
 	root.AddCommand(newMigrateCmd(a))
 	root.AddCommand(newInitCmd(a))
+	root.AddCommand(newServeCmd(a), newTokenCmd(a))
 
 	addUsedGroups(root)
 	markRunErrors(a, root)

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/mcpserver"
+)
+
+// loadCollections loads the collections of a project directory (--dir)
+// for the server. Typed collections are not wired into the server yet, so
+// it refuses; serving files needs no --dir.
+var loadCollections = func(ctx context.Context, st *satchel.Store, dir string) (mcpserver.Collections, error) {
+	return nil, refuse("collections are not available yet: serve without --dir (files are served without it)")
+}
+
+// serveFlags are the flags of satchel serve.
+type serveFlags struct {
+	http, dir, agent, toolPrefix, logLevel string
+	wrapUntrusted                          bool
+	callTimeout, shutdownTimeout           time.Duration
+	maxInline                              int
+	maxRequest                             int64
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:     "serve",
+		GroupID: groupServe,
+		Short:   "Serve the store to agents over MCP (stdio or HTTP)",
+		Long: `Serve runs the MCP server: the file tools (read_file, write_file, append_file,
+edit_file, stat_file, glob, grep, list_files, delete_file, move_file,
+checkpoint, history, diff, restore), the files as resources, and the
+collection tools of the agent's stores.
+
+By default it speaks MCP on standard input and output, for a client that
+starts it; the caller is --scope, --thread and --agent, and logs go to
+standard error. With no flags at all it serves the thread main of the scope
+default of ./satchel.db.
+
+With --http ADDR it serves streamable HTTP at http://ADDR/mcp, plus
+/healthz and /metrics (Prometheus). Every request then needs a bearer token
+(satchel token create), which decides the scope, the agent and, if the
+token names one, the thread; a session may choose its thread with the
+header X-Satchel-Thread. The server refuses an ADDR that is not loopback
+while no usable token exists. On SIGINT or SIGTERM it stops accepting,
+finishes the calls in flight, then exits.
+
+Results over --max-inline-bytes are saved under spill/ in the caller's
+thread and replaced by a preview; --wrap-untrusted wraps the file and
+document content that tools return in the untrusted envelope.`,
+		Example: `  satchel serve
+  satchel serve --db team.db --scope acme --agent research --thread draft-2
+  satchel token create --agent research --scope acme && satchel serve --http 127.0.0.1:8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return serve(cmd, a, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
+	fl.StringVar(&f.dir, "dir", "", "project `DIR` with stores/ and agents/ (the collections)")
+	fl.StringVar(&f.agent, "agent", "", "the agent that stdio sessions act as (over HTTP the token says)")
+	fl.StringVar(&f.toolPrefix, "tool-prefix", "", "put `PREFIX` before the file tools' names")
+	fl.BoolVar(&f.wrapUntrusted, "wrap-untrusted", false, "wrap file and document content in the untrusted envelope")
+	fl.DurationVar(&f.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "longest a tool call may run")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", mcpserver.DefaultShutdownTimeout, "longest a shutdown waits for the calls in flight")
+	fl.IntVar(&f.maxInline, "max-inline-bytes", 65536, "spill results larger than `N` bytes (and read_file's default max_chars)")
+	fl.Int64Var(&f.maxRequest, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request accepted, in bytes")
+	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usagef("--log-level must be debug, info, warn or error, was %q", f.logLevel)
+	}
+	for name, v := range map[string]int64{
+		"call-timeout": int64(f.callTimeout), "shutdown-timeout": int64(f.shutdownTimeout),
+		"max-inline-bytes": int64(f.maxInline), "max-request-bytes": f.maxRequest,
+	} {
+		if v <= 0 {
+			return usagef("--%s must be positive", name)
+		}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	var cols mcpserver.Collections
+	if f.dir != "" {
+		if cols, err = loadCollections(ctx, st, f.dir); err != nil {
+			return err
+		}
+	}
+	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	s, err := mcpserver.New(mcpserver.Config{
+		Store: st, Scope: a.scope, Thread: a.thread, Agent: f.agent,
+		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
+		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
+		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
+	})
+	if err != nil {
+		return err
+	}
+	if f.http != "" {
+		return s.ListenAndServe(ctx, f.http)
+	}
+	log.Info("serving MCP on stdio", "scope", a.scope, "thread", a.thread, "agent", f.agent)
+	return s.Run(ctx, &mcp.IOTransport{
+		Reader:        readCloser(a.stdin),
+		Writer:        writeCloser(a.stdout),
+		MaxLineLength: int(f.maxRequest),
+	})
+}
+
+// serverVersion is the module's version as the build recorded it.
+func serverVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func writeCloser(w io.Writer) io.WriteCloser {
+	if wc, ok := w.(io.WriteCloser); ok && w != io.Writer(os.Stdout) {
+		return wc
+	}
+	return nopWriteCloser{w}
+}

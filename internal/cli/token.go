@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/satchel-dev/satchel"
+)
+
+func newTokenCmd(a *app) *cobra.Command {
+	cmd := newGroupCmd("token", "Make, list and revoke the access tokens of the HTTP server",
+		`Access tokens identify the callers of "satchel serve --http". A token names
+the agent it speaks for, the one scope it can touch and, optionally, the one
+thread; a caller sends it as "Authorization: Bearer <token>". The secret is
+printed once, when the token is made: the database keeps only its SHA-256.`,
+		`  satchel token create --agent research --scope acme --expires 720h
+  satchel token list
+  satchel token revoke 3f9c2a7b1d0e4f56`)
+	cmd.GroupID = groupServe
+	cmd.AddCommand(newTokenCreateCmd(a), newTokenListCmd(a), newTokenRevokeCmd(a))
+	return cmd
+}
+
+// tokenCreated is what `token create --json` prints.
+type tokenCreated struct {
+	Secret string `json:"secret"`
+	satchel.Token
+}
+
+func newTokenCreateCmd(a *app) *cobra.Command {
+	var agent string
+	var expires time.Duration
+	cmd := &cobra.Command{
+		Use:   "create --agent NAME --scope SCOPE [--thread THREAD] [--expires DURATION]",
+		Short: "Make an access token and print its secret, once",
+		Long: `Make a token for agent --agent in scope --scope (required: the only scope
+the token can touch). With --thread, the token can touch only that thread;
+without it, a session chooses its thread (header X-Satchel-Thread, default
+main). --expires makes it expire after a duration (e.g. 720h); by default
+it never expires.
+
+Prints the secret alone on standard output, and the token's ID (which
+names it in lists, logs and commits) on standard error. The secret is not
+stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
+"agent": ..., "scope": ..., "thread": ..., "created": ..., "expires": ...}.`,
+		Example: `  satchel token create --agent research --scope acme
+  satchel token create --agent ci --scope acme --thread nightly --expires 24h`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pf := cmd.Root().PersistentFlags()
+			if !pf.Changed("scope") {
+				return usagef("token create: --scope is required (the only scope the token can touch)")
+			}
+			thread := ""
+			if pf.Changed("thread") {
+				thread = a.thread
+			}
+			st, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			secret, t, err := st.CreateToken(cmd.Context(), satchel.TokenSpec{Agent: agent, Scope: a.scope, Thread: thread, Expires: expires})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(tokenCreated{Secret: secret, Token: t})
+			}
+			a.notice("token %s for agent %s in scope %s: keep the secret now, it is not shown again", t.ID, t.Agent, t.Scope)
+			_, err = fmt.Fprintln(a.stdout, secret)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent the token speaks for (required)")
+	cmd.Flags().DurationVar(&expires, "expires", 0, "expire after `DURATION` (e.g. 720h; default: never)")
+	_ = cmd.MarkFlagRequired("agent")
+	return cmd
+}
+
+// tokenStatus says whether a token can be used now.
+func tokenStatus(t satchel.Token, now time.Time) string {
+	switch {
+	case !t.Revoked.IsZero():
+		return "revoked"
+	case !t.Expires.IsZero() && !now.Before(t.Expires):
+		return "expired"
+	}
+	return "active"
+}
+
+// tokenListed is one token as `token list --json` prints it.
+type tokenListed struct {
+	satchel.Token
+	Status string `json:"status"`
+}
+
+func newTokenListCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the access tokens",
+		Long: `List every token, oldest first, one a line: ID, AGENT, SCOPE, THREAD (empty
+when the token allows any), CREATED, EXPIRES (empty: never) and STATUS
+(active, expired or revoked), separated by tabs. Secrets are never shown:
+they are not stored.
+
+With --json, an array of tokens, each with its "status".`,
+		Example: `  satchel token list
+  satchel --db team.db token list --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			ts, err := st.Tokens(ctx)
+			if err != nil {
+				return err
+			}
+			now, err := st.Backend().Now(ctx)
+			if err != nil {
+				return err
+			}
+			out := make([]tokenListed, len(ts))
+			for i, t := range ts {
+				out[i] = tokenListed{Token: t, Status: tokenStatus(t, now)}
+			}
+			return a.emit(out, func(w io.Writer) error {
+				var b strings.Builder
+				for _, t := range out {
+					fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), t.Status)
+				}
+				_, err := io.WriteString(w, b.String())
+				return err
+			})
+		},
+	}
+}
+
+func newTokenRevokeCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke an access token",
+		Long: `Revoke the token with ID (as token list shows it): the server refuses it
+from its next request on, so the sessions opened with it end too. The
+token stays listed, as revoked, since commits name it.`,
+		Example: `  satchel token revoke 3f9c2a7b1d0e4f56`,
+		Args:    exactArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := st.RevokeToken(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			return a.emit(map[string]any{"id": args[0], "revoked": true}, text("revoked "+args[0]+"\n"))
+		},
+	}
+}
