@@ -67,6 +67,9 @@ const docCols = "key, version, updated, expires, doc"
 
 func (st *docState) prepare(b *Backend) error {
 	ctx := context.Background()
+	if _, err := b.w.ExecContext(ctx, "PRAGMA cache_size = -65536"); err != nil {
+		return err
+	}
 	for _, s := range []struct {
 		db  *sql.DB
 		s   **sql.Stmt
@@ -353,12 +356,57 @@ func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []bac
 				return err
 			}
 		}
-		return nil
+		return plannerStats(ctx, tx, want)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: indexes of %s: %w", store, err)
 	}
 	return nil
+}
+
+// Statistics for the query planner. Without them SQLite guesses that an
+// equality on the first column of an index leaves 10 rows, a range a
+// quarter of them: on the (scope, expression, key) indexes of documents
+// it then prefers a range on one indexed field (confidence > 0.5, which
+// may hold for half of the documents) to an IN on another (topic IN [...],
+// a few), and the (store, scope, key) index of the table to any of them.
+// EnsureIndexes writes rows of sqlite_stat1 that describe the shape every
+// store has (many documents per scope, few per value of a field, one per
+// key), so that an equality or IN on an indexed field wins, and a query
+// with none walks the key order. A real ANALYZE replaces them with
+// measured figures, which lead to the same plans.
+const (
+	statTable = "1000000 100000 1000 1" // (store, scope, key)
+	statIndex = "1000000 1000 10 1"     // (scope, expression, key)
+)
+
+// plannerStats writes the statistics of the indexes named in want (and of
+// the table's own index) that sqlite_stat1 does not have yet.
+func plannerStats(ctx context.Context, tx *sql.Tx, want map[string]string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_stat1'").Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		// ANALYZE creates sqlite_stat1; this table has a handful of rows.
+		if _, err := tx.ExecContext(ctx, "ANALYZE schema_migrations"); err != nil {
+			return err
+		}
+	}
+	stats := map[string]string{"sqlite_autoindex_docs_1": statTable}
+	for name := range want {
+		stats[name] = statIndex
+	}
+	for idx, stat := range stats {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_stat1 (tbl, idx, stat) SELECT 'docs', ?1, ?2
+			WHERE NOT EXISTS (SELECT 1 FROM sqlite_stat1 WHERE tbl = 'docs' AND idx = ?1)`, idx, stat); err != nil {
+			return err
+		}
+	}
+	// Load them on this connection; the others reload the schema, which
+	// the CREATE INDEX changed, and the statistics with it.
+	_, err := tx.ExecContext(ctx, "ANALYZE sqlite_schema")
+	return err
 }
 
 func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.Doc, error) {
@@ -369,20 +417,9 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 	if q.Limit <= 0 {
 		return nil, nil
 	}
-	where, orderBy, args := q.SQL("sqlite", "doc", "key", 1)
-	var sb strings.Builder
-	sb.WriteString("SELECT " + docCols + " FROM docs WHERE store = " + sqlString(q.Store) + " AND scope = ?")
-	all := make([]any, 0, len(args)+3)
-	all = append(all, q.Scope)
-	if !q.IncludeExpired {
-		sb.WriteString(" AND (expires IS NULL OR expires > ?)")
-		all = append(all, nanos(b.now()))
-	}
-	sb.WriteString(" AND (" + where + ") ORDER BY " + orderBy + " LIMIT ?")
-	all = append(all, args...)
-	all = append(all, q.Limit)
+	query, all := b.docQuery(q)
 	var out []backend.Doc
-	err = st.withQuery(ctx, b.r, sb.String(), func(stmt *sql.Stmt) error {
+	err = st.withQuery(ctx, b.r, query, func(stmt *sql.Stmt) error {
 		rows, err := stmt.QueryContext(ctx, all...)
 		if err != nil {
 			return err
@@ -402,6 +439,23 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 		return nil, fmt.Errorf("sqlite: query documents: %w", err)
 	}
 	return out, nil
+}
+
+// docQuery returns the SQL of a page and its arguments.
+func (b *Backend) docQuery(q backend.DocQuery) (string, []any) {
+	where, orderBy, args := q.SQL("sqlite", "doc", "key", 1)
+	var sb strings.Builder
+	sb.WriteString("SELECT " + docCols + " FROM docs WHERE store = " + sqlString(q.Store) + " AND scope = ?")
+	all := make([]any, 0, len(args)+3)
+	all = append(all, q.Scope)
+	if !q.IncludeExpired {
+		sb.WriteString(" AND (expires IS NULL OR expires > ?)")
+		all = append(all, nanos(b.now()))
+	}
+	sb.WriteString(" AND (" + where + ") ORDER BY " + orderBy + " LIMIT ?")
+	all = append(all, args...)
+	all = append(all, q.Limit)
+	return sb.String(), all
 }
 
 // withQuery runs fn with a prepared statement for a query's SQL. The SQL

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -45,7 +46,11 @@ func w2Project(t testing.TB, indexed bool) *satchel.Project {
 // SATCHEL_W2_N=100000 for the workload's scale).
 func TestW2(t *testing.T) {
 	n := w2N(t)
-	for _, system := range []string{"memory", "sqlite"} {
+	systems := []string{"memory", "sqlite"}
+	if s := os.Getenv("SATCHEL_W2_SYSTEMS"); s != "" {
+		systems = strings.Split(s, ",")
+	}
+	for _, system := range systems {
 		for _, indexed := range []bool{true, false} {
 			name := system
 			if indexed {
