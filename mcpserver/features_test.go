@@ -65,7 +65,7 @@ func TestSpill(t *testing.T) {
 	if ts := texts(t, r); len(ts) != 2 || ts[0] != full[:spill.DefaultMaxInlineBytes] || !strings.HasPrefix(ts[1], "[output truncated at 65536 characters") {
 		t.Errorf("read_file of a spill at the default max_chars: %d items", len(ts))
 	}
-	// A result at the limit stays inline.
+	// A small result stays inline.
 	c.is("s_glob", map[string]any{"pattern": "*.txt"}, "big.txt")
 	// The spill was committed as the caller, through the tool that spilled.
 	ws, err := s.cfg.Store.Workspace(context.Background(), "default", "main")
@@ -89,7 +89,7 @@ func TestSpill(t *testing.T) {
 
 func TestSpillLimitConfigured(t *testing.T) {
 	c, _ := newClient(t, Config{MaxInlineBytes: 1000})
-	full := bigFile(t, c, "", "b.txt", 40)
+	bigFile(t, c, "", "b.txt", 40)
 	r := c.call("grep", map[string]any{"pattern": "match"})
 	if ts := texts(t, r); len(ts) != 3 || len(ts[0])+len(ts[1])+len(ts[2]) > 1000 {
 		t.Errorf("spill at 1000 bytes: %d items", len(ts))
@@ -99,7 +99,14 @@ func TestSpillLimitConfigured(t *testing.T) {
 	if ts := texts(t, r); len(ts) != 2 || len(ts[0]) != 1000 {
 		t.Errorf("read_file at max_chars 1000: %d items", len(ts))
 	}
-	_ = full
+	// A result of exactly the limit stays inline; one byte more spills.
+	line := strings.Repeat("a", 1000-len("e.txt:1:"))
+	c.ok("write_file", map[string]any{"path": "e.txt", "content": line + "\n"})
+	c.is("grep", map[string]any{"pattern": "^a", "include": "e.txt"}, "e.txt:1:"+line)
+	c.ok("write_file", map[string]any{"path": "e.txt", "content": line + "a\n"})
+	if ts := texts(t, c.call("grep", map[string]any{"pattern": "^a", "include": "e.txt"})); len(ts) != 3 {
+		t.Errorf("a result one byte over the limit: %d items", len(ts))
+	}
 }
 
 func TestWrapUntrusted(t *testing.T) {

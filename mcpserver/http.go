@@ -144,6 +144,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			}
 			c.id.Thread, c.explicitThread = th, true
 		}
+		// The agent's tools are built (once) before the SDK asks for them,
+		// so that an agent the project does not know is refused clearly.
+		if _, err := s.server(serverKey{agent: c.id.Agent, http: true}); err != nil {
+			code := http.StatusInternalServerError
+			if errors.Is(err, satchel.ErrNotFound) || errors.Is(err, satchel.ErrAccessDenied) || errors.Is(err, satchel.ErrInvalidArgument) {
+				code = http.StatusForbidden
+			}
+			http.Error(w, err.Error(), code)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerCtxKey{}, c)))
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -480,4 +479,50 @@ func TestIsLoopback(t *testing.T) {
 	}
 }
 
-var _ = errors.New
+
+func TestHTTPSessionKeepsItsThread(t *testing.T) {
+	f := newHTTP(t, Config{})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	code, _, resp := post(t, f.url+MCPPath, secret, map[string]string{ThreadHeader: "draft"}, initialize)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if code != 200 || sid == "" {
+		t.Fatalf("initialize: %d %q", code, sid)
+	}
+	h := func(thread string) map[string]string {
+		m := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+		if thread != "" {
+			m[ThreadHeader] = thread
+		}
+		return m
+	}
+	if code, body, _ := post(t, f.url+MCPPath, secret, h(""), `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		t.Fatalf("initialized: %d %q", code, body)
+	}
+	write := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.md","content":"x"}}}`
+	_, body, _ := post(t, f.url+MCPPath, secret, h("other"), write)
+	if !strings.Contains(body, `this session works on thread \"draft\"; X-Satchel-Thread \"other\" cannot change it (open a new session)`) {
+		t.Errorf("changing thread within a session: %q", body)
+	}
+	for _, th := range []string{"draft", ""} {
+		if _, body, _ := post(t, f.url+MCPPath, secret, h(th), write); !strings.Contains(body, `wrote 1 bytes to a.md`) {
+			t.Errorf("header %q: %q", th, body)
+		}
+	}
+	ws, _ := f.st.Workspace(context.Background(), "acme", "draft")
+	if got, err := ws.Read(context.Background(), "a.md"); err != nil || got != "x" {
+		t.Errorf("draft/a.md = %q, %v", got, err)
+	}
+	ws, _ = f.st.Workspace(context.Background(), "acme", "other")
+	if ok, _ := ws.Exists(context.Background(), "a.md"); ok {
+		t.Errorf("the write reached thread other")
+	}
+}
+
+func TestHTTPUnknownAgent(t *testing.T) {
+	f := newHTTP(t, Config{})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "broken", Scope: "acme"})
+	code, body, _ := post(t, f.url+MCPPath, secret, nil, initialize)
+	if code != http.StatusInternalServerError || body != `collection tools of agent "broken": agents/broken/agent.json: bad` {
+		t.Errorf("an agent whose tools fail: %d %q", code, body)
+	}
+}
