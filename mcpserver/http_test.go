@@ -479,7 +479,6 @@ func TestIsLoopback(t *testing.T) {
 	}
 }
 
-
 func TestHTTPSessionKeepsItsThread(t *testing.T) {
 	f := newHTTP(t, Config{})
 	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
