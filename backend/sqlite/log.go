@@ -34,6 +34,15 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: append: %w", err)
 	}
+	if b.ckpt != nil {
+		var n int64
+		for i := range ncs {
+			if res[i].Err == nil {
+				n += int64(len(ncs[i].Pack)+len(ncs[i].Root)+len(ncs[i].Meta)) + 64
+			}
+		}
+		b.ckpt.wrote(n)
+	}
 	return res, nil
 }
 

@@ -69,6 +69,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,8 +86,12 @@ type Backend struct {
 	r     *sql.DB // the readers
 	ws    writeStmts
 	rs    readStmts
-	stmts []*sql.Stmt // all of ws and rs, to close
-	clock atomic.Pointer[func() time.Time]
+	stmts []*sql.Stmt   // all of ws and rs, to close
+	ckpt  *checkpointer // nil: the writer checkpoints (SQLite's default)
+
+	clock     atomic.Pointer[func() time.Time]
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // The pragmas of every connection. busy_timeout comes first (the driver
@@ -97,6 +102,11 @@ const (
 	busyTimeout  = 10 * time.Second
 	commonParams = "_busy_timeout=10000&_synchronous=NORMAL"
 	writerParams = commonParams + "&_auto_vacuum=INCREMENTAL&_txlock=immediate"
+	// walBackstop is the writer's automatic checkpoint when a checkpointer
+	// goroutine does the usual ones (checkpoint.go).
+	// journal_size_limit truncates a WAL that a burst made large once it
+	// is checkpointed.
+	walBackstop  = "&_pragma=wal_autocheckpoint(4000)&_pragma=journal_size_limit(67108864)"
 	readerParams = commonParams + "&_query_only=1"
 )
 
@@ -109,6 +119,9 @@ type options struct {
 	sharedPool bool
 	// params are extra DSN parameters of every connection (experiments).
 	params string
+	// inlineCheckpoints leaves checkpoints to the writer (SQLite's
+	// default), as a baseline for the benchmarks.
+	inlineCheckpoints bool
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a file
@@ -126,7 +139,11 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	clock := time.Now
 	b.clock.Store(&clock)
 
-	b.w, err = sql.Open("sqlite", path+"?"+writerParams+opt.params)
+	wp := writerParams
+	if !opt.inlineCheckpoints {
+		wp += walBackstop
+	}
+	b.w, err = sql.Open("sqlite", path+"?"+wp+opt.params)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -159,6 +176,18 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 		b.r.SetMaxIdleConns(n)
 		b.r.SetConnMaxIdleTime(0)
 		b.r.SetConnMaxLifetime(0)
+	}
+	if !opt.inlineCheckpoints {
+		cdb, err := sql.Open("sqlite", path+"?"+commonParams+opt.params)
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
+		cdb.SetMaxOpenConns(1)
+		cdb.SetMaxIdleConns(1)
+		cdb.SetConnMaxIdleTime(0)
+		cdb.SetConnMaxLifetime(0)
+		b.ckpt = newCheckpointer(cdb)
 	}
 	if err := b.prepare(ctx); err != nil {
 		b.Close()
@@ -272,19 +301,24 @@ func (b *Backend) DiskSize(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// Close closes the database. Appends in progress finish first.
+// Close closes the database; it may be called more than once. Calls in
+// progress finish first.
 func (b *Backend) Close() error {
-	for _, st := range b.stmts {
-		st.Close()
-	}
-	var err error
-	if b.r != nil && b.r != b.w {
-		err = b.r.Close()
-	}
-	if b.w != nil {
-		err = errors.Join(err, b.w.Close())
-	}
-	return err
+	b.closeOnce.Do(func() {
+		for _, st := range b.stmts {
+			st.Close()
+		}
+		if b.ckpt != nil {
+			b.closeErr = b.ckpt.close()
+		}
+		if b.r != nil && b.r != b.w {
+			b.closeErr = errors.Join(b.closeErr, b.r.Close())
+		}
+		if b.w != nil {
+			b.closeErr = errors.Join(b.closeErr, b.w.Close())
+		}
+	})
+	return b.closeErr
 }
 
 // write runs f in one BEGIN IMMEDIATE transaction on the writer.

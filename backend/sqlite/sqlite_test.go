@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,6 +51,10 @@ func TestPragmas(t *testing.T) {
 				t.Errorf("%s: PRAGMA %s = %s, want %s", db.name, p.pragma, got, p.want)
 			}
 		}
+	}
+	var ac int
+	if err := b.w.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&ac); err != nil || ac != 4000 {
+		t.Errorf("writer: wal_autocheckpoint = %d (%v), want 4000", ac, err)
 	}
 	// Readers cannot write.
 	if _, err := b.r.ExecContext(ctx, "DELETE FROM settings"); err == nil {
@@ -195,4 +200,45 @@ func TestVacuum(t *testing.T) {
 	if err := b.r.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil || free != 0 {
 		t.Errorf("freelist_count = %d (%v) after Vacuum", free, err)
 	}
+}
+
+// TestWALBounded checks that the write-ahead log stays within the
+// writer's backstop (4,000 pages, 16 MB) while one writer appends 20 MB of
+// packs, and that the checkpointer goroutine copies pages meanwhile.
+func TestWALBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 20 MB")
+	}
+	ctx := t.Context()
+	b := openTest(t, options{})
+	defer b.Close()
+	th, err := b.CreateThread(ctx, "s", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := make([]byte, 10<<10)
+	for i := range pack {
+		pack[i] = byte(i*7 + i>>8)
+	}
+	var largest int64
+	for seq := int64(1); seq <= 2000; seq++ {
+		res, err := b.Append(ctx, []backend.NewCommit{{Thread: th.ID, Seq: seq, Root: []byte("r"), Meta: []byte("{}"), Pack: pack}})
+		if err != nil || res[0].Err != nil {
+			t.Fatal(err, res[0].Err)
+		}
+		if seq%100 == 0 {
+			if fi, err := os.Stat(b.Path() + "-wal"); err == nil {
+				largest = max(largest, fi.Size())
+			}
+		}
+	}
+	t.Logf("largest WAL seen: %d bytes", largest)
+	if largest > 20<<20 {
+		t.Errorf("the WAL grew to %d bytes", largest)
+	}
+	var busy, frames, copied int64
+	if err := b.ckpt.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("WAL frames %d, copied %d", frames, copied)
 }
