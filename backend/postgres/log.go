@@ -193,12 +193,14 @@ func scanCommit(row pgx.Row, thread int64) (backend.Commit, error) {
 
 // headSQL reads the head and whether the thread exists, in one round trip:
 // one row always, the commit's columns NULL when the thread has none. The
-// newest commit is never dropped, so it is the retained commit with the
-// highest seq.
+// newest commit is never dropped (but a deleted thread's are), so the head
+// is the row with the highest seq. It is found through max(seq), which the
+// planner always answers from the end of the (thread_id, seq) index;
+// ORDER BY seq DESC LIMIT 1 may be planned as a scan and sort of the whole
+// thread while the table's statistics are young.
 const headSQL = `SELECT EXISTS (SELECT 1 FROM threads WHERE id = $1), c.id, c.seq, c.time, c.root, c.meta
-FROM (SELECT 1) AS one LEFT JOIN LATERAL (
-	SELECT ` + commitCols + ` FROM commits WHERE thread_id = $1 AND dropped_at IS NULL ORDER BY seq DESC LIMIT 1
-) AS c ON true`
+FROM (SELECT 1) AS one LEFT JOIN commits AS c
+	ON c.thread_id = $1 AND c.seq = (SELECT max(seq) FROM commits WHERE thread_id = $1) AND c.dropped_at IS NULL`
 
 // commitAtSQL is headSQL for one seq.
 const commitAtSQL = `SELECT EXISTS (SELECT 1 FROM threads WHERE id = $1), c.id, c.seq, c.time, c.root, c.meta
