@@ -65,6 +65,18 @@
 // No tool argument can name a scope: the identity comes from the flags
 // (stdio) or the token (HTTP), never from a tool call.
 //
+// # In a Go program
+//
+// The server is a library: New takes an open store and the identity of
+// stdio sessions; Run serves one session over any MCP transport, Handler
+// is the HTTP handler, and ListenAndServe adds the exposure check and a
+// graceful shutdown:
+//
+//	st, err := satchel.Open(ctx, "agent.db")
+//	s, err := mcpserver.New(mcpserver.Config{Store: st, Scope: "acme", Agent: "research"})
+//	err = s.Run(ctx, &mcp.StdioTransport{})           // or:
+//	err = s.ListenAndServe(ctx, "127.0.0.1:8080")     // tokens from st.CreateToken
+//
 // # Tools
 //
 // read_file, write_file, append_file, edit_file, stat_file, glob, grep,
