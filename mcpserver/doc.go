@@ -122,7 +122,11 @@
 // # Collections
 //
 // The tools of typed collections (store__NAME__get, set, query, list,
-// remove) come from a Collections implementation: each session sees only
-// the tools its agent is granted; any other name is refused as an unknown
-// tool.
+// remove) come from a Collections implementation, usually
+// ProjectCollections over a project loaded with satchel.LoadProject
+// (`satchel serve --dir`, by default the working directory when it has
+// stores/ or agents/). Each session sees only the tools its agent is
+// granted; any other name is refused as an unknown tool, and a shared store
+// refuses agents' writes. Without an agent (stdio without --agent) there
+// are no collection tools.
 package mcpserver

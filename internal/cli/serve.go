@@ -17,11 +17,29 @@ import (
 	"github.com/satchel-dev/satchel/mcpserver"
 )
 
-// loadCollections loads the collections of a project directory (--dir)
-// for the server. Typed collections are not wired into the server yet, so
-// it refuses; serving files needs no --dir.
+// loadCollections loads the collections of a project directory (--dir):
+// the stores and agents the server's collection tools come from.
 var loadCollections = func(ctx context.Context, st *satchel.Store, dir string) (mcpserver.Collections, error) {
-	return nil, refuse("collections are not available yet: serve without --dir (files are served without it)")
+	p, err := satchel.LoadProject(dir)
+	if err != nil {
+		return nil, err
+	}
+	return mcpserver.ProjectCollections(st, p), nil
+}
+
+// projectDir returns the project directory to serve: --dir when given,
+// else the working directory when it holds stores/ or agents/ (as satchel
+// init makes them), else none.
+func projectDir(cmd *cobra.Command, dir string) string {
+	if cmd.Flags().Changed("dir") {
+		return dir
+	}
+	for _, sub := range []string{"stores", "agents"} {
+		if fi, err := os.Stat(sub); err == nil && fi.IsDir() {
+			return "."
+		}
+	}
+	return ""
 }
 
 // serveFlags are the flags of satchel serve.
@@ -43,6 +61,11 @@ func newServeCmd(a *app) *cobra.Command {
 edit_file, stat_file, glob, grep, list_files, delete_file, move_file,
 checkpoint, history, diff, restore), the files as resources, and the
 collection tools of the agent's stores.
+
+The collections are those of the project directory --dir (stores/ and
+agents/, as satchel init makes them; by default the working directory when
+it has them): each agent sees only the tools of the stores its agent.json
+grants, and shared stores take no writes from agents.
 
 By default it speaks MCP on standard input and output, for a client that
 starts it; the caller is --scope, --thread and --agent, and logs go to
@@ -70,7 +93,7 @@ document content that tools return in the untrusted envelope.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
-	fl.StringVar(&f.dir, "dir", "", "project `DIR` with stores/ and agents/ (the collections)")
+	fl.StringVar(&f.dir, "dir", "", "project `DIR` with stores/ and agents/ (default: . when it has them)")
 	fl.StringVar(&f.agent, "agent", "", "the agent that stdio sessions act as (over HTTP the token says)")
 	fl.StringVar(&f.toolPrefix, "tool-prefix", "", "put `PREFIX` before the file tools' names")
 	fl.BoolVar(&f.wrapUntrusted, "wrap-untrusted", false, "wrap file and document content in the untrusted envelope")
@@ -102,8 +125,8 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		return err
 	}
 	var cols mcpserver.Collections
-	if f.dir != "" {
-		if cols, err = loadCollections(ctx, st, f.dir); err != nil {
+	if dir := projectDir(cmd, f.dir); dir != "" {
+		if cols, err = loadCollections(ctx, st, dir); err != nil {
 			return err
 		}
 	}

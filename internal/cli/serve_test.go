@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -113,7 +115,9 @@ func TestServeRefusals(t *testing.T) {
 	h := newHarness(t)
 	h.refused("refusing to listen on 0.0.0.0:0: it is not a loopback address and no access token exists; create one with `satchel token create --agent NAME --scope SCOPE`, or listen on 127.0.0.1",
 		"serve", "--http", "0.0.0.0:0")
-	h.refused("collections are not available yet: serve without --dir (files are served without it)", "serve", "--dir", ".")
+	missing := filepath.Join(t.TempDir(), "nope")
+	_, err := satchel.LoadProject(missing)
+	h.refused(err.Error(), "serve", "--dir", missing)
 	h.refused(`invalid agent name "Bad": a name is lowercase letters, digits, - and _, starting with a letter, at most 48 characters`, "serve", "--agent", "Bad")
 	h.refused(`invalid thread name "1": must not be all digits (a number means a sequence)`, "serve", "--thread", "1")
 	h.usage(`--log-level must be debug, info, warn or error, was "loud"`, "serve", "--log-level", "loud")
@@ -189,4 +193,56 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestServeProject(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"stores/notes.json":        `{"name": "notes", "entity": {"name": "Note", "key": "{id}", "schema": {"id": {"type": "string"}, "text": {"type": "string"}}}}`,
+		"agents/writer/agent.json": `{"name": "Writer", "stores": {"notes": "rw"}}`,
+		"agents/reader/agent.json": `{"name": "Reader", "stores": {"notes": "read"}}`,
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session := func(agent string) (*mcp.ClientSession, func() int) {
+		stdin, stdout, stderr, wait := h.serving(context.Background(), "serve", "--dir", dir, "--scope", "acme", "--agent", agent)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+			&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr)
+		}
+		return cs, wait
+	}
+	call := func(cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+		t.Helper()
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return r.Content[0].(*mcp.TextContent).Text, r.IsError
+	}
+	w, waitW := session("writer")
+	if got, isErr := call(w, "store__notes__set", map[string]any{"id": "a", "text": "hi"}); isErr || got != `{"key":"a","version":1}` {
+		t.Errorf("writer set: %q", got)
+	}
+	_ = w.Close()
+	r, waitR := session("reader")
+	if got, isErr := call(r, "store__notes__set", map[string]any{"id": "b", "text": "no"}); !isErr || got != `unknown tool "store__notes__set"` {
+		t.Errorf("reader set: %q", got)
+	}
+	if got, isErr := call(r, "store__notes__get", map[string]any{"key": "a"}); isErr || !strings.Contains(got, `"text":"hi"`) {
+		t.Errorf("reader get: %q", got)
+	}
+	_ = r.Close()
+	if waitW() != 0 || waitR() != 0 {
+		t.Errorf("serve did not exit 0")
+	}
+	h.refused(`collection tools of agent "ghost": agent "ghost" not found (agents: reader, writer)`, "serve", "--dir", dir, "--agent", "ghost")
 }
