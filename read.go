@@ -165,6 +165,9 @@ type ListOptions struct {
 	Accept func(path string) bool
 	// Limit bounds the number of results (0: no limit).
 	Limit int
+	// After, when set, starts the listing after this path (for paging:
+	// pass the last path of the previous page).
+	After string
 }
 
 func listView(ctx context.Context, v engine.View, under string, o ListOptions) ([]string, error) {
@@ -176,8 +179,12 @@ func listView(ctx context.Context, v engine.View, under string, o ListOptions) (
 	if dir != "" {
 		from = dir + "/"
 	}
+	start := from
+	if o.After != "" && o.After >= from {
+		start = o.After + "\x00"
+	}
 	out := []string{}
-	err = v.Scan(ctx, from, upper(from), func(ent *engine.Entry) (bool, error) {
+	err = v.Scan(ctx, start, upper(from), func(ent *engine.Entry) (bool, error) {
 		if o.Accept != nil && !o.Accept(ent.Path) {
 			return true, nil
 		}

@@ -58,6 +58,26 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 	return w, nil
 }
 
+// As returns a handle on the same workspace whose commits record actor.
+// It costs nothing (no database access): servers make one per call to
+// record which tool made each commit.
+func (w *Workspace) As(a Actor) *Workspace {
+	w.mu.Lock()
+	id := w.id
+	w.mu.Unlock()
+	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, limits: w.limits, arm: w.arm, id: id}
+}
+
+// Usage returns how many files the workspace's head holds and their bytes
+// counted as DESIGN §2.4 counts them (what maxFiles and maxBytes bound).
+func (w *Workspace) Usage(ctx context.Context) (files, bytes int64, err error) {
+	v, err := w.view(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return v.Totals(ctx)
+}
+
 // Scope returns the workspace's scope.
 func (w *Workspace) Scope() string { return w.scope }
 
