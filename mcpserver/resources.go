@@ -86,14 +86,11 @@ func (s *Server) listResources(ctx context.Context, se *session, p *mcp.ListReso
 		}
 		after = c
 	}
-	ws, err := s.cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread)
+	ws, err := se.workspace(ctx, s.cfg.Store)
 	if err != nil {
 		return nil, err
 	}
-	paths, err := ws.List(ctx, "", satchel.ListOptions{
-		Accept: func(p string) bool { return p > after },
-		Limit:  resourcePageSize + 1,
-	})
+	paths, err := ws.List(ctx, "", satchel.ListOptions{After: after, Limit: resourcePageSize + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +119,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	ws, err := s.cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread)
+	ws, err := se.workspace(ctx, s.cfg.Store)
 	if err != nil {
 		return nil, err
 	}

@@ -347,6 +347,24 @@ type session struct {
 	id    Identity
 	run   *satchel.Run
 	label string // for logs
+
+	wsMu sync.Mutex
+	ws   *satchel.Workspace // opened on first use; calls take cheap As handles
+}
+
+// workspace returns the session's workspace, opening it (and reading its
+// bounds) once.
+func (se *session) workspace(ctx context.Context, st *satchel.Store) (*satchel.Workspace, error) {
+	se.wsMu.Lock()
+	defer se.wsMu.Unlock()
+	if se.ws == nil {
+		ws, err := st.Workspace(ctx, se.id.Scope, se.id.Thread)
+		if err != nil {
+			return nil, err
+		}
+		se.ws = ws
+	}
+	return se.ws, nil
 }
 
 type sessionKey struct{}

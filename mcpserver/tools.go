@@ -42,9 +42,11 @@ type call struct {
 // makes as the session's agent and credential, through this tool.
 func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
 	id := c.se.id
-	return c.s.cfg.Store.Workspace(ctx, id.Scope, id.Thread, satchel.As(satchel.Actor{
-		Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base,
-	}))
+	ws, err := c.se.workspace(ctx, c.s.cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	return ws.As(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base}), nil
 }
 
 // reader returns the workspace's head, or the commit at when it is set.
