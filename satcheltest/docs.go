@@ -24,7 +24,9 @@ import (
 // remove, refs and the generated tools. The backend must implement
 // backend.Documents. The tests of expiry move the backend's clock, through
 // a method SetClock(func() time.Time) (as the memory and SQLite backends
-// have); they are skipped on a backend without one.
+// have) or SetDocumentsClock(func() time.Time) (PostgreSQL's, whose clock
+// is otherwise the database's); they are skipped on a backend without
+// either.
 func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 	d := &docSuite{open: open}
 	tests := []struct {
@@ -73,8 +75,26 @@ type docSuite struct {
 	open func(t *testing.T) backend.Backend
 }
 
-// clockSetter is the hook the expiry tests move time with.
+// clockSetter is the hook the expiry tests move time with: SetClock (the
+// memory and SQLite backends), or SetDocumentsClock for a backend whose
+// clock is otherwise the database's (PostgreSQL).
 type clockSetter interface{ SetClock(func() time.Time) }
+
+type docsClockSetter interface{ SetDocumentsClock(func() time.Time) }
+
+type docsClock struct{ b docsClockSetter }
+
+func (c docsClock) SetClock(now func() time.Time) { c.b.SetDocumentsClock(now) }
+
+func clockOf(b backend.Backend) (clockSetter, bool) {
+	if cs, ok := b.(clockSetter); ok {
+		return cs, true
+	}
+	if ds, ok := b.(docsClockSetter); ok {
+		return docsClock{ds}, true
+	}
+	return nil, false
+}
 
 // clock is a settable time for a backend.
 type clock struct {
@@ -89,13 +109,19 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.U
 // setClock gives the store's backend a clock the test moves, or skips.
 func setClock(t *testing.T, st *satchel.Store) *clock {
 	t.Helper()
-	cs, ok := st.Backend().(clockSetter)
+	cs, ok := clockOf(st.Backend())
 	if !ok {
 		t.Skipf("%T has no SetClock(func() time.Time): expiry is not tested", st.Backend())
 	}
 	c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	cs.SetClock(c.Now)
-	t.Cleanup(func() { cs.SetClock(time.Now) })
+	t.Cleanup(func() {
+		if _, ok := cs.(docsClock); ok {
+			cs.SetClock(nil)
+		} else {
+			cs.SetClock(time.Now)
+		}
+	})
 	return c
 }
 
@@ -807,7 +833,6 @@ func (d *docSuite) removeAndDeletable(t *testing.T, st *satchel.Store) {
 // A ref must name an existing document of its store: in the same scope,
 // or in the shared collection of a shared store.
 func (d *docSuite) refs(t *testing.T, st *satchel.Store) {
-	clk := setClockOrNil(st)
 	p := project(t)
 	links := coll(t, st, p, "s1", "links")
 	_, _, err := links.Set(bg, `{"id": "l1", "note": "acme:x", "company": "acme"}`)
@@ -823,12 +848,6 @@ func (d *docSuite) refs(t *testing.T, st *satchel.Store) {
 	if paths := validation(t, "ref into another scope", err); !slices.Contains(paths, "note") {
 		t.Errorf("a ref resolves in the document's own scope: %q", paths)
 	}
-	_ = clk
-}
-
-func setClockOrNil(st *satchel.Store) clockSetter {
-	cs, _ := st.Backend().(clockSetter)
-	return cs
 }
 
 // items are the documents of the query tests.

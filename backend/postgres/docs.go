@@ -1,0 +1,390 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// Collections (backend.Documents) on PostgreSQL: tables docs and
+// doc_history (migrations/0002_docs.sql). Every operation is one round
+// trip and, for writes, one transaction: a set is a batch of two
+// statements (lock the current row FOR UPDATE, copy it into the history
+// and rewrite it in data-modifying CTEs; then trim the history), the
+// others one statement each. Times come from the
+// database's clock (now()), except in tests that set one
+// (SetDocumentsClock). Queries run the WHERE and ORDER BY that
+// internal/docs compiled, with the store's name written as a literal so
+// that the planner can use the store's partial indexes, also in the
+// generic plans of prepared statements.
+
+// docState is the per-backend state of collections, kept beside the
+// Backend (keyed by a weak pointer) so that this file stays on its own.
+type docState struct {
+	clock atomic.Pointer[func() time.Time] // nil: the database's clock
+}
+
+var docStates sync.Map // weak.Pointer[Backend] → *docState
+
+func (b *Backend) docs() *docState {
+	wp := weak.Make(b)
+	v, ok := docStates.Load(wp)
+	if !ok {
+		var loaded bool
+		v, loaded = docStates.LoadOrStore(wp, &docState{})
+		if !loaded {
+			runtime.AddCleanup(b, func(wp weak.Pointer[Backend]) { docStates.Delete(wp) }, wp)
+		}
+	}
+	return v.(*docState)
+}
+
+// SetDocumentsClock makes the documents' times (updates, expiry and the
+// sweeper) come from now instead of the database's clock, for tests of
+// expiry; nil goes back to the database's clock.
+func (b *Backend) SetDocumentsClock(now func() time.Time) {
+	if now == nil {
+		b.docs().clock.Store(nil)
+		return
+	}
+	b.docs().clock.Store(&now)
+}
+
+// nowArg is the argument every statement compares with: NULL for the
+// database's clock (the statements say coalesce($n, now())).
+func (b *Backend) nowArg() *time.Time {
+	if f := b.docs().clock.Load(); f != nil {
+		t := (*f)().UTC()
+		return &t
+	}
+	return nil
+}
+
+// ttlArg is the time to live in microseconds, NULL for never.
+func ttlArg(ttl time.Duration) *int64 {
+	if ttl <= 0 {
+		return nil
+	}
+	us := ttl.Microseconds()
+	return &us
+}
+
+// putDoc is the set: $1 store, $2 scope, $3 key, $4 document, $5 ttl in
+// microseconds (NULL: never), $6 history versions, $7 the clock (NULL:
+// now()). It locks the current row, copies it into the history (unless it
+// expired) and rewrites it, or inserts the first version. It returns no
+// row when another writer created the same key at the same moment (the
+// insert did nothing): the caller retries, and then replaces that row.
+//
+// trimHistory follows it in the same transaction (one batch, one round
+// trip), as a statement of its own: in READ COMMITTED a statement sees
+// what committed before it started, and putDoc may have waited for the
+// row lock while other sets of the key added history rows that its
+// snapshot does not show. It keeps the $4 versions just below the current
+// one, and drops any at or above it (left from before an expiry, when the
+// document started again at version 1).
+const putDoc = `WITH t AS (SELECT coalesce($7::timestamptz, now()) AS now),
+old AS (
+	SELECT d.id, d.version, d.updated, d.doc, (d.expires IS NOT NULL AND d.expires <= t.now) AS expired
+	FROM docs d, t WHERE d.store = $1 AND d.scope = $2 AND d.key = $3 FOR UPDATE OF d
+),
+hist AS (
+	INSERT INTO doc_history (store, scope, key, version, updated, doc)
+	SELECT $1, $2, $3, version, updated, doc FROM old WHERE NOT expired AND $6::int > 0
+),
+upd AS (
+	UPDATE docs d SET version = CASE WHEN old.expired THEN 1 ELSE old.version + 1 END,
+		updated = t.now, expires = t.now + $5::bigint * interval '1 microsecond', doc = $4::json
+	FROM old, t WHERE d.id = old.id
+	RETURNING d.version, d.updated, d.expires
+),
+ins AS (
+	INSERT INTO docs (store, scope, key, version, updated, expires, doc)
+	SELECT $1, $2, $3, 1, t.now, t.now + $5::bigint * interval '1 microsecond', $4::json FROM t
+	WHERE NOT EXISTS (SELECT 1 FROM old)
+	ON CONFLICT (store, scope, key) DO NOTHING
+	RETURNING version, updated, expires
+)
+SELECT version, updated, expires FROM upd UNION ALL SELECT version, updated, expires FROM ins`
+
+const trimHistory = `DELETE FROM doc_history h USING docs d
+WHERE d.store = $1 AND d.scope = $2 AND d.key = $3
+AND h.store = $1 AND h.scope = $2 AND h.key = $3
+AND (h.version >= d.version OR h.version < d.version - $4::int)`
+
+func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, error) {
+	d := backend.Doc{Key: put.Key, JSON: put.JSON}
+	now := b.nowArg()
+	for attempt := 0; ; attempt++ {
+		var exp *time.Time
+		batch := &pgx.Batch{}
+		batch.Queue(putDoc, put.Store, put.Scope, put.Key, string(put.JSON), ttlArg(put.TTL), put.Versions, now)
+		batch.Queue(trimHistory, put.Store, put.Scope, put.Key, put.Versions)
+		br := b.pool.SendBatch(ctx, batch)
+		err := br.QueryRow().Scan(&d.Version, &d.Updated, &exp)
+		if err == nil {
+			_, err = br.Exec()
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		switch {
+		case err == nil:
+			d.Updated = d.Updated.UTC()
+			if exp != nil {
+				d.Expires = exp.UTC()
+			}
+			return d, nil
+		case (errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505")) && attempt < 10:
+			// The batch's transaction ends with it: nothing was written.
+			continue // a concurrent first set of the key: replace it now
+		}
+		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
+	}
+}
+
+// getDoc returns the current version (h = 0, with whether it is visible)
+// and, when $5 is true, the history (h = 1), newest first, in one snapshot.
+const getDoc = `SELECT 0 AS h, version, updated, expires, doc::text,
+	(expires IS NULL OR expires > coalesce($4::timestamptz, now())) AS visible
+FROM docs WHERE store = $1 AND scope = $2 AND key = $3
+UNION ALL
+SELECT 1, version, updated, NULL, doc::text, true
+FROM doc_history WHERE $5 AND store = $1 AND scope = $2 AND key = $3
+ORDER BY 1, 2 DESC`
+
+const getDocOnly = `SELECT version, updated, expires, doc::text,
+	(expires IS NULL OR expires > coalesce($4::timestamptz, now())) AS visible
+FROM docs WHERE store = $1 AND scope = $2 AND key = $3`
+
+func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, includeExpired bool) (backend.Doc, []backend.Doc, bool, error) {
+	if !history {
+		d := backend.Doc{Key: id.Key}
+		var exp *time.Time
+		var visible bool
+		err := b.pool.QueryRow(ctx, getDocOnly, id.Store, id.Scope, id.Key, b.nowArg()).Scan(&d.Version, &d.Updated, &exp, &d.JSON, &visible)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return backend.Doc{}, nil, false, nil
+		}
+		if err != nil {
+			return backend.Doc{}, nil, false, fmt.Errorf("postgres: get document: %w", err)
+		}
+		d.Updated = d.Updated.UTC()
+		if exp != nil {
+			d.Expires = exp.UTC()
+		}
+		return d, nil, visible || includeExpired, nil
+	}
+	rows, err := b.pool.Query(ctx, getDoc, id.Store, id.Scope, id.Key, b.nowArg(), history)
+	if err != nil {
+		return backend.Doc{}, nil, false, fmt.Errorf("postgres: get document: %w", err)
+	}
+	defer rows.Close()
+	var cur backend.Doc
+	var h []backend.Doc
+	found, visible := false, false
+	for rows.Next() {
+		var kind int
+		d := backend.Doc{Key: id.Key}
+		var exp *time.Time
+		var vis bool
+		if err := rows.Scan(&kind, &d.Version, &d.Updated, &exp, &d.JSON, &vis); err != nil {
+			return backend.Doc{}, nil, false, fmt.Errorf("postgres: get document: %w", err)
+		}
+		d.Updated = d.Updated.UTC()
+		if exp != nil {
+			d.Expires = exp.UTC()
+		}
+		if kind == 0 {
+			cur, found, visible = d, true, vis
+		} else {
+			h = append(h, d)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return backend.Doc{}, nil, false, fmt.Errorf("postgres: get document: %w", err)
+	}
+	if !found || !(visible || includeExpired) {
+		return backend.Doc{}, nil, false, nil
+	}
+	return cur, h, true, nil
+}
+
+const removeDoc = `WITH del AS (
+	DELETE FROM docs WHERE store = $1 AND scope = $2 AND key = $3
+	RETURNING (expires IS NULL OR expires > coalesce($4::timestamptz, now())) AS live
+),
+h AS (DELETE FROM doc_history WHERE store = $1 AND scope = $2 AND key = $3)
+SELECT live FROM del`
+
+func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error) {
+	var live bool
+	err := b.pool.QueryRow(ctx, removeDoc, id.Store, id.Scope, id.Key, b.nowArg()).Scan(&live)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: remove document: %w", err)
+	}
+	return live, nil
+}
+
+// sweepBatch bounds the documents one statement of SweepExpired deletes.
+const sweepBatch = 1000
+
+const sweepDocs = `WITH del AS (
+	DELETE FROM docs WHERE id IN (
+		SELECT id FROM docs WHERE expires <= coalesce($1::timestamptz, now())
+		ORDER BY expires LIMIT $2 FOR UPDATE SKIP LOCKED)
+	RETURNING store, scope, key
+),
+h AS (
+	DELETE FROM doc_history dh USING del
+	WHERE dh.store = del.store AND dh.scope = del.scope AND dh.key = del.key
+)
+SELECT count(*) FROM del`
+
+func (b *Backend) SweepExpired(ctx context.Context) (int64, error) {
+	now := b.nowArg()
+	var total int64
+	for {
+		var n int64
+		if err := b.pool.QueryRow(ctx, sweepDocs, now, sweepBatch).Scan(&n); err != nil {
+			return total, fmt.Errorf("postgres: sweep documents: %w", err)
+		}
+		total += n
+		if n < sweepBatch {
+			return total, nil
+		}
+	}
+}
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func shortHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:6])
+}
+
+// indexPrefix starts the name of every index of a store's documents:
+// docs_<hash of the store>_<hash of the expression> (PostgreSQL truncates
+// names at 63 bytes, and store names may be 48).
+func indexPrefix(store string) string { return "docs_" + shortHash(store) + "_" }
+
+func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []backend.DocIndex) error {
+	want := map[string]string{}
+	for _, ix := range indexes {
+		expr := ix.Expr("postgres", "doc")
+		name := indexPrefix(store) + shortHash(expr)
+		want[name] = fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON docs (scope, %s, key) WHERE store = %s",
+			pgx.Identifier{name}.Sanitize(), expr, sqlString(store))
+	}
+	have := map[string]bool{}
+	prefix := indexPrefix(store)
+	rows, _ := b.pool.Query(ctx, `SELECT indexname FROM pg_indexes
+		WHERE schemaname = current_schema() AND tablename = 'docs' AND starts_with(indexname, $1)`, prefix)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("postgres: indexes of %s: %w", store, err)
+	}
+	for _, n := range names {
+		have[n] = true
+	}
+	same := len(have) == len(want)
+	for n := range want {
+		same = same && have[n]
+	}
+	if same {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			for n := range have {
+				if _, ok := want[n]; !ok {
+					if _, err := tx.Exec(ctx, "DROP INDEX IF EXISTS "+pgx.Identifier{n}.Sanitize()); err != nil {
+						return err
+					}
+				}
+			}
+			for _, create := range want {
+				if _, err := tx.Exec(ctx, create); err != nil {
+					return err
+				}
+			}
+			// Statistics for the new expressions, so that the planner
+			// knows how selective they are.
+			_, err := tx.Exec(ctx, "ANALYZE docs")
+			return err
+		})
+		// Processes that create the same index at once may collide on
+		// the catalog's unique index: the index then exists.
+		if err == nil || attempt == 5 || !retryable(err, "23505", "42P07") {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: indexes of %s: %w", store, err)
+	}
+	return nil
+}
+
+// docQuery returns the SQL of a page and its arguments.
+func (b *Backend) docQuery(q backend.DocQuery) (string, []any) {
+	var sb strings.Builder
+	sb.WriteString("SELECT key, version, updated, expires, doc::text FROM docs WHERE store = " + sqlString(q.Store) + " AND scope = $1")
+	all := []any{q.Scope}
+	if !q.IncludeExpired {
+		sb.WriteString(" AND (expires IS NULL OR expires > coalesce($2::timestamptz, now()))")
+		all = append(all, b.nowArg())
+	}
+	where, orderBy, args := q.SQL("postgres", "doc", "key", len(all)+1)
+	all = append(all, args...)
+	sb.WriteString(" AND (" + where + ") ORDER BY " + orderBy + " LIMIT $" + strconv.Itoa(len(all)+1))
+	all = append(all, q.Limit)
+	return sb.String(), all
+}
+
+func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.Doc, error) {
+	if q.Limit <= 0 {
+		return nil, nil
+	}
+	query, args := b.docQuery(q)
+	rows, err := b.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: query documents: %w", err)
+	}
+	defer rows.Close()
+	out := make([]backend.Doc, 0, min(q.Limit, 128))
+	for rows.Next() {
+		var d backend.Doc
+		var exp *time.Time
+		if err := rows.Scan(&d.Key, &d.Version, &d.Updated, &exp, &d.JSON); err != nil {
+			return nil, fmt.Errorf("postgres: query documents: %w", err)
+		}
+		d.Updated = d.Updated.UTC()
+		if exp != nil {
+			d.Expires = exp.UTC()
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: query documents: %w", err)
+	}
+	return out, nil
+}
+
+var _ backend.Documents = (*Backend)(nil)

@@ -1,0 +1,29 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// ExplainDocs returns PostgreSQL's plan of the statement QueryDocs runs for
+// q, one line per step.
+func ExplainDocs(ctx context.Context, b *Backend, q backend.DocQuery) (string, error) {
+	query, args := b.docQuery(q)
+	rows, _ := b.pool.Query(ctx, "EXPLAIN (COSTS OFF) "+query, args...)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(lines, "\n"), err
+}
+
+// IndexName is the name EnsureIndexes gives the index of a store on an
+// expression.
+func IndexName(store, expr string) string { return indexPrefix(store) + shortHash(expr) }
+
+// Analyze updates the planner's statistics of the documents.
+func Analyze(ctx context.Context, b *Backend) error {
+	_, err := b.pool.Exec(ctx, "ANALYZE docs")
+	return err
+}
