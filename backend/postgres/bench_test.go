@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,20 +13,32 @@ import (
 )
 
 // benchPack is a 10 KB pack of incompressible bytes, the size of a commit
-// that writes one small file.
-var benchPack = func() []byte {
-	p := make([]byte, 10<<10)
-	r := rand.New(rand.NewPCG(7, 7))
+// that writes one small file; smallPack is 1 KB, a commit of a small edit.
+var benchPack, smallPack = randomBytes(10 << 10), randomBytes(1 << 10)
+
+func randomBytes(n int) []byte {
+	p := make([]byte, n)
+	r := rand.New(rand.NewPCG(7, uint64(n)))
 	for i := range p {
 		p[i] = byte(r.Uint32())
 	}
 	return p
-}()
+}
+
+// packSizes are the packs the append benchmarks run with.
+var packSizes = []struct {
+	name string
+	pack []byte
+}{{"10KB", benchPack}, {"1KB", smallPack}}
 
 var benchRoot = []byte("0123456789abcdef0123456789abcdef0123")
 
 func benchNC(thread, seq int64) backend.NewCommit {
-	return backend.NewCommit{Thread: thread, Seq: seq, Root: benchRoot, Meta: []byte(`{"by":"bench","tool":"write_file"}`), Pack: benchPack}
+	return packNC(thread, seq, benchPack)
+}
+
+func packNC(thread, seq int64, pack []byte) backend.NewCommit {
+	return backend.NewCommit{Thread: thread, Seq: seq, Root: benchRoot, Meta: []byte(`{"by":"bench","tool":"write_file"}`), Pack: pack}
 }
 
 func benchThread(b *testing.B, be *Backend, name string) int64 {
@@ -36,48 +49,59 @@ func benchThread(b *testing.B, be *Backend, name string) int64 {
 	return th.ID
 }
 
-// BenchmarkAppend appends one commit with a 10 KB pack per call, one
-// writer: one round trip and one transaction (one WAL flush) per commit.
+// BenchmarkAppend appends one commit per call, one writer: one round trip
+// and one transaction (one WAL flush) per commit.
 func BenchmarkAppend(b *testing.B) {
-	be := openTest(b)
-	defer be.Close()
-	th := benchThread(b, be, "main")
-	ctx := b.Context()
-	var seq int64
-	b.SetBytes(int64(len(benchPack)))
-	b.ResetTimer()
-	for b.Loop() {
-		seq++
-		res, err := be.Append(ctx, []backend.NewCommit{benchNC(th, seq)})
-		if err != nil || res[0].Err != nil {
-			b.Fatal(err, res[0].Err)
-		}
+	for _, ps := range packSizes {
+		b.Run("pack="+ps.name, func(b *testing.B) {
+			be := openTest(b)
+			b.Cleanup(func() { be.Close() })
+			th := benchThread(b, be, "main")
+			ctx := b.Context()
+			var seq int64
+			b.SetBytes(int64(len(ps.pack)))
+			b.ResetTimer()
+			for b.Loop() {
+				seq++
+				res, err := be.Append(ctx, []backend.NewCommit{packNC(th, seq, ps.pack)})
+				if err != nil || res[0].Err != nil {
+					b.Fatal(err, res[0].Err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 }
 
 // BenchmarkAppend16 runs 16 writers on 16 threads, one commit per Append:
 // one transaction each, in parallel on the pool's connections.
 func BenchmarkAppend16(b *testing.B) {
-	benchAppend16(b, false)
+	for _, ps := range packSizes {
+		b.Run("pack="+ps.name, func(b *testing.B) { benchAppend16(b, ps.pack, false) })
+	}
 }
 
 // BenchmarkAppend16Group runs the same writers through a group committer:
 // concurrent commits share one batch, one transaction, one WAL flush.
 func BenchmarkAppend16Group(b *testing.B) {
-	benchAppend16(b, true)
+	for _, ps := range packSizes {
+		b.Run("pack="+ps.name, func(b *testing.B) { benchAppend16(b, ps.pack, true) })
+	}
 }
 
-func benchAppend16(b *testing.B, group bool) {
+func benchAppend16(b *testing.B, pack []byte, group bool) {
 	be := openTest(b)
-	defer be.Close()
-	ths := make([]int64, 16)
+	b.Cleanup(func() { be.Close() })
+	// 16 goroutines: parallelism times GOMAXPROCS, one thread each.
+	par := max(1, 16/runtime.GOMAXPROCS(0))
+	ths := make([]int64, par*runtime.GOMAXPROCS(0))
 	for i := range ths {
 		ths[i] = benchThread(b, be, fmt.Sprint(i))
 	}
 	g := &groupCommitter{b: be}
 	var next atomic.Int64
-	b.SetParallelism(8) // 8 x GOMAXPROCS(2) = 16 goroutines on this machine
+	b.SetParallelism(par)
+	b.SetBytes(int64(len(pack)))
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		th := ths[next.Add(1)-1]
@@ -87,10 +111,10 @@ func benchAppend16(b *testing.B, group bool) {
 			var r backend.AppendResult
 			var err error
 			if group {
-				r, err = g.append(context.Background(), benchNC(th, seq))
+				r, err = g.append(context.Background(), packNC(th, seq, pack))
 			} else {
 				var res []backend.AppendResult
-				res, err = be.Append(context.Background(), []backend.NewCommit{benchNC(th, seq)})
+				res, err = be.Append(context.Background(), []backend.NewCommit{packNC(th, seq, pack)})
 				if err == nil {
 					r = res[0]
 				}
@@ -197,7 +221,7 @@ func fill(b *testing.B, be *Backend, n int) (int64, []backend.Commit) {
 // trip.
 func BenchmarkHead(b *testing.B) {
 	be := openTest(b)
-	defer be.Close()
+	b.Cleanup(func() { be.Close() })
 	th, _ := fill(b, be, 1000)
 	ctx := b.Context()
 	b.ResetTimer()
@@ -211,7 +235,7 @@ func BenchmarkHead(b *testing.B) {
 // BenchmarkPack reads 10 KB packs at random among 1,000.
 func BenchmarkPack(b *testing.B) {
 	be := openTest(b)
-	defer be.Close()
+	b.Cleanup(func() { be.Close() })
 	_, cs := fill(b, be, 1000)
 	ctx := b.Context()
 	r := rand.New(rand.NewPCG(1, 1))

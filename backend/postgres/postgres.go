@@ -51,6 +51,17 @@
 // two batches over the same threads lock in the same order. A batch that
 // fails as a whole (deadlock, serialization failure, or the rare race of a
 // checkpoint name taken between check and insert) is retried.
+//
+// # Cost
+//
+// A commit costs what the server's WAL flush costs: on the test machine
+// (PostgreSQL 15 on the same 2 cores, an fdatasync of 1 to 1.5 ms, the
+// machine loaded by other work; bench_test.go) one writer appends 230-740
+// commits a second, 16 writers one commit per Append 1,200-1,900 (the
+// server's own group commit), and 16 writers through a group committer
+// 1,300-1,600 with 10 KB packs and 3,900-4,100 with 1 KB packs (8.5 commits
+// a batch: each pack over 2 KB is also split into TOAST rows). Head is one
+// round trip (95-270 µs there), like Pack.
 package postgres
 
 import (

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,20 +16,32 @@ import (
 )
 
 // benchPack is a 10 KB pack of incompressible bytes, the size of a commit
-// that writes one small file.
-var benchPack = func() []byte {
-	p := make([]byte, 10<<10)
-	r := rand.New(rand.NewPCG(7, 7))
+// that writes one small file; smallPack is 1 KB, a commit of a small edit.
+var benchPack, smallPack = randomBytes(10 << 10), randomBytes(1 << 10)
+
+func randomBytes(n int) []byte {
+	p := make([]byte, n)
+	r := rand.New(rand.NewPCG(7, uint64(n)))
 	for i := range p {
 		p[i] = byte(r.Uint32())
 	}
 	return p
-}()
+}
+
+// packSizes are the packs the append benchmarks run with.
+var packSizes = []struct {
+	name string
+	pack []byte
+}{{"10KB", benchPack}, {"1KB", smallPack}}
 
 var benchRoot = []byte("0123456789abcdef0123456789abcdef0123")
 
 func benchNC(thread, seq int64) backend.NewCommit {
-	return backend.NewCommit{Thread: thread, Seq: seq, Root: benchRoot, Meta: []byte(`{"by":"bench","tool":"write_file"}`), Pack: benchPack}
+	return packNC(thread, seq, benchPack)
+}
+
+func packNC(thread, seq int64, pack []byte) backend.NewCommit {
+	return backend.NewCommit{Thread: thread, Seq: seq, Root: benchRoot, Meta: []byte(`{"by":"bench","tool":"write_file"}`), Pack: pack}
 }
 
 func benchThread(b *testing.B, be *Backend, name string) int64 {
@@ -63,40 +76,63 @@ func benchOptions() options {
 	}
 }
 
-// BenchmarkAppend appends one commit with a 10 KB pack per call, one
-// writer: the cost of an uncontended commit.
+// BenchmarkAppend appends one commit per call, one writer: the cost of
+// an uncontended commit, with a 10 KB and a 1 KB pack.
 func BenchmarkAppend(b *testing.B) {
-	be := openTest(b, benchOptions())
-	defer be.Close()
-	th := benchThread(b, be, "main")
-	ctx := b.Context()
-	var seq int64
-	b.SetBytes(int64(len(benchPack)))
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		seq++
-		res, err := be.Append(ctx, []backend.NewCommit{benchNC(th, seq)})
-		if err != nil || res[0].Err != nil {
-			b.Fatal(err, res[0].Err)
-		}
+	for _, ps := range packSizes {
+		b.Run("pack="+ps.name, func(b *testing.B) {
+			be := openTest(b, benchOptions())
+			b.Cleanup(func() { be.Close() }) // after the timer stops: closing checkpoints
+			th := benchThread(b, be, "main")
+			ctx := b.Context()
+			var seq int64
+			b.SetBytes(int64(len(ps.pack)))
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				seq++
+				res, err := be.Append(ctx, []backend.NewCommit{packNC(th, seq, ps.pack)})
+				if err != nil || res[0].Err != nil {
+					b.Fatal(err, res[0].Err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+			reportCPU(b, cpu0)
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-	reportCPU(b, cpu0)
 }
 
 // BenchmarkAppend16 runs 16 writers, each on its own thread, each
 // appending one commit per call: the writer's single connection serialises
 // them, one transaction per commit.
 func BenchmarkAppend16(b *testing.B) {
-	be := openTest(b, options{})
-	defer be.Close()
-	ths := make([]int64, 16)
+	for _, ps := range packSizes {
+		b.Run("pack="+ps.name, func(b *testing.B) { benchAppend16(b, ps.pack, false) })
+	}
+}
+
+// BenchmarkAppend16Group runs the same writers through a group committer:
+// the commits waiting while one Append runs go together in the next, one
+// transaction for all.
+func BenchmarkAppend16Group(b *testing.B) {
+	for _, ps := range packSizes {
+		b.Run("pack="+ps.name, func(b *testing.B) { benchAppend16(b, ps.pack, true) })
+	}
+}
+
+func benchAppend16(b *testing.B, pack []byte, group bool) {
+	be := openTest(b, benchOptions())
+	b.Cleanup(func() { be.Close() }) // after the timer stops: closing checkpoints
+	// 16 goroutines: parallelism times GOMAXPROCS, one thread each.
+	par := max(1, 16/runtime.GOMAXPROCS(0))
+	ths := make([]int64, par*runtime.GOMAXPROCS(0))
 	for i := range ths {
 		ths[i] = benchThread(b, be, fmt.Sprint(i))
 	}
+	g := &groupCommitter{b: be}
 	var next atomic.Int64
-	b.SetParallelism(8) // 8 x GOMAXPROCS(2) = 16 goroutines
+	b.SetParallelism(par)
+	b.SetBytes(int64(len(pack)))
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	b.RunParallel(func(pb *testing.PB) {
@@ -104,15 +140,28 @@ func BenchmarkAppend16(b *testing.B) {
 		var seq int64
 		for pb.Next() {
 			seq++
-			res, err := be.Append(context.Background(), []backend.NewCommit{benchNC(th, seq)})
-			if err != nil || res[0].Err != nil {
-				b.Error(err, res[0].Err)
+			var r backend.AppendResult
+			var err error
+			if group {
+				r, err = g.append(context.Background(), packNC(th, seq, pack))
+			} else {
+				var res []backend.AppendResult
+				res, err = be.Append(context.Background(), []backend.NewCommit{packNC(th, seq, pack)})
+				if err == nil {
+					r = res[0]
+				}
+			}
+			if err != nil || r.Err != nil {
+				b.Error(err, r.Err)
 				return
 			}
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 	reportCPU(b, cpu0)
+	if group {
+		b.ReportMetric(float64(g.commits.Load())/float64(max(1, g.batches.Load())), "commits/batch")
+	}
 }
 
 // groupCommitter is the simplest group commit: writers queue their commit,
@@ -182,37 +231,6 @@ func (g *groupCommitter) append(ctx context.Context, nc backend.NewCommit) (back
 	return r.res, r.err
 }
 
-// BenchmarkAppend16Group runs 16 writers on 16 threads through a group
-// committer: concurrent commits share one transaction.
-func BenchmarkAppend16Group(b *testing.B) {
-	be := openTest(b, benchOptions())
-	defer be.Close()
-	ths := make([]int64, 16)
-	for i := range ths {
-		ths[i] = benchThread(b, be, fmt.Sprint(i))
-	}
-	g := &groupCommitter{b: be}
-	var next atomic.Int64
-	b.SetParallelism(8) // 8 x GOMAXPROCS(2) = 16 goroutines on this machine
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	b.RunParallel(func(pb *testing.PB) {
-		th := ths[next.Add(1)-1]
-		var seq int64
-		for pb.Next() {
-			seq++
-			res, err := g.append(context.Background(), benchNC(th, seq))
-			if err != nil || res.Err != nil {
-				b.Error(err, res.Err)
-				return
-			}
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-	reportCPU(b, cpu0)
-	b.ReportMetric(float64(g.commits.Load())/float64(max(1, g.batches.Load())), "commits/batch")
-}
-
 // fill appends n commits to a new thread and returns it with its commits.
 func fill(b *testing.B, be *Backend, n int) (int64, []backend.Commit) {
 	th := benchThread(b, be, fmt.Sprint("filled-", n))
@@ -236,7 +254,7 @@ func fill(b *testing.B, be *Backend, n int) (int64, []backend.Commit) {
 // BenchmarkHead reads the head of a thread of 1,000 commits.
 func BenchmarkHead(b *testing.B) {
 	be := openTest(b, options{})
-	defer be.Close()
+	b.Cleanup(func() { be.Close() }) // after the timer stops: closing checkpoints
 	th, _ := fill(b, be, 1000)
 	ctx := b.Context()
 	b.ResetTimer()
@@ -252,7 +270,7 @@ func BenchmarkHead(b *testing.B) {
 // BenchmarkPack reads 10 KB packs at random among 1,000.
 func BenchmarkPack(b *testing.B) {
 	be := openTest(b, options{})
-	defer be.Close()
+	b.Cleanup(func() { be.Close() }) // after the timer stops: closing checkpoints
 	_, cs := fill(b, be, 1000)
 	ctx := b.Context()
 	r := rand.New(rand.NewPCG(1, 1))
@@ -279,7 +297,7 @@ func BenchmarkReadsDuringWrites(b *testing.B) {
 	}{{"readerPool", options{}}, {"writerOnly", options{sharedPool: true}}} {
 		b.Run(v.name, func(b *testing.B) {
 			be := openTest(b, v.opt)
-			defer be.Close()
+			b.Cleanup(func() { be.Close() }) // after the timer stops: closing checkpoints
 			th, cs := fill(b, be, 200)
 			wth := benchThread(b, be, "writer")
 			stop := make(chan struct{})

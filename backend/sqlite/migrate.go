@@ -94,3 +94,22 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	}
 	return nil
 }
+
+// Migrate applies the migrations the database lacks. Open already does;
+// Migrate is for symmetry with the PostgreSQL backend (satchel migrate).
+func (b *Backend) Migrate(ctx context.Context) error {
+	if err := migrate(ctx, b.w); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// SchemaVersion returns the version of the database's schema: the number
+// of the last migration applied.
+func (b *Backend) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := b.r.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err != nil {
+		return 0, fmt.Errorf("sqlite: schema version: %w", err)
+	}
+	return v, nil
+}

@@ -98,6 +98,12 @@ func TestOpenDSN(t *testing.T) {
 	if err := b.r.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil || n != len(ms) {
 		t.Errorf("schema_migrations has %d rows (%v), want %d", n, err, len(ms))
 	}
+	if err := b.Migrate(ctx); err != nil {
+		t.Errorf("Migrate of an up-to-date database: %v", err)
+	}
+	if v, err := b.SchemaVersion(ctx); err != nil || v != len(ms) {
+		t.Errorf("SchemaVersion = %d, %v; want %d", v, err, len(ms))
+	}
 	for _, bad := range []string{"", "file:", filepath.Join(dir, "x.db?_pragma=foo"), ":memory:", "file::memory:?cache=shared"} {
 		if b, err := Open(ctx, bad); err == nil {
 			b.Close()
