@@ -159,8 +159,8 @@ func (b *Backend) Now(ctx context.Context) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// tables are satchel's tables, for DiskSize and Vacuum.
-var tables = []string{"threads", "commits", "checkpoints", "settings", "schema_migrations"}
+// tables are satchel's tables, for DiskSize.
+var tables = []string{"threads", "commits", "checkpoints", "settings", "schema_migrations", "docs", "doc_history"}
 
 // DiskSize returns the bytes satchel's tables occupy, with their indexes
 // and TOAST data (pg_total_relation_size), in the first schema of the
