@@ -415,6 +415,9 @@ func (c *Collection) Get(ctx context.Context, key string, withHistory bool) (Doc
 	}
 	out := document(d)
 	if withHistory {
+		// A backend may keep a few more versions for a moment (PostgreSQL,
+		// under concurrent sets of one key): show the newest.
+		h = h[:min(len(h), c.st.HistoryVersions)]
 		out.History = make([]Document, len(h))
 		for i, v := range h {
 			out.History[i] = document(v)

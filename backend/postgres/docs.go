@@ -20,11 +20,10 @@ import (
 )
 
 // Collections (backend.Documents) on PostgreSQL: tables docs and
-// doc_history (migrations/0002_docs.sql). Every operation is one round
-// trip and, for writes, one transaction: a set is a batch of two
-// statements (lock the current row FOR UPDATE, copy it into the history
-// and rewrite it in data-modifying CTEs; then trim the history), the
-// others one statement each. Times come from the
+// doc_history (migrations/0002_docs.sql). Every operation is one
+// statement, so one round trip and, for writes, one transaction: a set
+// locks the current row (FOR UPDATE), copies it into the history, trims
+// the history and rewrites the row, in data-modifying CTEs. Times come from the
 // database's clock (now()), except in tests that set one
 // (SetDocumentsClock). Queries run the WHERE and ORDER BY that
 // internal/docs compiled, with the store's name written as a literal so
@@ -82,20 +81,19 @@ func ttlArg(ttl time.Duration) *int64 {
 	return &us
 }
 
-// putDoc is the set: $1 store, $2 scope, $3 key, $4 document, $5 ttl in
-// microseconds (NULL: never), $6 history versions, $7 the clock (NULL:
-// now()). It locks the current row, copies it into the history (unless it
-// expired) and rewrites it, or inserts the first version. It returns no
-// row when another writer created the same key at the same moment (the
-// insert did nothing): the caller retries, and then replaces that row.
+// putDoc is the whole set, one statement: $1 store, $2 scope, $3 key, $4
+// document, $5 ttl in microseconds (NULL: never), $6 history versions, $7
+// the clock (NULL: now()). It locks the current row, copies it into the
+// history (unless it expired), trims the history and rewrites the row, or
+// inserts the first version. It returns no row when another writer
+// created the same key at the same moment (the insert did nothing): the
+// caller retries, and then replaces that row.
 //
-// trimHistory follows it in the same transaction (one batch, one round
-// trip), as a statement of its own: in READ COMMITTED a statement sees
-// what committed before it started, and putDoc may have waited for the
-// row lock while other sets of the key added history rows that its
-// snapshot does not show. It keeps the $4 versions just below the current
-// one, and drops any at or above it (left from before an expiry, when the
-// document started again at version 1).
+// The trim sees the history as of the statement's start (READ COMMITTED):
+// when the statement waited for the row lock while other sets of the key
+// added history rows, a few rows more than $6 may stay until the next set
+// deletes them. Reads never show them: getDoc returns the versions below
+// the current one, and the caller keeps the newest $6.
 const putDoc = `WITH t AS (SELECT coalesce($7::timestamptz, now()) AS now),
 old AS (
 	SELECT d.id, d.version, d.updated, d.doc, (d.expires IS NOT NULL AND d.expires <= t.now) AS expired
@@ -104,6 +102,11 @@ old AS (
 hist AS (
 	INSERT INTO doc_history (store, scope, key, version, updated, doc)
 	SELECT $1, $2, $3, version, updated, doc FROM old WHERE NOT expired AND $6::int > 0
+),
+trim AS (
+	DELETE FROM doc_history h USING old
+	WHERE h.store = $1 AND h.scope = $2 AND h.key = $3
+	AND (old.expired OR h.version <= old.version - $6::int OR h.version > old.version)
 ),
 upd AS (
 	UPDATE docs d SET version = CASE WHEN old.expired THEN 1 ELSE old.version + 1 END,
@@ -120,27 +123,13 @@ ins AS (
 )
 SELECT version, updated, expires FROM upd UNION ALL SELECT version, updated, expires FROM ins`
 
-const trimHistory = `DELETE FROM doc_history h USING docs d
-WHERE d.store = $1 AND d.scope = $2 AND d.key = $3
-AND h.store = $1 AND h.scope = $2 AND h.key = $3
-AND (h.version >= d.version OR h.version < d.version - $4::int)`
-
 func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, error) {
 	d := backend.Doc{Key: put.Key, JSON: put.JSON}
 	now := b.nowArg()
 	for attempt := 0; ; attempt++ {
 		var exp *time.Time
-		batch := &pgx.Batch{}
-		batch.Queue(putDoc, put.Store, put.Scope, put.Key, string(put.JSON), ttlArg(put.TTL), put.Versions, now)
-		batch.Queue(trimHistory, put.Store, put.Scope, put.Key, put.Versions)
-		br := b.pool.SendBatch(ctx, batch)
-		err := br.QueryRow().Scan(&d.Version, &d.Updated, &exp)
-		if err == nil {
-			_, err = br.Exec()
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
+		err := b.pool.QueryRow(ctx, putDoc, put.Store, put.Scope, put.Key, string(put.JSON), ttlArg(put.TTL), put.Versions, now).
+			Scan(&d.Version, &d.Updated, &exp)
 		switch {
 		case err == nil:
 			d.Updated = d.Updated.UTC()
@@ -149,7 +138,7 @@ func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, 
 			}
 			return d, nil
 		case (errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505")) && attempt < 10:
-			// The batch's transaction ends with it: nothing was written.
+			// Nothing was written: the statement is its own transaction.
 			continue // a concurrent first set of the key: replace it now
 		}
 		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
@@ -162,8 +151,9 @@ const getDoc = `SELECT 0 AS h, version, updated, expires, doc::text,
 	(expires IS NULL OR expires > coalesce($4::timestamptz, now())) AS visible
 FROM docs WHERE store = $1 AND scope = $2 AND key = $3
 UNION ALL
-SELECT 1, version, updated, NULL, doc::text, true
-FROM doc_history WHERE $5 AND store = $1 AND scope = $2 AND key = $3
+SELECT 1, h.version, h.updated, NULL, h.doc::text, true
+FROM doc_history h JOIN docs d ON d.store = h.store AND d.scope = h.scope AND d.key = h.key
+WHERE $5 AND h.store = $1 AND h.scope = $2 AND h.key = $3 AND h.version < d.version
 ORDER BY 1, 2 DESC`
 
 const getDocOnly = `SELECT version, updated, expires, doc::text,

@@ -11,6 +11,9 @@ import (
 	"testing/fstest"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend/memory"
+	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/sqlite"
 )
 
 // w2N is the scale of the W2 tests: small by default, SATCHEL_W2_N for the
@@ -46,7 +49,7 @@ func w2Project(t testing.TB, indexed bool) *satchel.Project {
 // SATCHEL_W2_N=100000 for the workload's scale).
 func TestW2(t *testing.T) {
 	n := w2N(t)
-	systems := []string{"memory", "sqlite"}
+	systems := []string{"memory", "sqlite", "postgres"}
 	if s := os.Getenv("SATCHEL_W2_SYSTEMS"); s != "" {
 		systems = strings.Split(s, ",")
 	}
@@ -58,15 +61,7 @@ func TestW2(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				ctx := context.Background()
-				dsn := "memory:"
-				if system == "sqlite" {
-					dsn = filepath.Join(t.TempDir(), "w2.db")
-				}
-				st, err := satchel.Open(ctx, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer st.Close()
+				st := w2Store(t, system)
 				c, err := st.Collection(ctx, w2Project(t, indexed), "bench", W2StoreName, satchel.Force())
 				if err != nil {
 					t.Fatal(err)
@@ -80,4 +75,38 @@ func TestW2(t *testing.T) {
 			})
 		}
 	}
+}
+
+// w2Store opens an empty store of a system: memory, a SQLite file, or a
+// schema of its own on the PostgreSQL server of SATCHEL_TEST_POSTGRES
+// (skipped when it is not set).
+func w2Store(t *testing.T, system string) *satchel.Store {
+	ctx := context.Background()
+	var st *satchel.Store
+	switch system {
+	case "memory":
+		st = satchel.New(memory.New())
+	case "sqlite":
+		b, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "w2.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = satchel.New(b)
+	case "postgres":
+		url := os.Getenv("SATCHEL_TEST_POSTGRES")
+		if url == "" {
+			t.Skip("SATCHEL_TEST_POSTGRES not set")
+		}
+		schema := fmt.Sprintf("satchel_w2_%d", os.Getpid())
+		b, err := postgres.OpenFresh(ctx, url, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { postgres.DropSchema(context.Background(), url, schema) })
+		st = satchel.New(b)
+	default:
+		t.Fatalf("unknown system %q", system)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
