@@ -2,7 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -55,12 +58,17 @@ type diskSizer interface {
 	DiskSize(ctx context.Context) (int64, error)
 }
 
-// StoreSize returns the bytes a store occupies: the backend's DiskSize
-// when it has one, else the bytes of the packs, roots and metadata of
+// StoreSize returns the bytes a store occupies: for SQLite the main file
+// after a checkpoint that empties the write-ahead log into it; else the
+// backend's DiskSize when it has one (PostgreSQL: the total relation size
+// of satchel's tables); else the bytes of the packs, roots and metadata of
 // every retained commit of scope (what the memory backend holds).
 func StoreSize(ctx context.Context, st *satchel.Store, scope string) (int64, error) {
 	b := st.Backend()
 	if d, ok := b.(diskSizer); ok {
+		if f, ok := b.(interface{ Path() string }); ok {
+			return sqliteSize(ctx, d, f.Path())
+		}
 		return d.DiskSize(ctx)
 	}
 	snap, err := b.GCSnapshot(ctx, scope, time.Time{})
@@ -76,6 +84,35 @@ func StoreSize(ctx context.Context, st *satchel.Store, scope string) (int64, err
 		n += int64(len(p) + len(c.Root) + len(c.Meta))
 	}
 	return n, nil
+}
+
+// sqliteSize checkpoints the log of the SQLite database at path
+// (DiskSize runs PRAGMA wal_checkpoint(TRUNCATE)) until the log is empty,
+// and returns the size of the main file. A checkpoint can be held back for
+// a moment (it reports busy, which DiskSize does not say), and a log not
+// yet copied would make the main file look smaller than the database.
+func sqliteSize(ctx context.Context, d diskSizer, path string) (int64, error) {
+	for attempt := 0; ; attempt++ {
+		if _, err := d.DiskSize(ctx); err != nil {
+			return 0, err
+		}
+		wal, err := os.Stat(path + "-wal")
+		if err == nil && wal.Size() > 0 {
+			if attempt == 200 {
+				return 0, fmt.Errorf("bench: the write-ahead log of %s stays at %d bytes after checkpoints", path, wal.Size())
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
+		}
+		main, err := os.Stat(path)
+		if err != nil {
+			return 0, err
+		}
+		return main.Size(), nil
+	}
 }
 
 // w3Version is a file's content from a step on (step -1: the start).
