@@ -22,7 +22,12 @@ type W1Options struct {
 var W1Phases = []string{"write", "read", "read-bounded", "read-numbered", "edit", "append", "glob-all", "glob-dir", "grep", "exists", "delete"}
 
 // W1Ops returns how many operations W1 runs at scale n (for progress bars).
-func W1Ops(n int) int { return 7*n + 10000 + 20 + 1000 + 20 + 2*n }
+func W1Ops(n int) int { return 7*n + W1Appends(n) + 20 + 1000 + 20 + 2*n }
+
+// W1Appends returns how many appends the append phase makes at scale n:
+// WORKLOADS.md's 10,000 from the default N = 10,000 up, and n below it (a
+// small run stays short).
+func W1Appends(n int) int { return min(10000, max(100, n)) }
 
 // RunW1 runs the W1 workload of WORKLOADS.md on an empty workspace, checks
 // each phase's expectation, and reports each phase's figures.
@@ -112,7 +117,7 @@ func RunW1(ctx context.Context, ws *satchel.Workspace, o W1Options, report func(
 	}
 	done(t, "edit")
 
-	const appends = 10000
+	appends := W1Appends(n)
 	t = newTimer(appends)
 	for j := 0; j < appends; j++ {
 		if err := t.op(func() error { return ws.Append(ctx, "log.txt", W1AppendLine(j)) }); err != nil {
@@ -121,7 +126,7 @@ func RunW1(ctx context.Context, ws *satchel.Workspace, o W1Options, report func(
 		tick()
 	}
 	done(t, "append")
-	if info, err := ws.Stat(ctx, "log.txt"); err != nil || info.Lines != appends {
+	if info, err := ws.Stat(ctx, "log.txt"); err != nil || info.Lines != int64(appends) {
 		return mismatch("W1", "append", "log.txt has %d lines, want %d (%v)", info.Lines, appends, err)
 	}
 

@@ -49,9 +49,25 @@ type W3Options struct {
 	Size func(ctx context.Context) (int64, error)
 }
 
-// W3Ops returns how many operations W3 runs with f files (for progress
-// bars), at the default steps, forks and reads.
-func W3Ops(f int) int { return f + W3DefaultS + 2*W3DefaultForks + 2*W3DefaultReads }
+// W3Scale returns the options of W3 at scale f (the number of files) as
+// `satchel bench --n` runs it: WORKLOADS.md's S = 500 steps, 100 forks and
+// 1,000 reads, scaled down in proportion below f = 1,000 (S = f/2, f/10
+// forks, f reads), so that a small run is short.
+func W3Scale(f int) W3Options {
+	return W3Options{
+		F:     f,
+		S:     min(W3DefaultS, max(10, f/2)),
+		Forks: min(W3DefaultForks, max(5, f/10)),
+		Reads: min(W3DefaultReads, max(20, f)),
+	}
+}
+
+// W3Ops returns how many operations W3 runs at scale f (for progress
+// bars).
+func W3Ops(f int) int {
+	o := W3Scale(f)
+	return o.F + o.S + 2*o.Forks + 2*o.Reads
+}
 
 // diskSizer is what the SQLite and PostgreSQL backends provide.
 type diskSizer interface {
@@ -344,11 +360,17 @@ func w3Targets(rs []Result) []Verdict {
 func init() {
 	Register(Workload{
 		Name:     "W3",
-		About:    "checkpoints: F files, S steps of a one-line edit and a checkpoint, forks, reads at old commits",
+		About:    "checkpoints: F = N files, S steps of a one-line edit and a checkpoint, forks, reads at old commits",
 		DefaultN: W3DefaultF,
 		Ops:      W3Ops,
 		Run: func(ctx context.Context, env Env, report func(Result)) error {
-			return RunW3(ctx, env.Store, W3Options{System: env.System, F: env.N, Seed: env.Seed, Progress: env.Progress}, report)
+			n := env.N
+			if n <= 0 {
+				n = W3DefaultF
+			}
+			o := W3Scale(n)
+			o.System, o.Seed, o.Progress = env.System, env.Seed, env.Progress
+			return RunW3(ctx, env.Store, o, report)
 		},
 		Targets: w3Targets,
 	})
