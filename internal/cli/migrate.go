@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
-	"github.com/satchel-dev/satchel/backend/sqlite"
 )
 
 // migrateResult is what `satchel migrate --json` prints.
@@ -61,31 +59,20 @@ Prints "schema version N"; with --json, {"backend": ..., "schema_version": N}.`,
 	}
 }
 
-// schemaVersion names a backend and reads its schema version: from its
-// SchemaVersion method when it has one, else (SQLite) from the
-// schema_migrations table of its file.
+// schemaVersion names a backend ("sqlite", "postgres", ...) and asks it
+// for its schema version.
 func schemaVersion(ctx context.Context, b backend.Backend) (string, int, error) {
-	switch b := b.(type) {
-	case *memory.Backend:
+	if _, ok := b.(*memory.Backend); ok {
 		return "", 0, refuse("the memory: database has no schema to migrate")
-	case interface {
-		SchemaVersion(context.Context) (int, error)
-	}:
-		v, err := b.SchemaVersion(ctx)
-		return backendKind(b), v, err
-	case *sqlite.Backend:
-		db, err := sql.Open("sqlite", b.Path()+"?_query_only=1&_busy_timeout=10000")
-		if err != nil {
-			return "", 0, err
-		}
-		defer db.Close()
-		var v int
-		if err := db.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err != nil {
-			return "", 0, fmt.Errorf("reading the schema version of %s: %w", b.Path(), err)
-		}
-		return "sqlite", v, nil
 	}
-	return "", 0, refuse("this backend (%T) does not report a schema version", b)
+	sv, ok := b.(interface {
+		SchemaVersion(context.Context) (int, error)
+	})
+	if !ok {
+		return "", 0, refuse("this backend (%T) does not report a schema version", b)
+	}
+	v, err := sv.SchemaVersion(ctx)
+	return backendKind(b), v, err
 }
 
 // backendKind names a backend by its package: "sqlite", "postgres", ...
