@@ -139,6 +139,20 @@ type Collection struct {
 	scope string // the caller's scope
 	part  string // the partition: scope, or "" for a shared store
 	o     collOpts
+	refs  bool // the schema has ref fields, which a set checks
+}
+
+// hasRefs reports whether fields (or fields below them) are refs.
+func hasRefs(fields map[string]*docs.Field) bool {
+	for _, f := range fields {
+		for f.Type == docs.TypeArray && f.Item != nil {
+			f = f.Item
+		}
+		if f.Type == docs.TypeRef || f.Type == docs.TypeObject && hasRefs(f.Fields) {
+			return true
+		}
+	}
+	return false
 }
 
 // documents returns the backend's collections storage.
@@ -186,7 +200,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 	if err := s.ensureIndexes(ctx, db, st); err != nil {
 		return nil, err
 	}
-	c := &Collection{st: st, proj: p, db: db, scope: scope, part: scope, o: o}
+	c := &Collection{st: st, proj: p, db: db, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields)}
 	if st.Shared {
 		c.part = ""
 	}
@@ -254,20 +268,27 @@ func (c *Collection) authorize(op string) error {
 	return nil
 }
 
-// toDoc turns a caller's document into a map that no one else holds.
-func toDoc(doc any) (map[string]any, error) {
+// toDoc turns a caller's document into a map. owned says that no one
+// else holds it (it was decoded here); otherwise it is the caller's map,
+// which Set must not keep.
+func toDoc(doc any) (m map[string]any, owned bool, err error) {
 	var v any
 	switch x := doc.(type) {
 	case json.RawMessage:
-		return decodeDoc(x)
+		m, err = decodeDoc(x)
+		return m, true, err
 	case []byte:
-		return decodeDoc(x)
+		m, err = decodeDoc(x)
+		return m, true, err
 	case string:
-		return decodeDoc([]byte(x))
+		m, err = decodeDoc([]byte(x))
+		return m, true, err
 	case map[string]any:
-		c, ok := copyDoc(x)
-		if ok {
-			return c.(map[string]any), nil
+		if plainDoc(x) {
+			return x, false, nil
+		}
+		if c, ok := copyDoc(x); ok {
+			return c.(map[string]any), true, nil
 		}
 		v = x
 	default:
@@ -275,9 +296,10 @@ func toDoc(doc any) (map[string]any, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, errs.New(errs.ErrInvalidArgument, "document cannot be encoded as JSON: %v", err)
+		return nil, false, errs.New(errs.ErrInvalidArgument, "document cannot be encoded as JSON: %v", err)
 	}
-	return decodeDoc(b)
+	m, err = decodeDoc(b)
+	return m, true, err
 }
 
 func decodeDoc(b []byte) (map[string]any, error) {
@@ -327,13 +349,21 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if err := c.authorize(docs.OpSet); err != nil {
 		return "", 0, err
 	}
-	m, err := toDoc(doc)
+	m, owned, err := toDoc(doc)
 	if err != nil {
 		return "", 0, err
 	}
-	p, err := c.st.Prepare(m, c.refExists(ctx), epoch)
+	var refs docs.RefExists
+	if c.refs {
+		refs = c.refExists(ctx)
+	}
+	p, err := c.st.Prepare(m, refs, epoch)
 	if err != nil {
 		return "", 0, err
+	}
+	if !owned {
+		// Keep nothing the caller holds: copy what Normalize did not.
+		p.Doc = ownDoc(p.Doc, m)
 	}
 	var js []byte
 	if _, maps := c.db.(backend.DocMaps); !maps {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -229,4 +230,74 @@ func copyDoc(v any) (any, bool) {
 		return a, true
 	}
 	return nil, false
+}
+
+// plainDoc reports whether v holds only what decoding JSON gives (maps,
+// []any and scalars), which validation takes as it is.
+func plainDoc(v any) bool {
+	switch x := v.(type) {
+	case nil, bool, string, json.Number, float64,
+		int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !plainDoc(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !plainDoc(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// ownDoc returns doc (a normalized copy of orig, which shares with orig
+// whatever normalization left unchanged) with every map and slice it
+// still shares with orig copied, so that nothing of it is the caller's.
+func ownDoc(doc, orig map[string]any) map[string]any {
+	if sameMap(doc, orig) {
+		c, _ := copyDoc(doc)
+		return c.(map[string]any)
+	}
+	for k, v := range doc {
+		doc[k] = own(v, orig[k])
+	}
+	return doc
+}
+
+func own(v, orig any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if o, ok := orig.(map[string]any); ok {
+			return ownDoc(x, o)
+		}
+		c, _ := copyDoc(x)
+		return c
+	case []any:
+		o, ok := orig.([]any)
+		if !ok || len(x) == 0 || len(o) == 0 || &x[0] == &o[0] {
+			c, _ := copyDoc(x)
+			return c
+		}
+		for i, e := range x {
+			var oe any
+			if i < len(o) {
+				oe = o[i]
+			}
+			x[i] = own(e, oe)
+		}
+		return x
+	}
+	return v
+}
+
+// sameMap reports whether a and b are the same map (not equal contents).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
