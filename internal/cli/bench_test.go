@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/internal/bench"
 )
 
@@ -128,4 +132,54 @@ func TestMigrate(t *testing.T) {
 	}
 	h := newHarness(t)
 	h.refused("the memory: database has no schema to migrate", "migrate")
+}
+
+// TestBenchAndMigratePostgres runs bench on PostgreSQL (a fresh schema per
+// run, dropped afterwards) and migrate on a schema of its own, when
+// SATCHEL_TEST_POSTGRES names a server.
+func TestBenchAndMigratePostgres(t *testing.T) {
+	url := os.Getenv("SATCHEL_TEST_POSTGRES")
+	if url == "" {
+		t.Skip("SATCHEL_TEST_POSTGRES not set: skipping PostgreSQL tests")
+	}
+	h := newHarness(t)
+	h.env[benchPGEnv] = url
+	out := h.ok("bench", "--workload", "w1,w3", "--backend", "postgres", "--n", "100", "--json")
+	if n := strings.Count(out, `"system":"satchel-postgres"`); n != len(bench.W1Phases)+3 {
+		t.Errorf("%d lines of satchel-postgres, want %d:\n%s", n, len(bench.W1Phases)+3, out)
+	}
+
+	schema := benchSchemaName()
+	b, err := postgres.OpenFresh(t.Context(), url, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	// Start from an empty schema: migrate must create everything.
+	if err := postgres.DropSchema(t.Context(), url, schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = postgres.DropSchema(context.Background(), url, schema) })
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(t.Context(), "CREATE SCHEMA "+schema)
+	conn.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	var stdout, stderr bytes.Buffer
+	a := newApp(nil, &stdout, &stderr)
+	if code := run(context.Background(), a, []string{"migrate", "--json", "--db", url + sep + "search_path=" + schema}); code != 0 {
+		t.Fatalf("migrate: exit %d: %s", code, stderr.String())
+	}
+	var m migrateResult
+	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil || m.Backend != "postgres" || m.SchemaVersion < 1 {
+		t.Errorf("migrate --json: %q (%v)", stdout.String(), err)
+	}
 }
