@@ -83,26 +83,31 @@ func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, 
 	if put.TTL > 0 {
 		cur.Expires = now.Add(put.TTL)
 	}
-	nd := &memDoc{cur: cur, doc: put.Doc}
+	var hist []backend.Doc
 	old := p.docs[put.Key]
 	if old != nil && !old.expired(now) {
-		nd.cur.Version = old.cur.Version + 1
+		cur.Version = old.cur.Version + 1
 		if n := min(put.Versions, len(old.hist)+1); n > 0 {
-			nd.hist = make([]backend.Doc, n)
+			hist = make([]backend.Doc, n)
 			prev := old.cur
 			prev.Expires = time.Time{}
-			nd.hist[0] = prev
-			copy(nd.hist[1:], old.hist)
+			hist[0] = prev
+			copy(hist[1:], old.hist)
 		}
 	}
-	if old != nil {
-		p.unindex(put.Key, old.doc)
+	d := old
+	if d != nil {
+		// The same *memDoc stays in the key lists: readers copy what
+		// they return, under the read lock, and maps are never changed.
+		p.unindex(put.Key, d)
 	} else {
-		p.keys.insert(put.Key)
+		d = &memDoc{}
+		p.docs[put.Key] = d
+		p.keys.insert(put.Key, d)
 	}
-	p.docs[put.Key] = nd
-	p.index(put.Key, nd.doc)
-	return nd.cur, nil
+	d.cur, d.doc, d.hist = cur, put.Doc, hist
+	p.index(put.Key, d)
+	return cur, nil
 }
 
 func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, includeExpired bool) (backend.Doc, []backend.Doc, bool, error) {
@@ -149,7 +154,7 @@ func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error)
 }
 
 func (p *docPart) remove(key string, d *memDoc) {
-	p.unindex(key, d.doc)
+	p.unindex(key, d)
 	delete(p.docs, key)
 	p.keys.remove(key)
 }
@@ -217,28 +222,28 @@ func (p *docPart) addIndex(field string) {
 	m := map[any]*keyList{}
 	p.idx[field] = m
 	for k, d := range p.docs {
-		addKey(m, indexValue(d.doc, field), k)
+		addKey(m, indexValue(d.doc, field), k, d)
 	}
 }
 
-func addKey(m map[any]*keyList, v any, key string) {
+func addKey(m map[any]*keyList, v any, key string, d *memDoc) {
 	l := m[v]
 	if l == nil {
 		l = &keyList{}
 		m[v] = l
 	}
-	l.insert(key)
+	l.insert(key, d)
 }
 
-func (p *docPart) index(key string, doc map[string]any) {
+func (p *docPart) index(key string, d *memDoc) {
 	for f, m := range p.idx {
-		addKey(m, indexValue(doc, f), key)
+		addKey(m, indexValue(d.doc, f), key, d)
 	}
 }
 
-func (p *docPart) unindex(key string, doc map[string]any) {
+func (p *docPart) unindex(key string, d *memDoc) {
 	for f, m := range p.idx {
-		v := indexValue(doc, f)
+		v := indexValue(d.doc, f)
 		if l := m[v]; l != nil {
 			l.remove(key)
 			if l.n == 0 {
@@ -340,8 +345,8 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 		var out []backend.Doc
 		for _, l := range lists {
 			found := 0
-			l.scan(q.After, q.KeyOrder < 0, func(k string) bool {
-				if d := p.docs[k]; visible(d) && q.Match(k, d.doc) {
+			l.scan(q.After, q.KeyOrder < 0, func(k string, d *memDoc) bool {
+				if visible(d) && q.Match(k, d.doc) {
 					out = append(out, d.cur)
 					found++
 				}
@@ -355,8 +360,8 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 	switch {
 	case best >= 0:
 		for _, l := range lists {
-			l.scan("", false, func(k string) bool {
-				if d := p.docs[k]; visible(d) && q.Match(k, d.doc) {
+			l.scan("", false, func(k string, d *memDoc) bool {
+				if visible(d) && q.Match(k, d.doc) {
 					top.add(k, d)
 				}
 				return true
@@ -366,8 +371,8 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 		// The order is the key order: the first Limit matches from the
 		// cursor on are the page.
 		var out []backend.Doc
-		p.keys.scan(q.After, q.KeyOrder < 0, func(k string) bool {
-			if d := p.docs[k]; visible(d) && q.Match(k, d.doc) {
+		p.keys.scan(q.After, q.KeyOrder < 0, func(k string, d *memDoc) bool {
+			if visible(d) && q.Match(k, d.doc) {
 				out = append(out, d.cur)
 			}
 			return len(out) < q.Limit
@@ -420,36 +425,47 @@ func (t *topK) add(k string, d *memDoc) {
 	t.items = slices.Insert(t.items, i, topItem{k, d})
 }
 
-// keyList is a sorted set of keys in chunks of at most keyChunk, so that
-// an insert moves at most one chunk and a seek is two binary searches.
+// keyList is a sorted set of keys, each with its document, in chunks of
+// at most 2×keyChunk, so that an insert moves at most one chunk and a seek
+// is two binary searches. Scans read the documents from it, without a
+// lookup in the map by key.
 type keyList struct {
-	chunks [][]string
+	chunks [][]keyDoc
 	n      int
+}
+
+type keyDoc struct {
+	k string
+	d *memDoc
 }
 
 const keyChunk = 512
 
+func cmpKey(e keyDoc, k string) int { return strings.Compare(e.k, k) }
+
 // find returns the chunk that holds key or where it belongs.
 func (l *keyList) find(key string) int {
-	i, _ := slices.BinarySearchFunc(l.chunks, key, func(c []string, k string) int {
-		return strings.Compare(c[len(c)-1], k)
+	i, _ := slices.BinarySearchFunc(l.chunks, key, func(c []keyDoc, k string) int {
+		return strings.Compare(c[len(c)-1].k, k)
 	})
 	return min(i, len(l.chunks)-1)
 }
 
-func (l *keyList) insert(key string) {
+// insert adds key with its document, or replaces the document of key.
+func (l *keyList) insert(key string, d *memDoc) {
 	if len(l.chunks) == 0 {
-		l.chunks = [][]string{{key}}
+		l.chunks = [][]keyDoc{{{key, d}}}
 		l.n = 1
 		return
 	}
 	ci := l.find(key)
 	c := l.chunks[ci]
-	i, found := slices.BinarySearch(c, key)
+	i, found := slices.BinarySearchFunc(c, key, cmpKey)
 	if found {
+		c[i].d = d
 		return
 	}
-	c = slices.Insert(c, i, key)
+	c = slices.Insert(c, i, keyDoc{key, d})
 	l.n++
 	if len(c) > 2*keyChunk {
 		right := slices.Clone(c[keyChunk:])
@@ -465,7 +481,7 @@ func (l *keyList) remove(key string) {
 	}
 	ci := l.find(key)
 	c := l.chunks[ci]
-	i, found := slices.BinarySearch(c, key)
+	i, found := slices.BinarySearchFunc(c, key, cmpKey)
 	if !found {
 		return
 	}
@@ -480,20 +496,20 @@ func (l *keyList) remove(key string) {
 
 // scan calls fn with the keys after `after` ("" for all), ascending, or
 // descending (then the keys before `after`), until fn returns false.
-func (l *keyList) scan(after string, desc bool, fn func(string) bool) {
+func (l *keyList) scan(after string, desc bool, fn func(string, *memDoc) bool) {
 	if !desc {
 		ci, i := 0, 0
 		if after != "" && len(l.chunks) > 0 {
 			ci = l.find(after)
 			var found bool
-			i, found = slices.BinarySearch(l.chunks[ci], after)
+			i, found = slices.BinarySearchFunc(l.chunks[ci], after, cmpKey)
 			if found {
 				i++
 			}
 		}
 		for ; ci < len(l.chunks); ci, i = ci+1, 0 {
-			for _, k := range l.chunks[ci][i:] {
-				if !fn(k) {
+			for _, e := range l.chunks[ci][i:] {
+				if !fn(e.k, e.d) {
 					return
 				}
 			}
@@ -507,13 +523,13 @@ func (l *keyList) scan(after string, desc bool, fn func(string) bool) {
 	i := len(l.chunks[ci]) - 1
 	if after != "" {
 		ci = l.find(after)
-		j, _ := slices.BinarySearch(l.chunks[ci], after)
+		j, _ := slices.BinarySearchFunc(l.chunks[ci], after, cmpKey)
 		i = j - 1 // the keys before after
 	}
 	for ci >= 0 {
 		c := l.chunks[ci]
 		for ; i >= 0; i-- {
-			if !fn(c[i]) {
+			if !fn(c[i].k, c[i].d) {
 				return
 			}
 		}

@@ -19,7 +19,7 @@ func TestKeyList(t *testing.T) {
 			l.remove(k)
 			delete(ref, k)
 		} else {
-			l.insert(k)
+			l.insert(k, nil)
 			ref[k] = true
 		}
 	}
@@ -33,7 +33,7 @@ func TestKeyList(t *testing.T) {
 	}
 	collect := func(after string, desc bool, limit int) []string {
 		var out []string
-		l.scan(after, desc, func(k string) bool {
+		l.scan(after, desc, func(k string, _ *memDoc) bool {
 			out = append(out, k)
 			return len(out) < limit
 		})
