@@ -151,10 +151,11 @@ func (w *Workspace) meta(op, summary string) []byte {
 // order, each against the state the previous one left, and are visible to
 // the batch's own reads.
 type Batch struct {
-	w       *Workspace
-	tx      *engine.Tx
-	ops     []string
-	claimed []string // fanout claims to undo if the commit fails
+	w          *Workspace
+	tx         *engine.Tx
+	ops        []string
+	claimed    []string // fanout claims to undo if the commit fails
+	checkpoint string   // a name for the commit (WithCheckpoint)
 }
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
@@ -180,19 +181,19 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 			return backend.Commit{}, err
 		}
 		var bt *Batch
-		c, _, err := w.s.eng.Update(ctx, id, func(tx *engine.Tx) ([]byte, error) {
+		c, _, err := w.s.eng.Update(ctx, id, func(tx *engine.Tx) (engine.CommitInfo, error) {
 			if bt != nil {
 				bt.abandon() // a retry: the previous attempt's claims are void
 			}
 			bt = &Batch{w: w, tx: tx}
 			if err := fn(bt); err != nil {
-				return nil, err
+				return engine.CommitInfo{}, err
 			}
 			sum := strings.Join(bt.ops, "; ")
 			if summary != nil {
 				sum = summary()
 			}
-			return w.meta(op, sum), nil
+			return engine.CommitInfo{Meta: w.meta(op, sum), Checkpoint: bt.checkpoint}, nil
 		})
 		if errors.Is(err, backend.ErrNoThread) && attempt == 0 {
 			w.forget()
@@ -203,6 +204,9 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 		}
 		if errors.Is(err, engine.ErrConflict) {
 			return c, errs.New(errs.ErrConflict, "conflict: other writers kept changing thread %s; try again", w.thread)
+		}
+		if errors.Is(err, backend.ErrCheckpointExists) && bt != nil {
+			return c, w.checkpointErr(bt.checkpoint, err)
 		}
 		return c, err
 	}
@@ -217,14 +221,20 @@ func (w *Workspace) mutate(ctx context.Context, op string, fn func(b *Batch) err
 type WriteOption func(*writeOpts)
 
 type writeOpts struct {
-	ifHash    string
-	overwrite bool
+	ifHash     string
+	overwrite  bool
+	checkpoint string
 }
 
 // IfHash makes a mutation apply only if the file's content hash (as Stat
 // reports it) is still h: optimistic concurrency for callers that read,
 // think, then edit. Otherwise the mutation is refused with ErrConflict.
 func IfHash(h string) WriteOption { return func(o *writeOpts) { o.ifHash = h } }
+
+// WithCheckpoint names the commit the mutation makes, in the same
+// transaction: a step and its checkpoint are one durable write instead of
+// two. The name follows Checkpoint's rules.
+func WithCheckpoint(name string) WriteOption { return func(o *writeOpts) { o.checkpoint = name } }
 
 // Overwrite lets Move replace an existing file at the destination.
 func Overwrite() WriteOption { return func(o *writeOpts) { o.overwrite = true } }
@@ -235,6 +245,21 @@ func collect(opts []WriteOption) writeOpts {
 		f(&o)
 	}
 	return o
+}
+
+// options applies a mutation's options that concern the whole commit.
+func (b *Batch) options(opts []WriteOption) (writeOpts, error) {
+	o := collect(opts)
+	if o.checkpoint != "" {
+		if err := CheckCheckpointName(o.checkpoint); err != nil {
+			return o, err
+		}
+		if b.checkpoint != "" && b.checkpoint != o.checkpoint {
+			return o, errs.New(errs.ErrInvalidArgument, "one commit takes one checkpoint name: %s, then %s", b.checkpoint, o.checkpoint)
+		}
+		b.checkpoint = o.checkpoint
+	}
+	return o, nil
 }
 
 // Hash returns the content hash that Stat reports and IfHash expects: the
@@ -387,7 +412,10 @@ func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOp
 	if err := vpath.Validate(path); err != nil {
 		return err
 	}
-	o := collect(opts)
+	o, err := b.options(opts)
+	if err != nil {
+		return err
+	}
 	if err := b.claim(path, claimWrite); err != nil {
 		return err
 	}
@@ -446,7 +474,10 @@ func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAl
 	if old == "" {
 		return 0, errs.New(errs.ErrInvalidArgument, "anchor must not be empty")
 	}
-	o := collect(opts)
+	o, err := b.options(opts)
+	if err != nil {
+		return 0, err
+	}
 	if err := b.claim(path, claimWrite); err != nil {
 		return 0, err
 	}
@@ -480,7 +511,10 @@ func (b *Batch) Delete(ctx context.Context, path string, opts ...WriteOption) er
 	if err := vpath.Validate(path); err != nil {
 		return err
 	}
-	o := collect(opts)
+	o, err := b.options(opts)
+	if err != nil {
+		return err
+	}
 	if err := b.claim(path, claimWrite); err != nil {
 		return err
 	}
@@ -514,7 +548,10 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 	if err := vpath.Validate(to); err != nil {
 		return err
 	}
-	o := collect(opts)
+	o, err := b.options(opts)
+	if err != nil {
+		return err
+	}
 	if err := b.claim(from, claimWrite); err != nil {
 		return err
 	}

@@ -70,6 +70,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"GC", s.gc},
 		{"ThreadsAndScopes", s.threadsAndScopes},
 		{"LargeFiles", s.largeFiles},
+		{"TwoStoresOneDatabase", s.twoStores},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -739,6 +740,16 @@ func (s *suite) versions(t *testing.T, _ *satchel.Store, ws *satchel.Workspace) 
 	refused(t, "at unknown seq", err, satchel.ErrNotFound, "")
 	_, err = ws.At(bg, "nope")
 	refused(t, "at unknown checkpoint", err, satchel.ErrNotFound, "checkpoint not found: nope")
+	// A mutation can name its own commit, in one transaction.
+	must(t, "write with checkpoint", ws.Write(bg, "d.md", "d\n", satchel.WithCheckpoint("with-d")))
+	withD, err := ws.At(bg, "with-d")
+	must(t, "at with-d", err)
+	equal(t, "with-d is the write's commit", withD.Commit().Seq, int64(6))
+	refused(t, "taken name", ws.Write(bg, "e.md", "e", satchel.WithCheckpoint("with-d")), satchel.ErrExists, "checkpoint with-d already exists in thread main")
+	ok, _ := ws.Exists(bg, "e.md")
+	equal(t, "a refused checkpoint name commits nothing", ok, false)
+	refused(t, "bad name", ws.Delete(bg, "d.md", satchel.WithCheckpoint("12")), satchel.ErrInvalidArgument, "")
+	must(t, "delete d", ws.Delete(bg, "d.md"))
 	d, err := ws.Diff(bg, "first", "second")
 	must(t, "diff", err)
 	equal(t, "diff", fmt.Sprint(d), "[{a.md changed} {b.md removed} {c.md added}]")
@@ -915,4 +926,37 @@ func (s *suite) largeFiles(t *testing.T, _ *satchel.Store, ws *satchel.Workspace
 	info, _ := ws.Stat(bg, "big.log")
 	equal(t, "hash", info.Hash, satchel.Hash(want))
 	equal(t, "lines", info.Lines, int64(strings.Count(want, "\n")))
+}
+
+// twoStores: two Stores on one backend stand for two processes sharing a
+// database. Each sees the other's commits, and neither acts on a stale
+// view of the head: an edit of text only the other wrote succeeds, and a
+// write after the other collected old commits succeeds.
+func (s *suite) twoStores(t *testing.T, a *satchel.Store, wa *satchel.Workspace) {
+	b := satchel.New(a.Backend(), satchel.WithCacheBytes(1))
+	wb, err := b.Workspace(bg, "default", "main")
+	must(t, "workspace b", err)
+	must(t, "a writes", wa.Write(bg, "f.md", "from a\n"))
+	must(t, "b appends", wb.Append(bg, "f.md", "from b\n"))
+	n, err := wa.StrReplace(bg, "f.md", "from b", "edited by a", false)
+	must(t, "a edits what b wrote", err)
+	equal(t, "replaced", n, 1)
+	got, _ := wb.Read(bg, "f.md")
+	equal(t, "b reads a's edit", got, "from a\nedited by a\n")
+	must(t, "b writes g", wb.Write(bg, "g.md", "g"))
+	must(t, "a deletes what b wrote", wa.Delete(bg, "g.md"))
+	ok, _ := wb.Exists(bg, "g.md")
+	equal(t, "deleted", ok, false)
+	for i := 0; i < 3; i++ {
+		must(t, "b writes", wb.Write(bg, "h.md", fmt.Sprint(i)))
+	}
+	_, err = wb.SetRetention(bg, satchel.Policy{MaxCommits: 1})
+	must(t, "retain", err)
+	_, err = b.GC(bg, "", 0)
+	must(t, "gc", err)
+	must(t, "a writes after b collected the commits a knew", wa.Write(bg, "i.md", "i"))
+	got, _ = wb.Read(bg, "h.md")
+	equal(t, "b's last write", got, "2")
+	got, _ = wb.Read(bg, "f.md")
+	equal(t, "a's edit survives", got, "from a\nedited by a\n")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/satchel-dev/satchel/backend"
@@ -41,54 +42,74 @@ func (e *Engine) At(ctx context.Context, c backend.Commit) (*Snapshot, error) {
 	return &Snapshot{e: e, root: root}, nil
 }
 
+// CommitInfo is what a mutation's function returns besides its changes:
+// the commit's metadata, and optionally a checkpoint name to give the
+// commit in the same transaction.
+type CommitInfo struct {
+	Meta       []byte
+	Checkpoint string
+}
+
 // Update applies fn to the head of a thread and commits what it changed
-// as one commit, with the metadata fn returns. If another writer moved the head
-// first, fn runs again against the new head (so an append lands after the
-// other writer's, and an edit whose anchor moved is re-checked). fn must
-// therefore have no effects other than on tx. When fn changes nothing,
+// as one commit, with the metadata fn returns. If another writer moved the
+// head first, fn runs again against the new head (so an append lands after
+// the other writer's, and an edit whose anchor moved is re-checked). fn
+// must therefore have no effects other than on tx. When fn changes nothing,
 // nothing is committed and changed is false.
-func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) ([]byte, error)) (c backend.Commit, changed bool, err error) {
+func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (CommitInfo, error)) (c backend.Commit, changed bool, err error) {
 	unlock := e.lock(thread)
 	defer unlock()
 	for attempt := 0; ; attempt++ {
-		// The head this process last saw is tried first: the compare-and-swap
-		// refuses it if another process moved on, and then the backend's
-		// head is read. Most mutations save a query.
-		head, ok := e.heads.get(thread)
-		if !ok || attempt > 0 {
+		// The head this process last committed is tried first, saving a
+		// query. It is only trusted if the commit succeeds (the
+		// compare-and-swap checks it): any other outcome (an error, nothing
+		// to change, storage collected by another process) may come from a
+		// stale head, so fn runs again on the backend's head.
+		head, cached := e.heads.get(thread)
+		cached = cached && attempt == 0
+		if !cached {
 			var err error
 			if head, _, err = e.b.Head(ctx, thread); err != nil {
 				return c, false, err
 			}
 		}
+		retry := func() bool {
+			e.heads.forget(thread)
+			return cached
+		}
 		root, err := decodeRoot(head.Root, head.ID)
 		if err != nil {
 			return c, false, err
 		}
+		e.commits.building.Add(1)
 		tx := &Tx{e: e, base: root, now: time.Now().UnixMicro()}
-		meta, err := fn(tx)
-		if err != nil {
-			return c, false, err
-		}
-		if !tx.Changed() {
-			if attempt == 0 && ok {
-				// Nothing to commit: report the backend's head, not a cached one.
-				if head, _, err = e.b.Head(ctx, thread); err != nil {
-					return c, false, err
-				}
+		info, err := fn(tx)
+		if err == nil && !tx.Changed() {
+			e.commits.building.Add(-1)
+			if retry() {
+				continue
 			}
 			return head, false, nil
 		}
 		var bd build
-		newRoot, err := tx.build(ctx, &bd)
+		var newRoot Ref
+		if err == nil {
+			newRoot, err = tx.build(ctx, &bd)
+		}
 		if err != nil {
+			e.commits.building.Add(-1)
+			if retry() {
+				continue
+			}
 			return c, false, err
 		}
 		pack := bd.pb.bytes()
 		res, err := e.commits.do(ctx, backend.NewCommit{
-			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(newRoot), Meta: meta, Pack: pack,
+			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(newRoot), Meta: info.Meta, Pack: pack,
+			Checkpoint: info.Checkpoint,
 		})
 		if err != nil {
+			e.heads.forget(thread)
 			return c, false, err
 		}
 		if errors.Is(res.Err, backend.ErrStale) {
@@ -124,6 +145,7 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 		if err != nil {
 			return backend.Commit{}, err
 		}
+		e.commits.building.Add(1) // do counts it as queued
 		res, err := e.commits.do(ctx, backend.NewCommit{
 			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta,
 			Requires:   &backend.CommitID{Thread: src.Thread, Seq: src.Seq},
@@ -185,7 +207,14 @@ type committer struct {
 	mu    sync.Mutex
 	queue []*commitReq
 	busy  bool
+	// building counts the mutations of this process that are building a
+	// commit and will soon queue it; arrived is signalled when one does.
+	building atomic.Int64
+	arrived  chan struct{}
 }
+
+// maxGather bounds how long a leader waits for commits being built.
+const maxGather = 300 * time.Microsecond
 
 type commitReq struct {
 	nc     backend.NewCommit
@@ -201,6 +230,11 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit) (backend.Appen
 	r := &commitReq{nc: nc, done: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
+	c.building.Add(-1)
+	select {
+	case c.arrived <- struct{}{}:
+	default:
+	}
 	if c.busy {
 		c.mu.Unlock()
 		<-r.done
@@ -210,8 +244,25 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit) (backend.Appen
 		c.mu.Lock()
 	}
 	// This caller leads: it stores one batch (its own commit among them),
-	// then hands the lead to the first waiter, if any.
+	// then hands the lead to the first waiter, if any. While other
+	// mutations of this process are still building their commits, it waits
+	// for them a little (at most maxGather): one transaction for many
+	// commits costs far less than one each. A lone writer never waits.
 	c.busy = true
+	if c.building.Load() > 0 {
+		c.mu.Unlock()
+		timer := time.NewTimer(maxGather)
+	gather:
+		for c.building.Load() > 0 {
+			select {
+			case <-c.arrived:
+			case <-timer.C:
+				break gather
+			}
+		}
+		timer.Stop()
+		c.mu.Lock()
+	}
 	n := min(len(c.queue), maxBatch)
 	batch := c.queue[:n:n]
 	c.queue = c.queue[n:]

@@ -61,7 +61,7 @@ func New(b backend.Backend, o Options) *Engine {
 		b:       b,
 		packs:   newLRU[int64, *packView](o.CacheBytes * 3 / 4),
 		nodes:   newLRU[Ref, *node](o.CacheBytes / 4),
-		commits: &committer{b: b},
+		commits: &committer{b: b, arrived: make(chan struct{}, 1)},
 		retries: o.MaxRetries,
 		locks:   map[int64]*threadLock{},
 	}

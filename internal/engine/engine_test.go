@@ -25,13 +25,13 @@ func newThread(t *testing.T) (*Engine, int64) {
 
 func put(t *testing.T, e *Engine, th int64, files map[string]string) backend.Commit {
 	t.Helper()
-	c, _, err := e.Update(context.Background(), th, func(tx *Tx) ([]byte, error) {
+	c, _, err := e.Update(context.Background(), th, func(tx *Tx) (CommitInfo, error) {
 		for p, c := range files {
 			if err := tx.Put(context.Background(), p, c); err != nil {
-				return nil, err
+				return CommitInfo{}, err
 			}
 		}
-		return nil, nil
+		return CommitInfo{}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestRandomOpsAgainstModel(t *testing.T) {
 	var wants []map[string]string
 	for step := 0; step < 300; step++ {
 		ops := 1 + r.IntN(20)
-		c, _, err := e.Update(ctx, th, func(tx *Tx) ([]byte, error) {
+		c, _, err := e.Update(ctx, th, func(tx *Tx) (CommitInfo, error) {
 			for i := 0; i < ops; i++ {
 				p := fmt.Sprintf("d%02d/f%04d.md", r.IntN(30), r.IntN(200))
 				switch r.IntN(5) {
@@ -111,18 +111,18 @@ func TestRandomOpsAgainstModel(t *testing.T) {
 					content := strings.Repeat(string(rune('a'+r.IntN(26))), size) + fmt.Sprint(r.Int())
 					want[p] = content
 					if err := tx.Put(ctx, p, content); err != nil {
-						return nil, err
+						return CommitInfo{}, err
 					}
 				case 2:
 					text := fmt.Sprintf("line %d\n", r.Int())
 					want[p] += text
 					if err := tx.Append(ctx, p, text); err != nil {
-						return nil, err
+						return CommitInfo{}, err
 					}
 				case 3:
 					delete(want, p)
 					if err := tx.Delete(ctx, p); err != nil {
-						return nil, err
+						return CommitInfo{}, err
 					}
 				case 4:
 					q := fmt.Sprintf("d%02d/f%04d.md", r.IntN(30), r.IntN(200))
@@ -130,12 +130,12 @@ func TestRandomOpsAgainstModel(t *testing.T) {
 						want[q] = want[p]
 						delete(want, p)
 						if err := tx.Rename(ctx, p, q); err != nil {
-							return nil, err
+							return CommitInfo{}, err
 						}
 					}
 				}
 			}
-			return nil, nil
+			return CommitInfo{}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +197,7 @@ func TestAppendStoresOnlyTheTail(t *testing.T) {
 	e, th := newThread(t)
 	big := strings.Repeat("0123456789abcdef\n", 64<<10/17*4) // ~256 KiB
 	put(t, e, th, map[string]string{"log.txt": big})
-	c, _, err := e.Update(ctx, th, func(tx *Tx) ([]byte, error) { return nil, tx.Append(ctx, "log.txt", "one more line\n") })
+	c, _, err := e.Update(ctx, th, func(tx *Tx) (CommitInfo, error) { return CommitInfo{}, tx.Append(ctx, "log.txt", "one more line\n") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,10 +205,10 @@ func TestAppendStoresOnlyTheTail(t *testing.T) {
 	if len(data) > chunkMax+8<<10 {
 		t.Fatalf("append of 14 bytes to a %d-byte file stored a %d-byte pack", len(big), len(data))
 	}
-	c, _, err = e.Update(ctx, th, func(tx *Tx) ([]byte, error) {
+	c, _, err = e.Update(ctx, th, func(tx *Tx) (CommitInfo, error) {
 		ent, _, _ := tx.Get(ctx, "log.txt")
 		old, _ := tx.Content(ctx, &ent)
-		return nil, tx.Put(ctx, "log.txt", strings.Replace(old, "0123", "XYZW", 1))
+		return CommitInfo{}, tx.Put(ctx, "log.txt", strings.Replace(old, "0123", "XYZW", 1))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -228,8 +228,8 @@ func TestConcurrentAppendsLoseNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
-				_, _, err := e.Update(ctx, th, func(tx *Tx) ([]byte, error) {
-					return nil, tx.Append(ctx, "log", fmt.Sprintf("g%d i%d\n", g, i))
+				_, _, err := e.Update(ctx, th, func(tx *Tx) (CommitInfo, error) {
+					return CommitInfo{}, tx.Append(ctx, "log", fmt.Sprintf("g%d i%d\n", g, i))
 				})
 				if err != nil {
 					t.Error(err)
