@@ -333,6 +333,9 @@ func (b *Batch) checkPrecondition(ctx context.Context, path string, o writeOpts)
 
 // isDir reports whether any file lies under path.
 func isDir(ctx context.Context, v engine.View, path string) (bool, error) {
+	if tx, ok := v.(*engine.Tx); ok {
+		return tx.HasUnder(ctx, path)
+	}
 	found := false
 	err := v.Scan(ctx, path+"/", path+"0", func(*engine.Entry) (bool, error) {
 		found = true

@@ -604,6 +604,22 @@ func (s *suite) batch(t *testing.T, _ *satchel.Store, ws *satchel.Workspace) {
 	must(t, "batch", err)
 	h, _ := ws.History(bg, 0)
 	equal(t, "one commit", len(h), 1)
+	// Directories within a batch see the batch's own files.
+	err = ws.Batch(bg, func(ctx context.Context, b *satchel.Batch) error {
+		if err := b.Write(ctx, "dir/x", "x"); err != nil {
+			return err
+		}
+		if err := b.Write(ctx, "dir", "y"); err == nil || err.Error() != "dir is a directory" {
+			return fmt.Errorf("write over a directory made in the batch: %v", err)
+		}
+		if err := b.Delete(ctx, "dir/x"); err != nil {
+			return err
+		}
+		return b.Write(ctx, "dir", "now a file")
+	})
+	must(t, "directories in a batch", err)
+	got, _ := ws.Read(bg, "dir")
+	equal(t, "file where the batch emptied a directory", got, "now a file")
 	// A batch that fails commits nothing.
 	err = ws.Batch(bg, func(ctx context.Context, b *satchel.Batch) error {
 		if err := b.Write(ctx, "b.md", "x"); err != nil {

@@ -58,6 +58,10 @@ type Tx struct {
 	base    Ref
 	now     int64                   // Unix microseconds
 	pending map[string]*pendingFile // nil value: deleted
+	// under counts, per directory, the pending files that exist beneath it,
+	// so HasUnder does not walk every pending path (a batch of n writes
+	// would be quadratic).
+	under   map[string]int
 	files   int64
 	bytes   int64
 	counted bool
@@ -200,11 +204,49 @@ func (tx *Tx) set(ctx context.Context, p *pendingFile, old *Entry) error {
 		tx.files++
 	}
 	tx.bytes += p.ent.JSONBytes
+	tx.setPending(p.ent.Path, p)
+	return nil
+}
+
+// setPending records path's new state (nil: deleted), keeping under.
+func (tx *Tx) setPending(path string, p *pendingFile) {
 	if tx.pending == nil {
 		tx.pending = map[string]*pendingFile{}
+		tx.under = map[string]int{}
 	}
-	tx.pending[p.ent.Path] = p
-	return nil
+	was := tx.pending[path] != nil
+	tx.pending[path] = p
+	if was == (p != nil) {
+		return
+	}
+	d := 1
+	if was {
+		d = -1
+	}
+	for i := strings.IndexByte(path, '/'); i >= 0; {
+		tx.under[path[:i]] += d
+		j := strings.IndexByte(path[i+1:], '/')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+}
+
+// HasUnder reports whether any file lies beneath directory dir.
+func (tx *Tx) HasUnder(ctx context.Context, dir string) (bool, error) {
+	if tx.under[dir] > 0 {
+		return true, nil
+	}
+	found := false
+	err := tx.e.scan(ctx, tx.base, dir+"/", dir+"0", func(ent *Entry) (bool, error) {
+		if p, ok := tx.pending[ent.Path]; ok && p == nil {
+			return true, nil // deleted in this transaction
+		}
+		found = true
+		return false, nil
+	})
+	return found, err
 }
 
 func (tx *Tx) entry(path, content string) Entry {
@@ -388,10 +430,7 @@ func (tx *Tx) Delete(ctx context.Context, path string) error {
 	}
 	tx.files--
 	tx.bytes -= old.JSONBytes
-	if tx.pending == nil {
-		tx.pending = map[string]*pendingFile{}
-	}
-	tx.pending[path] = nil
+	tx.setPending(path, nil)
 	return nil
 }
 
