@@ -293,12 +293,25 @@ func (b *Backend) Vacuum(ctx context.Context) error {
 	return b.checkpoint(ctx)
 }
 
+// checkpoint copies the whole WAL into the main file and truncates it,
+// retrying while readers keep it from finishing (busy), for at most the
+// busy timeout: DiskSize must not read a half-checkpointed file.
 func (b *Backend) checkpoint(ctx context.Context) error {
-	var busy, logPages, done int64
-	if err := b.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done); err != nil {
-		return fmt.Errorf("sqlite: wal_checkpoint: %w", err)
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		var busy, logPages, done int64
+		if err := b.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done); err != nil {
+			return fmt.Errorf("sqlite: wal_checkpoint: %w", err)
+		}
+		if busy == 0 || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // DiskSize checkpoints the write-ahead log into the database file and
