@@ -316,6 +316,7 @@ func (w *Workspace) Fork(ctx context.Context, ref, newThread string) (*Workspace
 	if err != nil {
 		return nil, err
 	}
+	w.s.eng.NewThread(t.ID)
 	meta := w.meta("fork", fmt.Sprintf("fork of %s@%d", w.thread, src.Seq))
 	if src.ID != 0 {
 		if _, err := w.s.eng.Point(ctx, t.ID, src, meta, ""); err != nil {

@@ -24,8 +24,8 @@ type Workspace struct {
 	scope  string
 	thread string
 	actor  Actor
-	limits Limits
-	arm    *arm // set for the arms of a fanout
+	limits *limitsOnce // shared by the handles of one workspace (As, arms)
+	arm    *arm        // set for the arms of a fanout
 
 	mu sync.Mutex
 	id int64 // the backend's thread ID, once known
@@ -37,9 +37,17 @@ type WorkspaceOption func(*Workspace)
 // As records actor in every commit the workspace makes.
 func As(a Actor) WorkspaceOption { return func(w *Workspace) { w.actor = a } }
 
+// limitsOnce holds a workspace's bounds, read on its first mutation.
+type limitsOnce struct {
+	mu     sync.Mutex
+	loaded bool
+	l      Limits
+}
+
 // Workspace returns the workspace of a scope's thread. The thread is
 // created by its first mutation; until then it reads as empty. The bounds
-// in force (Store.SetLimits) are read now.
+// in force (Store.SetLimits) are read at the first mutation and kept for
+// the handle's life. Opening a workspace touches no storage.
 func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...WorkspaceOption) (*Workspace, error) {
 	if err := CheckScope(scope); err != nil {
 		return nil, err
@@ -47,11 +55,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 	if err := CheckThreadName(thread); err != nil {
 		return nil, err
 	}
-	l, err := s.LimitsOf(ctx, scope, thread)
-	if err != nil {
-		return nil, err
-	}
-	w := &Workspace{s: s, scope: scope, thread: thread, limits: l}
+	w := &Workspace{s: s, scope: scope, thread: thread, limits: &limitsOnce{}}
 	for _, o := range opts {
 		o(w)
 	}
@@ -85,7 +89,19 @@ func (w *Workspace) Scope() string { return w.scope }
 func (w *Workspace) Thread() string { return w.thread }
 
 // Limits returns the bounds the workspace enforces.
-func (w *Workspace) Limits() Limits { return w.limits }
+func (w *Workspace) Limits(ctx context.Context) (Limits, error) {
+	lo := w.limits
+	lo.mu.Lock()
+	defer lo.mu.Unlock()
+	if !lo.loaded {
+		l, err := w.s.LimitsOf(ctx, w.scope, w.thread)
+		if err != nil {
+			return Limits{}, err
+		}
+		lo.l, lo.loaded = l, true
+	}
+	return lo.l, nil
+}
 
 // threadID resolves the backend thread; create makes it when missing. ok is
 // false when it does not exist (and create is false).
@@ -153,6 +169,7 @@ func (w *Workspace) meta(op, summary string) []byte {
 type Batch struct {
 	w          *Workspace
 	tx         *engine.Tx
+	limits     Limits
 	ops        []string
 	claimed    []string // fanout claims to undo if the commit fails
 	checkpoint string   // a name for the commit (WithCheckpoint)
@@ -175,6 +192,10 @@ func (w *Workspace) Batch(ctx context.Context, fn func(ctx context.Context, b *B
 // update runs fn as one commit, retrying against a new head when another
 // writer wins; summary (nil: the batch's operations) describes the commit.
 func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) error, summary func() string) (backend.Commit, error) {
+	limits, err := w.Limits(ctx)
+	if err != nil {
+		return backend.Commit{}, err
+	}
 	for attempt := 0; ; attempt++ {
 		id, _, err := w.threadID(ctx, true)
 		if err != nil {
@@ -185,7 +206,7 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 			if bt != nil {
 				bt.abandon() // a retry: the previous attempt's claims are void
 			}
-			bt = &Batch{w: w, tx: tx}
+			bt = &Batch{w: w, tx: tx, limits: limits}
 			if err := fn(bt); err != nil {
 				return engine.CommitInfo{}, err
 			}
@@ -393,7 +414,7 @@ func next(s string, i int) int {
 // checkBounds refuses the state the batch has reached if it exceeds the
 // workspace's bounds (DESIGN §2.4).
 func (b *Batch) checkBounds(ctx context.Context, path string, size int64) error {
-	l := b.w.limits
+	l := b.limits
 	if size > l.MaxFileBytes {
 		return errs.New(errs.ErrLimitExceeded, "limit exceeded: %s would be %d bytes, over the per-file limit of %d bytes", path, size, l.MaxFileBytes)
 	}
@@ -432,7 +453,7 @@ func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOp
 			return err
 		}
 	}
-	if int64(len(content)) > b.w.limits.MaxFileBytes {
+	if int64(len(content)) > b.limits.MaxFileBytes {
 		return b.checkBounds(ctx, path, int64(len(content)))
 	}
 	if err := b.tx.Put(ctx, path, content); err != nil {
@@ -459,7 +480,7 @@ func (b *Batch) Append(ctx context.Context, path, text string) error {
 			return err
 		}
 	}
-	if size := ent.Size + int64(len(text)); size > b.w.limits.MaxFileBytes {
+	if size := ent.Size + int64(len(text)); size > b.limits.MaxFileBytes {
 		return b.checkBounds(ctx, path, size)
 	}
 	if err := b.tx.Append(ctx, path, text); err != nil {
@@ -499,7 +520,7 @@ func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAl
 	if err != nil {
 		return 0, err
 	}
-	if int64(len(out)) > b.w.limits.MaxFileBytes {
+	if int64(len(out)) > b.limits.MaxFileBytes {
 		return 0, b.checkBounds(ctx, path, int64(len(out)))
 	}
 	if err := b.tx.Put(ctx, path, out); err != nil {

@@ -526,7 +526,9 @@ func (s *suite) bounds(t *testing.T, st *satchel.Store, _ *satchel.Workspace) {
 	refused(t, "rename grows the path", ws.Move(bg, "b", "bb"), satchel.ErrLimitExceeded, "limit exceeded: the workspace would hold 21 bytes, over maxBytes 20")
 	// Other threads keep the defaults.
 	other, _ := st.Workspace(bg, "default", "other")
-	equal(t, "default maxFiles", other.Limits().MaxFiles, int64(satchel.DefaultMaxFiles))
+	ol, err := other.Limits(bg)
+	must(t, "limits", err)
+	equal(t, "default maxFiles", ol.MaxFiles, int64(satchel.DefaultMaxFiles))
 }
 
 func (s *suite) boundsConcurrent(t *testing.T, st *satchel.Store, _ *satchel.Workspace) {

@@ -29,6 +29,10 @@ func (e *Engine) Head(ctx context.Context, thread int64) (*Snapshot, backend.Com
 	return &Snapshot{e: e, root: root}, c, true, nil
 }
 
+// NewThread tells the engine that thread was just created, empty, so its
+// first commit need not read the head back.
+func (e *Engine) NewThread(thread int64) { e.heads.set(thread, backend.Commit{}) }
+
 // Empty returns the snapshot of an empty tree (a thread before its first
 // commit).
 func (e *Engine) Empty() *Snapshot { return &Snapshot{e: e} }
@@ -141,9 +145,12 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 	unlock := e.lock(thread)
 	defer unlock()
 	for attempt := 0; ; attempt++ {
-		head, _, err := e.b.Head(ctx, thread)
-		if err != nil {
-			return backend.Commit{}, err
+		head, cached := e.heads.get(thread)
+		if !cached || attempt > 0 {
+			var err error
+			if head, _, err = e.b.Head(ctx, thread); err != nil {
+				return backend.Commit{}, err
+			}
 		}
 		e.commits.building.Add(1) // do counts it as queued
 		res, err := e.commits.do(ctx, backend.NewCommit{
