@@ -76,7 +76,7 @@ func (s *Server) Handler() http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(streamable))))
+	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(streamable), streamable)))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
 	return s.hostCheck(s.requestLog(mux))
@@ -111,10 +111,16 @@ func (s *Server) track(next http.Handler) http.Handler {
 
 // authenticate checks the bearer token of every request (a revoked or
 // expired token ends the sessions opened with it) and the thread it asks
-// for, and passes the caller on.
-func (s *Server) authenticate(next http.Handler) http.Handler {
+// for, and passes the caller on to next. With Config.InsecureNoAuth, a
+// request with no token that arrived on loopback goes to open instead, as
+// the configured identity.
+func (s *Server) authenticate(next, open http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := bearer(r)
+		if !ok && s.cfg.InsecureNoAuth && r.Header.Get("Authorization") == "" && arrivedOnLoopback(r) {
+			s.admit(w, r, caller{id: s.fixed}, "", open)
+			return
+		}
 		if !ok {
 			s.unauthorized(w, r, "missing bearer token: send Authorization: Bearer <token> (make one with satchel token create)")
 			return
@@ -133,29 +139,45 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if c.id.Thread == "" {
 			c.id.Thread = "main"
 		}
-		if th := r.Header.Get(ThreadHeader); th != "" {
-			if err := satchel.CheckThreadName(th); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			if t.Thread != "" && th != t.Thread {
-				http.Error(w, fmt.Sprintf("token %s is bound to thread %q: %s %q is not allowed", t.ID, t.Thread, ThreadHeader, th), http.StatusForbidden)
-				return
-			}
-			c.id.Thread, c.explicitThread = th, true
+		bound := ""
+		if t.Thread != "" {
+			bound = fmt.Sprintf("token %s is bound to thread %q", t.ID, t.Thread)
 		}
-		// The agent's tools are built (once) before the SDK asks for them,
-		// so that an agent the project does not know is refused clearly.
-		if _, err := s.server(serverKey{agent: c.id.Agent, http: true}); err != nil {
-			code := http.StatusInternalServerError
-			if errors.Is(err, satchel.ErrNotFound) || errors.Is(err, satchel.ErrAccessDenied) || errors.Is(err, satchel.ErrInvalidArgument) {
-				code = http.StatusForbidden
-			}
-			http.Error(w, err.Error(), code)
+		s.admit(w, r, c, bound, next)
+	})
+}
+
+// admit applies the thread a request asks for (refused when bound says
+// the caller's thread is fixed and it differs) and passes the caller on.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, c caller, bound string, next http.Handler) {
+	if th := r.Header.Get(ThreadHeader); th != "" {
+		if err := satchel.CheckThreadName(th); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerCtxKey{}, c)))
-	})
+		if bound != "" && th != c.id.Thread {
+			http.Error(w, fmt.Sprintf("%s: %s %q is not allowed", bound, ThreadHeader, th), http.StatusForbidden)
+			return
+		}
+		c.id.Thread, c.explicitThread = th, true
+	}
+	// The agent's tools are built (once) before the SDK asks for them,
+	// so that an agent the project does not know is refused clearly.
+	if _, err := s.server(serverKey{agent: c.id.Agent, http: true}); err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, satchel.ErrNotFound) || errors.Is(err, satchel.ErrAccessDenied) || errors.Is(err, satchel.ErrInvalidArgument) {
+			code = http.StatusForbidden
+		}
+		http.Error(w, err.Error(), code)
+		return
+	}
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerCtxKey{}, c)))
+}
+
+// arrivedOnLoopback reports whether r came in on a loopback address.
+func arrivedOnLoopback(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && la != nil && isLoopback(la.String())
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -347,6 +369,15 @@ func (s *Server) checkExposure(ctx context.Context, addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("invalid address %q: %w", addr, err)
+	}
+	if s.cfg.InsecureNoAuth {
+		if host == "" || !isLoopback(host) {
+			return &satchel.Error{Kind: satchel.ErrAccessDenied, Msg: fmt.Sprintf(
+				"refusing to listen on %s without authentication: --insecure-no-auth is allowed only on a loopback address (127.0.0.1, [::1] or localhost)", addr)}
+		}
+		s.log.Warn("serving without authentication: requests with no token act as the configured scope and agent (loopback only)",
+			"scope", s.fixed.Scope, "agent", s.fixed.Agent, "thread", s.fixed.Thread)
+		return nil
 	}
 	if n > 0 {
 		return nil

