@@ -220,12 +220,10 @@ func RunW3(ctx context.Context, st *satchel.Store, o W3Options, report func(Resu
 		lines[k-1] = w3Line(m, s, k, f) + "\n"
 		next := strings.Join(lines, "")
 		var replaced int
-		var cp satchel.Commit
 		err := ts.op(func() (err error) {
-			if replaced, err = ws.StrReplace(ctx, W1Path(f), old, lines[k-1], false); err != nil {
-				return err
-			}
-			cp, err = ws.Checkpoint(ctx, "step-"+strconv.Itoa(s))
+			// The edit and its checkpoint are one commit (WithCheckpoint).
+			replaced, err = ws.StrReplace(ctx, W1Path(f), old, lines[k-1], false,
+				satchel.WithCheckpoint("step-"+strconv.Itoa(s)))
 			return err
 		})
 		if err != nil {
@@ -235,8 +233,26 @@ func RunW3(ctx context.Context, st *satchel.Store, o W3Options, report func(Resu
 			return mismatch("W3", "edit", "step %d: %d occurrences replaced in %s, want 1", s, replaced, W1Path(f))
 		}
 		versions[f] = append(versions[f], w3Version{step: s, content: next})
-		seqs[s], edited[s] = cp.Seq, f
+		edited[s] = f
 		tick()
+	}
+	hist, err := ws.History(ctx, 0)
+	if err != nil {
+		return err
+	}
+	for _, c := range hist {
+		for _, name := range c.Checkpoints {
+			if n, ok := strings.CutPrefix(name, "step-"); ok {
+				if i, err := strconv.Atoi(n); err == nil && i < o.S {
+					seqs[i] = c.Seq
+				}
+			}
+		}
+	}
+	for i, seq := range seqs {
+		if seq == 0 {
+			return mismatch("W3", "edit", "step %d has no checkpoint", i)
+		}
 	}
 	edit := ts.result(o.System, "W3", "edit")
 	after, err := size(ctx)
