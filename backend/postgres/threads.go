@@ -57,8 +57,21 @@ func (b *Backend) Thread(ctx context.Context, scope, name string, create bool) (
 func (b *Backend) CreateThread(ctx context.Context, scope, name string) (backend.Thread, error) {
 	th := backend.Thread{Scope: scope, Name: name}
 	var created time.Time
-	err := b.pool.QueryRow(ctx, `INSERT INTO threads (scope, name) VALUES ($1, $2)
-		ON CONFLICT DO NOTHING RETURNING id, created`, scope, name).Scan(&th.ID, &created)
+	// A new thread is empty until its first commit, which is durable and
+	// flushes the WAL up to itself, this insert included: so the insert
+	// does not wait for its own flush (synchronous_commit off for this
+	// transaction only). A crash before the first commit may forget an
+	// empty thread, nothing more. One round trip, and a fork costs one
+	// disk flush instead of two.
+	batch := &pgx.Batch{}
+	batch.Queue("BEGIN")
+	batch.Queue("SET LOCAL synchronous_commit TO OFF")
+	batch.Queue(`INSERT INTO threads (scope, name) VALUES ($1, $2)
+		ON CONFLICT DO NOTHING RETURNING id, created`, scope, name).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&th.ID, &created)
+	})
+	batch.Queue("COMMIT")
+	err := b.pool.SendBatch(ctx, batch).Close()
 	if errors.Is(err, pgx.ErrNoRows) {
 		return backend.Thread{}, backend.ErrThreadExists
 	}
