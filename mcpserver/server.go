@@ -376,6 +376,17 @@ func (se *session) workspace(ctx context.Context, st *satchel.Store) (*satchel.W
 	return se.ws, nil
 }
 
+// adopt makes h, a handle of the session's workspace given to a call,
+// the one the next calls' handles come from. A workspace learns its
+// thread's id at its first use and As passes on the id its receiver
+// knows: handles made from the session's first workspace, which no call
+// uses itself, would each look the id up again (a query per call).
+func (se *session) adopt(h *satchel.Workspace) {
+	se.wsMu.Lock()
+	se.ws = h
+	se.wsMu.Unlock()
+}
+
 type sessionKey struct{}
 
 // sessionFrom returns the session a handler runs in.

@@ -46,7 +46,9 @@ func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ws.As(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base}), nil
+	h := ws.As(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base})
+	c.se.adopt(h)
+	return h, nil
 }
 
 // reader returns the workspace's head, or the commit at when it is set.

@@ -127,6 +127,14 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	if f.insecureNoAuth && f.http == "" {
 		return usagef("--insecure-no-auth applies to --http only")
 	}
+	if os.Getenv("GOGC") == "" {
+		// The MCP SDK decodes each message several times, each time with
+		// a fresh 32 KiB buffer: a call leaves ~0.3 MB of garbage while
+		// the live heap stays small, so the default GOGC (100) collects
+		// every few calls. 400 trades a larger heap for half the GC work
+		// (docs/mcp-performance.md); GOGC in the environment still wins.
+		debug.SetGCPercent(400)
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := a.open(ctx)

@@ -1,0 +1,167 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bench"
+)
+
+// BenchmarkW4 splits the time of W4's calls (internal/bench/w4.go) into
+// layers, on SQLite, one call at a time, all in this process:
+//
+//   - store: the operation through the Go API alone;
+//   - handler: the server's tool handler called directly with the raw
+//     arguments (decoding and validating them, the store, rendering the
+//     result, metrics and the log line);
+//   - mcp: the SDK's client and server over an in-memory transport
+//     (JSON-RPC encoding and decoding on both sides, the SDK's dispatch).
+//
+// What W4 measures on top is the transport between two processes (pipes
+// or HTTP) and their scheduling; docs/mcp-performance.md puts the layers
+// side by side.
+func BenchmarkW4(b *testing.B) {
+	const files = 1000
+	contents := make([]string, files)
+	for i := range contents {
+		contents[i] = bench.W1Content(1, i)
+	}
+	type op struct {
+		name string
+		// args of call k, and the direct store operation of call k.
+		args  func(k int) (tool string, args map[string]any)
+		store func(ctx context.Context, ws *satchel.Workspace, k int) error
+		// prepare fills the workspace (writes the files) when true.
+		prepare bool
+	}
+	edit := func(k int) (path, old, new string) {
+		i := k % files
+		old, new = bench.W1Marker(i), bench.W1Edited(i)
+		if (k/files)%2 == 1 {
+			old, new = new, old
+		}
+		return bench.W1Path(i), old, new
+	}
+	ops := []op{
+		{
+			name: "write",
+			args: func(k int) (string, map[string]any) {
+				return "write_file", map[string]any{"path": fmt.Sprintf("w/%07d.md", k), "content": contents[k%files]}
+			},
+			store: func(ctx context.Context, ws *satchel.Workspace, k int) error {
+				return ws.Write(ctx, fmt.Sprintf("w/%07d.md", k), contents[k%files])
+			},
+		},
+		{
+			name: "read-bounded", prepare: true,
+			args: func(k int) (string, map[string]any) {
+				return "read_file", map[string]any{"path": bench.W1Path(k % files), "start_line": 20, "end_line": 40, "numbered": false}
+			},
+			store: func(ctx context.Context, ws *satchel.Workspace, k int) error {
+				_, err := ws.Read(ctx, bench.W1Path(k%files), 20, 40)
+				return err
+			},
+		},
+		{
+			name: "edit", prepare: true,
+			args: func(k int) (string, map[string]any) {
+				p, o, n := edit(k)
+				return "edit_file", map[string]any{"path": p, "old_text": o, "new_text": n}
+			},
+			store: func(ctx context.Context, ws *satchel.Workspace, k int) error {
+				p, o, n := edit(k)
+				_, err := ws.StrReplace(ctx, p, o, n, false)
+				return err
+			},
+		},
+		{
+			name: "glob-dir", prepare: true,
+			args: func(int) (string, map[string]any) {
+				return "glob", map[string]any{"pattern": "notes/d07/*.md"}
+			},
+			store: func(ctx context.Context, ws *satchel.Workspace, _ int) error {
+				_, err := ws.Glob(ctx, "notes/d07/*.md")
+				return err
+			},
+		},
+	}
+	ctx := context.Background()
+	open := func(b *testing.B, prepare bool) (*satchel.Store, *satchel.Workspace) {
+		st, err := satchel.Open(ctx, filepath.Join(b.TempDir(), "w4.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		ws, err := st.Workspace(ctx, "default", "main")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if prepare {
+			for i := range files {
+				if err := ws.Write(ctx, bench.W1Path(i), contents[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		return st, ws
+	}
+	for _, o := range ops {
+		b.Run(o.name+"/store", func(b *testing.B) {
+			_, ws := open(b, o.prepare)
+			k := 0
+			for b.Loop() {
+				if err := o.store(ctx, ws, k); err != nil {
+					b.Fatal(err)
+				}
+				k++
+			}
+		})
+		b.Run(o.name+"/handler", func(b *testing.B) {
+			st, _ := open(b, o.prepare)
+			s := newServer(b, Config{Store: st})
+			handlers := map[string]mcp.ToolHandler{}
+			for _, t := range fileTools(s.cfg) {
+				handlers[t.tool.Name] = s.fileHandler(t)
+			}
+			se, err := s.newSession(s.fixed)
+			if err != nil {
+				b.Fatal(err)
+			}
+			se.label = "bench"
+			hctx := context.WithValue(ctx, sessionKey{}, se)
+			k := 0
+			for b.Loop() {
+				tool, args := o.args(k)
+				raw, _ := json.Marshal(args)
+				r, err := handlers[tool](hctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: raw}})
+				if err != nil || r.IsError {
+					b.Fatal(err, r)
+				}
+				k++
+			}
+		})
+		b.Run(o.name+"/mcp", func(b *testing.B) {
+			st, _ := open(b, o.prepare)
+			c, _ := newClient(b, Config{Store: st})
+			k := 0
+			for b.Loop() {
+				tool, args := o.args(k)
+				r, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+				if err != nil || r.IsError {
+					b.Fatal(err, r)
+				}
+				if tool == "edit_file" && strings.TrimSpace(texts(b, r)[0]) != "1" {
+					b.Fatalf("edit: %v", texts(b, r))
+				}
+				k++
+			}
+		})
+	}
+}
