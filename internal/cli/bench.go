@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
@@ -37,6 +38,10 @@ type benchFlags struct {
 	n                   int
 	seed                uint32
 	noTargets           bool
+
+	// W4.
+	transports, concurrency, nodeDir, satchelBin string
+	peerFilesystem                               bool
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -63,13 +68,23 @@ Output: a table of every phase (operations, seconds, operations per
 second, p50 and p99 latency in µs; W3 adds its figures), then each figure
 held against its target. With --json, one JSON object a line per phase:
 system, workload, phase, ops, seconds, ops_per_s, p50_us, p99_us, and for
-W3 bytes_per_checkpoint, step_us, fork_us, old_read_us, head_read_us.
+W3 bytes_per_checkpoint, step_us, fork_us, old_read_us, head_read_us, for
+W4 transport and concurrency.
+
+W4 starts this binary's "serve" (or --satchel's) on a new SQLite database
+for each transport (--transport) and number of calls in flight
+(--concurrency), and drives it with an MCP client; it runs on the sqlite
+backend only. --peer-filesystem also runs the same calls, over stdio,
+against @modelcontextprotocol/server-filesystem (system
+"server-filesystem"), installed with npm into --node-dir when missing, so
+that the ratios are measured side by side.
 A progress bar is drawn on standard error when it is a terminal.
 
 PostgreSQL (--backend postgres) needs a server: --pg URL, else
 $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 		Example: `  satchel bench
   satchel bench --workload w3 --backend sqlite --json
+  satchel bench --workload w4 --backend sqlite --peer-filesystem
   satchel bench --workload w1 --n 1000 --backend memory,sqlite,postgres --pg postgres://localhost/bench`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,6 +97,11 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.pg, "pg", "", "PostgreSQL server URL for --backend postgres (default $"+benchPGEnv+")")
 	fl.IntVar(&f.n, "n", 0, "scale: W1's N files, W3's F files (default each workload's own)")
 	fl.Uint32Var(&f.seed, "seed", 1, "seed of the generated data")
+	fl.StringVar(&f.transports, "transport", "stdio,http", "W4: MCP transports, comma-separated: stdio, http")
+	fl.StringVar(&f.concurrency, "concurrency", "1,16", "W4: calls in flight, comma-separated")
+	fl.BoolVar(&f.peerFilesystem, "peer-filesystem", false, "W4: also run @modelcontextprotocol/server-filesystem (over stdio, with Node from --node-dir)")
+	fl.StringVar(&f.nodeDir, "node-dir", bench.W4DefaultNodeDir, "W4: `DIR` of node_modules holding the peer and Node 22 (npm installs them when missing)")
+	fl.StringVar(&f.satchelBin, "satchel", "", "W4: the satchel `BINARY` whose serve is measured (default this one)")
 	fl.BoolVar(&f.noTargets, "no-targets", false, "do not print the figures held against their targets (plain output)")
 	return cmd
 }
@@ -137,6 +157,25 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 		return usagef("--backend postgres needs a server: give --pg URL or set %s", benchPGEnv)
 	}
 
+	var concurrency []int
+	for _, c := range splitList(f.concurrency) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			return usagef("--concurrency takes positive numbers, comma-separated, was %q", f.concurrency)
+		}
+		concurrency = append(concurrency, n)
+	}
+	transports := splitList(f.transports)
+	for _, t := range transports {
+		if t != "stdio" && t != "http" {
+			return usagef("unknown transport %q: choose among stdio, http", t)
+		}
+	}
+	bench.W4Config = bench.W4Options{
+		Satchel: f.satchelBin, Transports: transports, Concurrency: concurrency,
+		PeerFilesystem: f.peerFilesystem, NodeDir: f.nodeDir,
+	}
+
 	var all []bench.Result
 	report := func(r bench.Result) error {
 		all = append(all, r)
@@ -147,6 +186,13 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 	}
 	for _, w := range ws {
 		for _, b := range backends {
+			if w.Name == "W4" && b != "sqlite" {
+				// W4 measures satchel serve on SQLite.
+				if !slices.Contains(backends, "sqlite") && b == backends[0] {
+					a.notice("W4 runs on the sqlite backend only: add sqlite to --backend")
+				}
+				continue
+			}
 			if err := benchOne(ctx, a, w, b, pg, f, report); err != nil {
 				return err
 			}
@@ -289,8 +335,12 @@ func printBenchTable(w io.Writer, rs []bench.Result) error {
 	fmt.Fprintln(tw, "system\tworkload\tphase\tops\tseconds\tops/s\tp50 µs\tp99 µs\t")
 	w3 := false
 	for _, r := range rs {
+		phase := r.Phase
+		if r.Transport != "" {
+			phase = fmt.Sprintf("%s %s×%d", r.Phase, r.Transport, r.Concurrency)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.3f\t%.0f\t%.1f\t%.1f\t\n",
-			r.System, r.Workload, r.Phase, r.Ops, r.Seconds, r.OpsPerSec, r.P50us, r.P99us)
+			r.System, r.Workload, phase, r.Ops, r.Seconds, r.OpsPerSec, r.P50us, r.P99us)
 		w3 = w3 || r.Workload == "W3"
 	}
 	if err := tw.Flush(); err != nil {
