@@ -170,18 +170,22 @@ func RunW4(ctx context.Context, o W4Options, report func(Result)) error {
 		start func(context.Context) (*w4Server, error)
 		conc  int
 	}
-	var runs []run
-	for _, tr := range o.Transports {
-		for _, c := range o.Concurrency {
-			runs = append(runs, run{func(ctx context.Context) (*w4Server, error) { return startSatchel(ctx, self, tr, o) }, c})
-		}
-	}
+	var node, entry string
 	if o.PeerFilesystem {
-		node, entry, err := w4Peer(ctx, o)
-		if err != nil {
+		var err error
+		if node, entry, err = w4Peer(ctx, o); err != nil {
 			return err
 		}
-		for _, c := range o.Concurrency {
+	}
+	// The runs of one concurrency follow each other, the peer's last:
+	// what else loads the machine drifts less between the figures that
+	// are compared.
+	var runs []run
+	for _, c := range o.Concurrency {
+		for _, tr := range o.Transports {
+			runs = append(runs, run{func(ctx context.Context) (*w4Server, error) { return startSatchel(ctx, self, tr, o) }, c})
+		}
+		if o.PeerFilesystem {
 			runs = append(runs, run{func(ctx context.Context) (*w4Server, error) { return startFilesystem(ctx, node, entry, o) }, c})
 		}
 	}
@@ -229,10 +233,17 @@ type w4Server struct {
 // phases runs the four phases with conc calls in flight.
 func (s *w4Server) phases(ctx context.Context, o W4Options, conc int, contents []string, report func(Result)) error {
 	n := o.N
+	mark := s.cpu()
 	done := func(t *timer, phase string) {
 		r := t.result(s.system, "W4", phase)
 		r.Transport, r.Concurrency = s.transport, conc
 		report(r)
+		now := s.cpu()
+		if now.ok && mark.ok && r.Ops > 0 {
+			fmt.Fprintf(o.Log, "bench W4: %s %s over %s, %d in flight: CPU a call: server %.0f µs, client %.0f µs\n",
+				s.system, phase, s.transport, conc, us(now.server-mark.server)/float64(r.Ops), us(now.client-mark.client)/float64(r.Ops))
+		}
+		mark = s.cpu() // the checks between phases are not counted
 	}
 	t, err := s.phase(ctx, conc, n, o.Progress, func(i int) *mcp.CallToolParams { return s.write(i, contents[i]) }, nil)
 	if err != nil {
@@ -331,6 +342,42 @@ func (s *w4Server) phase(ctx context.Context, conc, ops int, tick func(), call f
 	return t, nil
 }
 
+// cpuSample is the CPU time used so far by the server's process and by
+// this one (Linux; ok is false elsewhere).
+type cpuSample struct {
+	server, client time.Duration
+	ok             bool
+}
+
+func (s *w4Server) cpu() cpuSample {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return cpuSample{}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return cpuSample{}
+	}
+	// Fields after the command's name (in parentheses): utime and stime
+	// are the 12th and 13th, in clock ticks (100 a second on Linux).
+	i := bytes.LastIndexByte(stat, ')')
+	f := strings.Fields(string(stat[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return cpuSample{}
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	var ru syscall.Rusage
+	err3 := syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return cpuSample{}
+	}
+	return cpuSample{
+		server: time.Duration(ut+st) * 10 * time.Millisecond,
+		client: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		ok:     true,
+	}
+}
+
 // resultText is the text of a result's content items.
 func resultText(r *mcp.CallToolResult) string {
 	var b strings.Builder
@@ -411,6 +458,16 @@ func w4Client() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "satchel-bench-w4", Version: "1"}, nil)
 }
 
+// W4ProtocolVersion is the MCP version the client asks for: the latest
+// released one, which the agents' clients speak. (The SDK would otherwise
+// propose the draft 2026-07-28, which only a Go SDK server accepts and
+// which repeats the client's identity and capabilities in every request's
+// _meta: more to encode and decode for satchel alone, as server-filesystem
+// answers 2025-11-25.)
+const W4ProtocolVersion = "2025-11-25"
+
+var w4Session = &mcp.ClientSessionOptions{ProtocolVersion: W4ProtocolVersion}
+
 // startSatchel starts `satchel serve` on a new SQLite database over
 // transport, and connects to it: over stdio as the client's child
 // process (the way Claude Desktop runs it), over HTTP on a loopback port
@@ -471,7 +528,7 @@ func startSatchel(ctx context.Context, bin, transport string, o W4Options) (_ *w
 		cmd := exec.Command(bin, "--db", db, "--scope", "bench", "--thread", "w4", "serve")
 		cmd.Stderr = s.stderr
 		s.cmd = cmd
-		s.cs, err = w4Client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		s.cs, err = w4Client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, w4Session)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to %s over stdio: %w%s", bin, err, s.logTail())
 		}
@@ -510,7 +567,7 @@ func startSatchel(ctx context.Context, bin, transport string, o W4Options) (_ *w
 		base:    &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute},
 		headers: map[string]string{"Authorization": "Bearer " + secret, "X-Satchel-Thread": "w4"},
 	}}
-	s.cs, err = w4Client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, nil)
+	s.cs, err = w4Client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, w4Session)
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -623,11 +680,13 @@ func w4Peer(ctx context.Context, o W4Options) (node, entry string, err error) {
 //     and the check is that line 20 is the 20th of the 40.
 //   - edit: edit_file with edits [{oldText: MARKER-i, newText: EDITED-i}];
 //     it answers a diff, checked to hold +EDITED-i.
-//   - glob-dir: search_files from the root with the same pattern,
-//     notes/d07/*.md, the glob a satchel client sends (its only glob tool;
-//     it walks the tree and matches each relative path). Asking
-//     list_directory for notes/d07 instead would be a different question
-//     (the client knowing the pattern is a plain directory).
+//   - glob-dir: search_files, its glob tool, on the directory notes/d07
+//     with the pattern *.md: the same paths as satchel's glob
+//     notes/d07/*.md. This is the peer's fast form: it walks one
+//     directory. The same pattern from the root (path ROOT, pattern
+//     notes/d07/*.md) walks and matches the whole tree, about 50× slower
+//     at 1,000 files; list_directory of notes/d07 (no pattern) is about
+//     2× faster than search_files (docs/mcp-performance.md).
 func startFilesystem(ctx context.Context, node, entry string, o W4Options) (_ *w4Server, err error) {
 	tmp, err := os.MkdirTemp("", "satchel-w4-fs-")
 	if err != nil {
@@ -675,7 +734,7 @@ func startFilesystem(ctx context.Context, node, entry string, o W4Options) (_ *w
 		return nil
 	}
 	s.globDir = func() *mcp.CallToolParams {
-		return &mcp.CallToolParams{Name: "search_files", Arguments: map[string]any{"path": root, "pattern": "notes/d07/*.md"}}
+		return &mcp.CallToolParams{Name: "search_files", Arguments: map[string]any{"path": filepath.Join(root, "notes", "d07"), "pattern": "*.md"}}
 	}
 	s.checkGlob = func(text string, want int) error {
 		if got := countLines(text); got != want || !strings.HasSuffix(strings.SplitN(text, "\n", 2)[0], ".md") {
@@ -697,7 +756,7 @@ func startFilesystem(ctx context.Context, node, entry string, o W4Options) (_ *w
 	cmd.Dir = root
 	cmd.Stderr = s.stderr
 	s.cmd = cmd
-	s.cs, err = w4Client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	s.cs, err = w4Client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, w4Session)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to server-filesystem: %w%s", err, s.logTail())
 	}

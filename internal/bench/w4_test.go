@@ -60,8 +60,8 @@ func TestW4(t *testing.T) {
 	}
 	want := []string{
 		"stdio/1/write", "stdio/1/read-bounded", "stdio/1/edit", "stdio/1/glob-dir",
-		"stdio/4/write", "stdio/4/read-bounded", "stdio/4/edit", "stdio/4/glob-dir",
 		"http/1/write", "http/1/read-bounded", "http/1/edit", "http/1/glob-dir",
+		"stdio/4/write", "stdio/4/read-bounded", "stdio/4/edit", "stdio/4/glob-dir",
 		"http/4/write", "http/4/read-bounded", "http/4/edit", "http/4/glob-dir",
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
