@@ -8,9 +8,18 @@ import (
 // Tree updates are copy-on-write: applying a sorted batch of changes
 // rewrites only the nodes on the paths from the root to the changed leaves,
 // O(log n) nodes per change, and shares every other subtree with the
-// previous version. Nodes split when their encoding passes maxNodeBytes;
+// previous version. Nodes split when their encoding passes maxLeafBytes or
+// maxInternalBytes;
 // an internal node left with one child is replaced by that child.
-const maxNodeBytes = 4096
+// Leaves are small because every write rewrites one (and the garbage of the
+// rewritten copy is what the memory backend's writes cost most); internal
+// nodes are larger, so the tree stays shallow. Measured with W1 on memory:
+// a write's p50 24 µs with 1 KiB leaves against 31–34 µs with 4 KiB ones;
+// W3's bytes per checkpoint 10.3 KiB against 10.7 KiB.
+const (
+	maxLeafBytes     = 1024
+	maxInternalBytes = 4096
+)
 
 // change is one path's new entry, or its deletion (ent == nil).
 type change struct {
@@ -106,15 +115,15 @@ func mergeEntries(old []Entry, changes []change) []Entry {
 
 // groups splits n items of the given sizes into runs of similar total size,
 // each at most maxNodeBytes when the items allow.
-func groups(n int, size func(int) int) [][2]int {
+func groups(n, maxBytes int, size func(int) int) [][2]int {
 	total := 0
 	for i := 0; i < n; i++ {
 		total += size(i)
 	}
-	if total <= maxNodeBytes {
+	if total <= maxBytes {
 		return [][2]int{{0, n}}
 	}
-	k := (total + maxNodeBytes - 1) / maxNodeBytes
+	k := (total + maxBytes - 1) / maxBytes
 	target := total / k
 	var out [][2]int
 	start, acc := 0, 0
@@ -133,7 +142,7 @@ func (bd *build) leaves(entries []Entry) []child {
 		return nil
 	}
 	var out []child
-	for _, g := range groups(len(entries), func(i int) int { return entrySize(&entries[i]) }) {
+	for _, g := range groups(len(entries), maxLeafBytes, func(i int) int { return entrySize(&entries[i]) }) {
 		es := entries[g[0]:g[1]:g[1]]
 		data := encodeLeaf(es)
 		ref := bd.pb.add(kindLeaf, data)
@@ -147,7 +156,7 @@ func (bd *build) leaves(entries []Entry) []child {
 
 func (bd *build) internals(children []child) []child {
 	var out []child
-	for _, g := range groups(len(children), func(i int) int { return childSize(&children[i]) }) {
+	for _, g := range groups(len(children), maxInternalBytes, func(i int) int { return childSize(&children[i]) }) {
 		cs := children[g[0]:g[1]:g[1]]
 		data := encodeInternal(cs)
 		ref := bd.pb.add(kindInternal, data)
