@@ -8,7 +8,7 @@ import (
 
 // TestRootImports: the Go API does not pull in the surfaces' dependencies.
 // A program that embeds satchel as a library gets neither the MCP SDK nor
-// the Lua interpreter nor the metrics client (docs/decisions/0008).
+// the Lua interpreter nor the metrics client (docs/decisions/0009).
 func TestRootImports(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
