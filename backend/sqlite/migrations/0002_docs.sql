@@ -7,7 +7,7 @@
 -- key) index; an update also appends one history row. Expression indexes
 -- for a store's "indexes" are partial indexes on docs (WHERE store =
 -- '<name>'), created at run time by EnsureIndexes
--- (docs/decisions/0006-collections-storage.md).
+-- (docs/decisions/0008-collections-storage.md).
 
 CREATE TABLE docs (
 	id      INTEGER PRIMARY KEY,
