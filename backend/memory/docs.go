@@ -439,7 +439,7 @@ type keyDoc struct {
 	d *memDoc
 }
 
-const keyChunk = 512
+const keyChunk = 128
 
 func cmpKey(e keyDoc, k string) int { return strings.Compare(e.k, k) }
 
