@@ -57,7 +57,12 @@
 // an address that is not loopback while no usable token exists. On a
 // loopback listener, a request whose Host header is not loopback is
 // refused (403), so that a web page cannot reach the server by DNS
-// rebinding. GET /healthz answers "ok" when the store answers; GET
+// rebinding. For tools that cannot send a token, such as the MCP
+// conformance suite (scripts/mcp-conformance.sh), `satchel serve
+// --insecure-no-auth` (Config.InsecureNoAuth) lets requests without one in
+// as --scope, --agent and --thread; it is refused on any address but
+// loopback, and a request that carries a token is still checked. GET
+// /healthz answers "ok" when the store answers; GET
 // /metrics serves Prometheus metrics (calls, errors and latency per tool,
 // bytes stored, spills, sessions). On SIGINT or SIGTERM the server stops
 // accepting, lets the calls in flight finish, then exits.

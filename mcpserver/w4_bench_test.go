@@ -149,7 +149,20 @@ func BenchmarkW4(b *testing.B) {
 		})
 		b.Run(o.name+"/mcp", func(b *testing.B) {
 			st, _ := open(b, o.prepare)
-			c, _ := newClient(b, Config{Store: st})
+			s := newServer(b, Config{Store: st})
+			sctx, cancel := context.WithCancel(ctx)
+			ct, tr := mcp.NewInMemoryTransports()
+			done := make(chan error, 1)
+			go func() { done <- s.Run(sctx, tr) }()
+			// The released protocol, as W4's client and agents' clients
+			// speak it (the SDK's default, the draft 2026-07-28, adds the
+			// client's identity to every request).
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = cs.Close(); cancel(); <-done })
+			c := &client{t: b, cs: cs}
 			k := 0
 			for b.Loop() {
 				tool, args := o.args(k)
