@@ -18,16 +18,17 @@ import (
 )
 
 // Collections (backend.Documents) on SQLite: tables docs and doc_history
-// (migrations/0002_docs.sql). A set is one BEGIN IMMEDIATE transaction of
-// two statements for a new key (look up, insert) and four for an update
-// (look up, copy the old row into the history, trim the history, rewrite
-// the row in place). A get is one prepared point query on the reader
-// pool. Queries run the WHERE and ORDER BY that internal/docs compiled,
-// with the store's name written into the SQL as a literal: that is what
-// lets SQLite use the store's partial indexes (a bound parameter would
-// hide from the planner that the index's WHERE store = '<name>' holds).
-// Store names are checked by the definition loader (lowercase letters,
-// digits, '-' and '_'), and quoted all the same.
+// (migrations/0002_docs.sql). A set is one BEGIN IMMEDIATE transaction:
+// for a new key one statement (an insert that does nothing when the key
+// exists), for a replacement up to five (that insert, look up, copy the
+// old row into the history, trim the history, rewrite the row in place).
+// A get is one prepared point query on the reader pool. Queries run the
+// WHERE and ORDER BY that internal/docs compiled, with the store's name
+// written into the SQL as a literal: that is what lets SQLite use the
+// store's partial indexes (a bound parameter would hide from the planner
+// that the index's WHERE store = '<name>' holds). Store names are checked
+// by the definition loader (lowercase letters, digits, '-' and '_'), and
+// quoted all the same.
 
 // docState is the per-backend state of collections: prepared statements
 // and a cache of prepared query statements. It lives beside the Backend
@@ -67,16 +68,13 @@ const docCols = "key, version, updated, expires, doc"
 
 func (st *docState) prepare(b *Backend) error {
 	ctx := context.Background()
-	if _, err := b.w.ExecContext(ctx, "PRAGMA cache_size = -65536"); err != nil {
-		return err
-	}
 	for _, s := range []struct {
 		db  *sql.DB
 		s   **sql.Stmt
 		sql string
 	}{
 		{b.w, &st.selCur, "SELECT id, version, expires FROM docs WHERE store = ? AND scope = ? AND key = ?"},
-		{b.w, &st.insDoc, "INSERT INTO docs (store, scope, key, version, updated, expires, doc) VALUES (?, ?, ?, 1, ?, ?, ?)"},
+		{b.w, &st.insDoc, "INSERT INTO docs (store, scope, key, version, updated, expires, doc) VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (store, scope, key) DO NOTHING"},
 		{b.w, &st.updDoc, "UPDATE docs SET version = ?, updated = ?, expires = ?, doc = ? WHERE id = ?"},
 		{b.w, &st.histIns, "INSERT INTO doc_history (store, scope, key, version, updated, doc) SELECT store, scope, key, version, updated, doc FROM docs WHERE id = ?"},
 		{b.w, &st.histTrim, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ? AND version <= ?"},
@@ -112,14 +110,17 @@ func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, 
 	}
 	upd, exp := nanos(now), expiresArg(now, put.TTL)
 	err = b.write(ctx, func(tx *sql.Tx) error {
-		var id, version int64
-		var expires sql.NullInt64
-		err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, put.Store, put.Scope, put.Key).Scan(&id, &version, &expires)
-		if errors.Is(err, sql.ErrNoRows) {
-			_, err = tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, put.Store, put.Scope, put.Key, upd, exp, put.JSON)
+		// Most sets of a new key end here, after one statement.
+		res, err := tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, put.Store, put.Scope, put.Key, upd, exp, put.JSON)
+		if err != nil {
 			return err
 		}
-		if err != nil {
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		var id, version int64
+		var expires sql.NullInt64
+		if err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, put.Store, put.Scope, put.Key).Scan(&id, &version, &expires); err != nil {
 			return err
 		}
 		if expires.Valid && expires.Int64 <= upd {
