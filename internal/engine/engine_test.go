@@ -245,3 +245,47 @@ func TestConcurrentAppendsLoseNothing(t *testing.T) {
 		t.Fatalf("%d lines (entry says %d), want 400", n, ent.Lines)
 	}
 }
+
+// TestReadsWhileWriting: reads of the head race with commits that copy the
+// entries of the nodes being read (run with -race).
+func TestReadsWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	e, th := newThread(t)
+	files := map[string]string{}
+	for i := 0; i < 50; i++ {
+		files[fmt.Sprintf("f%02d", i)] = strings.Repeat("x", i)
+	}
+	put(t, e, th, files)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s, _, _, err := e.Head(ctx, th)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_ = s.Scan(ctx, "", "", func(ent *Entry) (bool, error) {
+				_, err := s.Content(ctx, ent)
+				return err == nil, err
+			})
+		}
+	}()
+	for i := 0; i < 200; i++ {
+		_, _, err := e.Update(ctx, th, func(tx *Tx) (CommitInfo, error) {
+			return CommitInfo{}, tx.Put(ctx, fmt.Sprintf("g%03d", i), "y")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}

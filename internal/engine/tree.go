@@ -186,8 +186,12 @@ func (e *Engine) stored(id int64, bd *build, pack []byte) {
 		for i := range n.entries {
 			ent := &n.entries[i]
 			ent.List = resolvePending(ent.List, id)
+			// Unchanged entries share their chunk lists with older nodes that
+			// readers may be using: only new (pending) references are written.
 			for j := range ent.Chunks {
-				ent.Chunks[j].Ref = resolvePending(ent.Chunks[j].Ref, id)
+				if ent.Chunks[j].Ref.Pack == pendingPack {
+					ent.Chunks[j].Ref.Pack = id
+				}
 			}
 		}
 		e.nodes.put(Ref{Pack: id, Idx: b.idx}, n, int64(n.encSize)*2+64)
