@@ -99,6 +99,11 @@ func (o W4Options) withDefaults() W4Options {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if _, ok := o.Log.(*lockedWriter); !ok {
+		// The servers' standard error and the workload's own lines are
+		// written from several goroutines.
+		o.Log = &lockedWriter{w: o.Log}
+	}
 	if o.Progress == nil {
 		o.Progress = func() {}
 	}
@@ -424,6 +429,18 @@ func (s *w4Server) logTail() string {
 		return "\nserver's standard error (end):\n" + t
 	}
 	return ""
+}
+
+// lockedWriter serializes the writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // tailBuffer keeps the last 8 KiB written to it (a server's standard
