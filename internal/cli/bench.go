@@ -78,6 +78,7 @@ backend only. --peer-filesystem also runs the same calls, over stdio,
 against @modelcontextprotocol/server-filesystem (system
 "server-filesystem"), installed with npm into --node-dir when missing, so
 that the ratios are measured side by side.
+
 A progress bar is drawn on standard error when it is a terminal.
 
 PostgreSQL (--backend postgres) needs a server: --pg URL, else
@@ -95,7 +96,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.workloads, "workload", "", "workloads to run, comma-separated (default all: "+strings.ToLower(strings.Join(workloadNames(), ","))+")")
 	fl.StringVar(&f.backends, "backend", "memory,sqlite", "backends to run on, comma-separated: memory, sqlite, postgres")
 	fl.StringVar(&f.pg, "pg", "", "PostgreSQL server URL for --backend postgres (default $"+benchPGEnv+")")
-	fl.IntVar(&f.n, "n", 0, "scale: W1's N files, W3's F files (default each workload's own)")
+	fl.IntVar(&f.n, "n", 0, "scale: W1's and W4's N files, W3's F files (default each workload's own)")
 	fl.Uint32Var(&f.seed, "seed", 1, "seed of the generated data")
 	fl.StringVar(&f.transports, "transport", "stdio,http", "W4: MCP transports, comma-separated: stdio, http")
 	fl.StringVar(&f.concurrency, "concurrency", "1,16", "W4: calls in flight, comma-separated")
