@@ -362,7 +362,9 @@ type session struct {
 }
 
 // workspace returns the session's workspace, opening it (and reading its
-// bounds) once.
+// bounds) once. It may be the handle an earlier call used (adopt), whose
+// commits name that call's tool: read through it, and mutate through a
+// handle of one's own (As), as call.workspace does.
 func (se *session) workspace(ctx context.Context, st *satchel.Store) (*satchel.Workspace, error) {
 	se.wsMu.Lock()
 	defer se.wsMu.Unlock()
