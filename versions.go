@@ -331,7 +331,7 @@ func (w *Workspace) Fork(ctx context.Context, ref, newThread string) (*Workspace
 	if err != nil {
 		return nil, err
 	}
-	nw.id = t.ID
+	nw.ref.set(t.ID)
 	return nw, nil
 }
 

@@ -27,8 +27,25 @@ type Workspace struct {
 	limits *limitsOnce // shared by the handles of one workspace (As, arms)
 	arm    *arm        // set for the arms of a fanout
 
+	ref *threadRef // the backend's thread, shared by the handles of one workspace
+}
+
+// threadRef holds the backend's ID of a workspace's thread once known.
+type threadRef struct {
 	mu sync.Mutex
-	id int64 // the backend's thread ID, once known
+	id int64
+}
+
+func (r *threadRef) get() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.id
+}
+
+func (r *threadRef) set(id int64) {
+	r.mu.Lock()
+	r.id = id
+	r.mu.Unlock()
 }
 
 // WorkspaceOption configures Store.Workspace.
@@ -55,7 +72,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 	if err := CheckThreadName(thread); err != nil {
 		return nil, err
 	}
-	w := &Workspace{s: s, scope: scope, thread: thread, limits: &limitsOnce{}}
+	w := &Workspace{s: s, scope: scope, thread: thread, limits: &limitsOnce{}, ref: &threadRef{}}
 	for _, o := range opts {
 		o(w)
 	}
@@ -66,10 +83,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 // It costs nothing (no database access): servers make one per call to
 // record which tool made each commit.
 func (w *Workspace) As(a Actor) *Workspace {
-	w.mu.Lock()
-	id := w.id
-	w.mu.Unlock()
-	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, limits: w.limits, arm: w.arm, id: id}
+	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, limits: w.limits, arm: w.arm, ref: w.ref}
 }
 
 // Usage returns how many files the workspace's head holds and their bytes
@@ -106,10 +120,7 @@ func (w *Workspace) Limits(ctx context.Context) (Limits, error) {
 // threadID resolves the backend thread; create makes it when missing. ok is
 // false when it does not exist (and create is false).
 func (w *Workspace) threadID(ctx context.Context, create bool) (int64, bool, error) {
-	w.mu.Lock()
-	id := w.id
-	w.mu.Unlock()
-	if id != 0 {
+	if id := w.ref.get(); id != 0 {
 		return id, true, nil
 	}
 	t, err := w.s.b.Thread(ctx, w.scope, w.thread, create)
@@ -119,16 +130,12 @@ func (w *Workspace) threadID(ctx context.Context, create bool) (int64, bool, err
 	if err != nil {
 		return 0, false, err
 	}
-	w.mu.Lock()
-	w.id = t.ID
-	w.mu.Unlock()
+	w.ref.set(t.ID)
 	return t.ID, true, nil
 }
 
 func (w *Workspace) forget() {
-	w.mu.Lock()
-	w.id = 0
-	w.mu.Unlock()
+	w.ref.set(0)
 }
 
 // head returns the snapshot at the head (empty when the thread is new).

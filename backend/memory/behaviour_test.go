@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/satchel-dev/satchel/backend"
-	"github.com/satchel-dev/satchel/satcheltest"
 	"github.com/satchel-dev/satchel/backend/memory"
+	"github.com/satchel-dev/satchel/satcheltest"
 )
 
 func TestBehaviour(t *testing.T) {

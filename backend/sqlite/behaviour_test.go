@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/satchel-dev/satchel/backend"
-	"github.com/satchel-dev/satchel/satcheltest"
 	"github.com/satchel-dev/satchel/backend/sqlite"
+	"github.com/satchel-dev/satchel/satcheltest"
 )
 
 func TestBehaviour(t *testing.T) {
