@@ -154,7 +154,8 @@ type Backend interface {
 	// stay until collected, since forks may share them). Its checkpoints and
 	// settings go with it.
 	DeleteThread(ctx context.Context, thread int64) error
-	// PurgeScope removes every thread, commit, pack and setting of a scope.
+	// PurgeScope removes every thread, commit, pack and setting of a scope,
+	// and, for backends that store documents, the scope's documents.
 	PurgeScope(ctx context.Context, scope string) error
 
 	// Head returns the newest commit of a thread; ok is false when the thread

@@ -717,6 +717,20 @@ func (d *docSuite) scopes(t *testing.T, st *satchel.Store) {
 	if _, err := st.Collection(bg, p, "bad scope", "notes"); !errors.Is(err, satchel.ErrInvalidArgument) {
 		t.Errorf("invalid scope: %v", err)
 	}
+	// Purging a scope takes its documents (and only its own) with it; a
+	// shared store's documents belong to no scope and stay.
+	shared := coll(t, st, p, "acme", "profiles")
+	set(t, shared, `{"company_id": "acme", "name": "Acme"}`)
+	must(t, "purge", st.PurgeScope(bg, "acme"))
+	if _, err := a.Get(bg, "c1:t", false); !errors.Is(err, satchel.ErrNotFound) {
+		t.Errorf("a purged scope's document: %v", err)
+	}
+	pg, err = b.List(bg, 0, "")
+	must(t, "list b after purge", err)
+	equalSlice(t, "another scope's documents stay", pageKeys(pg), []string{"c1:t", "c2:t"})
+	if _, err := coll(t, st, p, "globex", "profiles").Get(bg, "acme", false); err != nil {
+		t.Errorf("a shared document after a purge: %v", err)
+	}
 }
 
 // A shared store is one collection across scopes; agents read it and are

@@ -165,6 +165,13 @@ func (b *Backend) dropPack(id int64, now time.Time) {
 }
 
 func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
+	b.docs.mu.Lock()
+	for k := range b.docs.parts {
+		if k.scope == scope {
+			delete(b.docs.parts, k)
+		}
+	}
+	b.docs.mu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for k, id := range b.byName {

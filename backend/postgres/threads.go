@@ -128,8 +128,8 @@ func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 	return err
 }
 
-// PurgeScope deletes every thread, commit, pack, checkpoint and setting of
-// a scope, in one transaction. As in DeleteThread, the threads go first.
+// PurgeScope deletes every thread, commit, pack, checkpoint, setting and
+// document of a scope, in one transaction. As in DeleteThread, the threads go first.
 func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, "DELETE FROM threads WHERE scope = $1 RETURNING id", scope)
@@ -142,6 +142,10 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 		batch.Queue("DELETE FROM commits WHERE scope = $1 AND dropped_at IS NOT NULL", scope)
 		batch.Queue("DELETE FROM checkpoints WHERE thread_id = ANY($1)", ids)
 		batch.Queue("DELETE FROM settings WHERE scope = $1", scope)
+		// Its documents (a shared store's are under scope '', which no
+		// scope is).
+		batch.Queue("DELETE FROM docs WHERE scope = $1", scope)
+		batch.Queue("DELETE FROM doc_history WHERE scope = $1", scope)
 		return tx.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {

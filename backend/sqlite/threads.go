@@ -145,8 +145,8 @@ func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 	return err
 }
 
-// PurgeScope deletes every thread, commit, pack, checkpoint and setting of
-// a scope, in one transaction.
+// PurgeScope deletes every thread, commit, pack, checkpoint, setting and
+// document of a scope, in one transaction.
 func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 	err := b.write(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{
@@ -158,6 +158,10 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 			"DELETE FROM checkpoints WHERE thread_id IN (SELECT id FROM threads WHERE scope = ?1)",
 			"DELETE FROM threads WHERE scope = ?1",
 			"DELETE FROM settings WHERE scope = ?1",
+			// Its documents (a shared store's are under scope '', which no
+			// scope is).
+			"DELETE FROM docs WHERE scope = ?1",
+			"DELETE FROM doc_history WHERE scope = ?1",
 		} {
 			if _, err := tx.ExecContext(ctx, q, scope); err != nil {
 				return err

@@ -26,8 +26,8 @@ func w2N(t *testing.T) int {
 		}
 		return n
 	}
-	if testing.Short() {
-		return 1000
+	if testing.Short() || raceEnabled {
+		return 300
 	}
 	return 3000
 }

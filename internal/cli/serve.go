@@ -158,6 +158,10 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	if cols != nil {
+		// Expired documents are invisible at once; the sweeper deletes them.
+		go st.RunSweeper(ctx, time.Minute, func(err error) { log.Warn("sweeping expired documents", "err", err) })
+	}
 	if f.http != "" {
 		return s.ListenAndServe(ctx, f.http)
 	}
