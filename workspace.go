@@ -609,29 +609,12 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 		return err
 	}
 	if !exists {
-		if err := b.checkCreatableAfterMove(ctx, to); err != nil {
+		if err := b.checkCreatable(ctx, to); err != nil {
 			return err
 		}
 	}
 	b.note("move", from+" -> "+to)
 	return b.checkBounds(ctx, to, 0)
-}
-
-func (b *Batch) checkCreatableAfterMove(ctx context.Context, to string) error {
-	for i := strings.IndexByte(to, '/'); i >= 0; i = next(to, i) {
-		parent := to[:i]
-		if _, ok, err := b.tx.Get(ctx, parent); err != nil {
-			return err
-		} else if ok {
-			return errs.New(errs.ErrExists, "cannot create %s: %s is a file", to, parent)
-		}
-	}
-	if dir, err := isDir(ctx, b.tx, to); err != nil {
-		return err
-	} else if dir {
-		return errs.New(errs.ErrIsDirectory, "%s is a directory", to)
-	}
-	return nil
 }
 
 // Read reads path within the batch (seeing the batch's own changes).
