@@ -25,27 +25,40 @@ var gear = func() (g [256]uint64) {
 }()
 
 // cuts returns the end offsets of the chunks of s (the last is len(s)).
-func cuts(s string) []int {
+// known says that s[:known] holds no cut: it is the last chunk of a file
+// and s is it with text appended. The gear hash at a byte depends only on
+// the 64 bytes before it, so the search for the first cut resumes 64 bytes
+// before known instead of rescanning the old chunk on every append.
+func cuts(s string, known int) []int {
 	if len(s) <= singleChunkMax {
 		return []int{len(s)}
 	}
 	var out []int
 	start := 0
 	for start < len(s) {
-		end := nextCut(s[start:])
+		from := chunkMin
+		if start == 0 && known-64 > from {
+			from = known - 64
+		}
+		end := nextCut(s[start:], from)
 		start += end
 		out = append(out, start)
 	}
 	return out
 }
 
-func nextCut(s string) int {
+// nextCut returns the end of the chunk that starts s, looking for a cut
+// from offset from (at least chunkMin).
+func nextCut(s string, from int) int {
 	if len(s) <= chunkMin {
 		return len(s)
 	}
 	n := min(len(s), chunkMax)
+	if from >= n {
+		return n
+	}
 	var h uint64
-	for i := chunkMin; i < n; i++ {
+	for i := from; i < n; i++ {
 		h = h<<1 + gear[s[i]]
 		if h>>(64-13)&chunkMask == 0 {
 			return i + 1

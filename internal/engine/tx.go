@@ -77,6 +77,8 @@ type pendingFile struct {
 type part struct {
 	chunk Chunk  // reused, when text == "" and chunk.Len > 0
 	text  string // new content
+	// known is how much of text is an old last chunk (no cut in it).
+	known int
 }
 
 func (p *pendingFile) content(ctx context.Context, e *Engine) (string, error) {
@@ -400,7 +402,11 @@ func (tx *Tx) Append(ctx context.Context, path, text string) error {
 	k := incompleteTail(tail)
 	ent.JSONBytes = old.JSONBytes - int64(jsonsize.String(tail[len(tail)-k:])-2) +
 		int64(jsonsize.String(tail[len(tail)-k:]+text)-2)
-	parts := append(prefix, part{text: tail + text})
+	known := 0
+	if len(cs) > 1 {
+		known = len(tail) // a last chunk of a cut file: no cut inside it
+	}
+	parts := append(prefix, part{text: tail + text, known: known})
 	return tx.set(ctx, &pendingFile{ent: ent, parts: parts}, &old)
 }
 
@@ -510,7 +516,7 @@ func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
 				continue
 			}
 			start := 0
-			for _, end := range cuts(pt.text) {
+			for _, end := range cuts(pt.text, pt.known) {
 				ref := bd.pb.addString(kindChunk, pt.text[start:end])
 				cs = append(cs, Chunk{Ref: ref, Len: int64(end - start)})
 				start = end
