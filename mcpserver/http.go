@@ -304,6 +304,10 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx, ln)
 }
 
+// shutdownLinger is how long a shutdown leaves sessions open after the
+// last call in flight answered, so that the answer reaches its client.
+const shutdownLinger = 200 * time.Millisecond
+
 // Serve is ListenAndServe on a listener of the caller's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.checkExposure(ctx, ln.Addr().String()); err != nil {
@@ -324,6 +328,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		deadline := time.Now().Add(s.cfg.ShutdownTimeout)
 		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
+		}
+		// A call's handler has returned, but its client may still be
+		// reading the answer: a client that sees its session's stream end
+		// first fails the call (the SDK's does). Linger a moment.
+		if linger := time.Until(deadline); linger > 0 {
+			time.Sleep(min(linger, shutdownLinger))
 		}
 		s.closeSessions()
 	})
