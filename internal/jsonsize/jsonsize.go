@@ -30,15 +30,28 @@ var extra = func() (t [utf8.RuneSelf]uint8) {
 // string with SetEscapeHTML(false), quotes included.
 func String(s string) int {
 	n := len(s) + 2
-	for i := 0; i < len(s); {
-		// Skip plain ASCII eight bytes at a time, up to the first byte
-		// that is not written as itself.
-		for i+8 <= len(s) {
-			if m := special(load64(s, i)); m != 0 {
-				i += bits.TrailingZeros64(m) / 8
+	i := 0
+	for i < len(s) {
+		// Plain ASCII, eight bytes at a time, counting the bytes that are
+		// escaped instead of stopping at each (text has a newline every
+		// line). When no byte of a word is 0x80 or above, adding to it
+		// carries out of no byte, so each test below is exact per byte.
+		for ; i+8 <= len(s); i += 8 {
+			w := load64(s, i)
+			if w&highs != 0 {
 				break
 			}
-			i += 8
+			esc := is(w, '"') | is(w, '\\')
+			if ctrl := ^(w + 0x60*ones) & highs; ctrl != 0 { // bytes below 0x20
+				if ctrl != is(w, '\n') {
+					for k := i; k < i+8; k++ {
+						n += int(extra[s[k]])
+					}
+					continue
+				}
+				esc |= ctrl // newlines: \n
+			}
+			n += bits.OnesCount64(esc)
 		}
 		if i == len(s) {
 			break
@@ -73,18 +86,11 @@ func load64(s string, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// special returns a mask with the high bit set in the bytes of w that are
-// not written as themselves: at or above 0x80, below 0x20, '"' and '\\'.
-// A borrow may also mark a byte above (more significant than) a marked one,
-// never below it, so the lowest mark is exact.
-func special(w uint64) uint64 {
-	high := w & highs
-	control := (w - 0x20*ones) & ^w & highs
-	q := w ^ '"'*ones
-	quote := (q - ones) & ^q & highs
-	b := w ^ '\\'*ones
-	backslash := (b - ones) & ^b & highs
-	return high | control | quote | backslash
+// is returns a mask with the high bit set in the bytes of w equal to c,
+// for a word w with no byte at or above 0x80 (so no addition carries).
+func is(w uint64, c byte) uint64 {
+	x := w ^ uint64(c)*ones
+	return ^(x + 0x7f*ones) & highs
 }
 
 // Entry returns the bytes a file counts towards a workspace's bound: its

@@ -3,6 +3,8 @@ package jsonsize
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -60,6 +62,28 @@ func TestStringAllocs(t *testing.T) {
 	}
 }
 
+// TestStringRandom compares String with encoding/json on long strings
+// drawn from bytes that the word-at-a-time scan treats differently (plain,
+// escaped, control, 0x7f, high), at every alignment.
+func TestStringRandom(t *testing.T) {
+	alphabet := []byte("ab \"\\\n\t\r\x00\x01\x1f\x7f\xc3\xa9\xe2\x80\xa8\xff")
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		b := make([]byte, r.IntN(80))
+		for i := range b {
+			if r.IntN(4) == 0 {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				b[i] = 'a' + byte(r.IntN(26))
+			}
+		}
+		s := string(b)
+		if got, want := String(s), len(encoded(t, s)); got != want {
+			t.Fatalf("String(%q) = %d, encoding/json writes %d bytes", s, got, want)
+		}
+	}
+}
+
 func FuzzString(f *testing.F) {
 	for _, s := range []string{"", "abc", "\"\\", "\x00\x1f\x7f", "\n\r\t\b\f", "é日本", "\xff\xfe", "\u2028\u2029", "<&>", "\xed\xa0\x80", "\xf4\x90\x80\x80"} {
 		f.Add(s)
@@ -74,7 +98,12 @@ func FuzzString(f *testing.F) {
 func BenchmarkString(b *testing.B) {
 	ascii := strings.Repeat("the quick brown fox jumps over the lazy dog\n", 170) // about 7.3 KiB
 	mixed := strings.Repeat("le renard brun rapide saute par-dessus le chien paresseux — «vite»\n", 110)
-	for name, s := range map[string]string{"ascii": ascii, "mixed": mixed} {
+	var w1 strings.Builder // W1's files: 72-character lines
+	for k := range 100 {
+		line := fmt.Sprintf("line %d of file 1: ", k+1)
+		w1.WriteString(line + strings.Repeat("x", 72-len(line)) + "\n")
+	}
+	for name, s := range map[string]string{"ascii": ascii, "mixed": mixed, "w1": w1.String()} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
 			b.ReportAllocs()
