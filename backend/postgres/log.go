@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -25,8 +26,8 @@ const appendPlain = `WITH t AS (
 ), top AS (
 	SELECT coalesce(max(seq), 0) AS seq FROM commits WHERE thread_id = $1
 ), ins AS (
-	INSERT INTO commits (thread_id, seq, scope, root, meta, pack)
-	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea FROM t, top WHERE top.seq = $2::bigint - 1
+	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce)
+	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea, $6::bigint FROM t, top WHERE top.seq = $2::bigint - 1
 	ON CONFLICT (thread_id, seq) DO NOTHING
 	RETURNING id, time
 )
@@ -51,8 +52,8 @@ const appendFull = `WITH t AS (
 ), taken AS (
 	SELECT 1 FROM checkpoints WHERE $8::text <> '' AND thread_id = $1 AND name = $8::text
 ), ins AS (
-	INSERT INTO commits (thread_id, seq, scope, root, meta, pack)
-	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea FROM t, top
+	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce)
+	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea, $9::bigint FROM t, top
 	WHERE top.seq = $2::bigint - 1
 		AND ($6::bigint IS NULL OR EXISTS (SELECT 1 FROM req))
 		AND NOT EXISTS (SELECT 1 FROM taken)
@@ -75,53 +76,136 @@ const maxAppendAttempts = 8
 
 // Append stores commits, each compare-and-swapped against its thread's
 // head, all in one batch: one round trip and one transaction.
+//
+// Each commit carries a random nonce. When the connection fails after the
+// batch was sent, the transaction may or may not have committed; Append
+// then sends the same batch again, which is idempotent (a commit that
+// landed holds its seq, so the retry inserts nothing), and claims as its
+// own every commit whose row at its seq holds its nonce. The caller learns
+// the truth even when its context was cancelled in the middle: what landed
+// is reported as landed, and nothing lands twice.
 func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
 	res := make([]backend.AppendResult, len(ncs))
 	if len(ncs) == 0 {
 		return res, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: append: %w", err)
+	}
 	// Send the entries in thread order, keeping the order of each thread's
 	// entries, so that concurrent batches take their locks in one order.
 	order := make([]int, len(ncs))
+	nonces := make([]int64, len(ncs))
 	for i := range order {
 		order[i] = i
+		nonces[i] = rand.Int64()
 	}
 	sort.SliceStable(order, func(i, j int) bool { return ncs[order[i]].Thread < ncs[order[j]].Thread })
 
 	var err error
-	for attempt := 1; attempt <= maxAppendAttempts; attempt++ {
-		err = b.appendOnce(ctx, ncs, order, res)
-		if err == nil || !retryable(err, "22012") {
+	unknown := false // an earlier attempt may have committed
+	for attempt := 1; attempt <= maxAppendAttempts || unknown; attempt++ {
+		err = b.appendOnce(ctx, ncs, order, nonces, res)
+		if err == nil && unknown {
+			err = b.claimOwn(ctx, ncs, nonces, res)
+		}
+		if err == nil {
 			break
+		}
+		switch {
+		case outcomeUnknown(err):
+			if !unknown {
+				// From now on the outcome must be learned, whatever
+				// the caller's context says.
+				unknown = true
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+				defer cancel()
+			}
+		case !retryable(err, "22012"):
+			return nil, fmt.Errorf("postgres: append: %w", err)
 		}
 		b.retries.Add(1)
 		// Deadlocks and serialization failures: back off a little, at
-		// random, so that the contenders do not meet again.
+		// random, so that the contenders do not meet again. A lost
+		// connection: keep trying, less and less often, until the server
+		// answers or resolveTimeout passes.
+		pause := time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))
+		if unknown {
+			pause = min(time.Second, 10*time.Millisecond<<min(attempt, 7))
+		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("postgres: append: %w", ctx.Err())
-		case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))):
+			if !unknown {
+				return nil, fmt.Errorf("postgres: append: %w", ctx.Err())
+			}
+		case <-time.After(pause):
+		}
+		if ctx.Err() != nil {
+			break // resolveTimeout passed
 		}
 	}
 	if err != nil {
+		if unknown {
+			return nil, fmt.Errorf("postgres: append: the connection failed before the commit's outcome was known, and it could not be learned: %w", err)
+		}
 		return nil, fmt.Errorf("postgres: append: %w", err)
 	}
 	return res, nil
 }
 
-func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order []int, res []backend.AppendResult) error {
+// resolveTimeout bounds how long Append keeps trying to learn the outcome
+// of a batch whose connection failed.
+const resolveTimeout = 30 * time.Second
+
+// outcomeUnknown reports whether err leaves open whether a batch
+// committed: the server did not answer with an error (which rolls the
+// implicit transaction back) and pgx cannot tell that nothing was sent.
+func outcomeUnknown(err error) bool {
+	var pgErr *pgconn.PgError
+	return !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err)
+}
+
+// claimOwn turns into successes the entries of a batch sent again after a
+// lost connection whose commit had landed the first time: the row at
+// their seq holds their nonce.
+func (b *Backend) claimOwn(ctx context.Context, ncs []backend.NewCommit, nonces []int64, res []backend.AppendResult) error {
+	for i := range ncs {
+		if res[i].Err == nil {
+			continue
+		}
+		nc := &ncs[i]
+		var id int64
+		var at time.Time
+		err := b.pool.QueryRow(ctx, "SELECT id, time FROM commits WHERE thread_id = $1 AND seq = $2 AND nonce = $3",
+			nc.Thread, nc.Seq, nonces[i]).Scan(&id, &at)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		res[i] = backend.AppendResult{Commit: backend.Commit{
+			ID: id, Thread: nc.Thread, Seq: nc.Seq,
+			Root: slices.Clone(nc.Root), Meta: slices.Clone(nc.Meta), Time: at.UTC(),
+		}}
+	}
+	return nil
+}
+
+func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order []int, nonces []int64, res []backend.AppendResult) error {
 	batch := &pgx.Batch{}
 	for _, i := range order {
 		nc := &ncs[i]
 		if nc.Requires == nil && nc.Checkpoint == "" {
-			batch.Queue(appendPlain, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack))
+			batch.Queue(appendPlain, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), nonces[i])
 			continue
 		}
 		var rt, rs *int64
 		if r := nc.Requires; r != nil {
 			rt, rs = &r.Thread, &r.Seq
 		}
-		batch.Queue(appendFull, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint)
+		batch.Queue(appendFull, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i])
 	}
 	br := b.pool.SendBatch(ctx, batch)
 	for _, i := range order {

@@ -1,0 +1,221 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/postgres"
+)
+
+// cutProxy relays TCP connections to PostgreSQL and, once armed, cuts the
+// first connection that sends the marker (bytes of a commit's root or
+// pack): before the server sees it
+// (cutBefore: nothing can have committed), or after the server has
+// answered it completely (cutAfter: it committed, the client never hears).
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mode   atomic.Int32 // 0 relay, cutBefore, cutAfter
+	marker []byte
+	cuts   atomic.Int32
+}
+
+const (
+	cutBefore = 1
+	cutAfter  = 2
+)
+
+func newCutProxy(t *testing.T, target string, marker string) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target, marker: []byte(marker)}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.relay(c)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) relay(client net.Conn) {
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		client.Close()
+		return
+	}
+	var once sync.Once
+	cut := func() { once.Do(func() { client.Close(); server.Close() }) }
+	defer cut()
+	var dropReplies atomic.Bool
+	go func() {
+		defer cut()
+		buf := make([]byte, 64<<10)
+		var seen []byte
+		for {
+			n, err := server.Read(buf)
+			if n > 0 && dropReplies.Load() {
+				// Swallow the replies until ReadyForQuery: the batch's
+				// implicit transaction has committed by then.
+				seen = append(seen, buf[:n]...)
+				if bytes.Contains(seen, []byte{'Z', 0, 0, 0, 5}) {
+					return
+				}
+				continue
+			}
+			if n > 0 {
+				if _, err := client.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := client.Read(buf)
+		if n > 0 && bytes.Contains(buf[:n], p.marker) {
+			switch p.mode.Swap(0) {
+			case cutBefore:
+				p.cuts.Add(1)
+				return
+			case cutAfter:
+				p.cuts.Add(1)
+				dropReplies.Store(true)
+			}
+		}
+		if n > 0 {
+			if _, err := server.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// openThroughProxy opens a fresh schema through a cutProxy.
+func openThroughProxy(t *testing.T, marker string) (*postgres.Backend, *cutProxy) {
+	raw := os.Getenv("SATCHEL_TEST_POSTGRES")
+	if raw == "" {
+		t.Skip("SATCHEL_TEST_POSTGRES is not set: PostgreSQL tests skipped")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newCutProxy(t, u.Host, marker)
+	u.Host = p.ln.Addr().String()
+	schema := fmt.Sprintf("satchel_cut_%d_%d", os.Getpid(), cutSchemas.Add(1))
+	b, err := postgres.OpenFresh(t.Context(), u.String(), schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.Close()
+		if err := postgres.DropSchema(context.Background(), raw, schema); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	return b, p
+}
+
+var cutSchemas atomic.Int64
+
+// TestAppendLostConnection cuts the connection of an Append before and
+// after its transaction commits: either way Append reports the commit as
+// stored, and it is stored exactly once.
+func TestAppendLostConnection(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		mode int32
+	}{{"before", cutBefore}, {"after", cutAfter}} {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := t.Context()
+			b, p := openThroughProxy(t, "root-marker-1")
+			th1, err := b.CreateThread(ctx, "s", "one")
+			if err != nil {
+				t.Fatal(err)
+			}
+			th2, err := b.CreateThread(ctx, "s", "two")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.mode.Store(mode.mode)
+			res, err := b.Append(ctx, []backend.NewCommit{
+				{Thread: th1.ID, Seq: 1, Root: []byte("root-marker-1"), Meta: []byte("m1"), Pack: []byte("p1")},
+				{Thread: th2.ID, Seq: 1, Root: []byte("r2"), Meta: []byte("m2"), Pack: []byte("p2"), Checkpoint: "cp"},
+			})
+			if err != nil {
+				t.Fatalf("Append: %v", err)
+			}
+			if p.cuts.Load() != 1 {
+				t.Fatalf("the proxy cut %d connections, want 1", p.cuts.Load())
+			}
+			for i, th := range []backend.Thread{th1, th2} {
+				if res[i].Err != nil {
+					t.Fatalf("entry %d: %v", i, res[i].Err)
+				}
+				head, ok, err := b.Head(ctx, th.ID)
+				if err != nil || !ok {
+					t.Fatalf("head of %s: %v %v", th.Name, ok, err)
+				}
+				if head.ID != res[i].Commit.ID || head.Seq != 1 || string(head.Root) != []string{"root-marker-1", "r2"}[i] {
+					t.Errorf("head of %s is %+v, Append said %+v", th.Name, head, res[i].Commit)
+				}
+				log, err := b.Log(ctx, th.ID, 0, 10)
+				if err != nil || len(log) != 1 {
+					t.Errorf("log of %s: %d commits (%v), want 1", th.Name, len(log), err)
+				}
+			}
+			if seq, err := b.CheckpointSeq(ctx, th2.ID, "cp"); err != nil || seq != 1 {
+				t.Errorf("checkpoint cp: %d, %v", seq, err)
+			}
+		})
+	}
+}
+
+// TestAppendLostConnectionWorkspace appends to a file through a connection
+// cut after the commit: the text is there once, and the caller was told
+// it succeeded.
+func TestAppendLostConnectionWorkspace(t *testing.T) {
+	ctx := t.Context()
+	b, p := openThroughProxy(t, "appended-marker")
+	st := satchel.New(b)
+	ws, err := st.Workspace(ctx, "s", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctx, "log.md", "a\n"); err != nil {
+		t.Fatal(err)
+	}
+	p.mode.Store(cutAfter)
+	if err := ws.Append(ctx, "log.md", "appended-marker\n"); err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	if p.cuts.Load() != 1 {
+		t.Fatalf("the proxy cut %d connections, want 1", p.cuts.Load())
+	}
+	got, err := ws.Read(ctx, "log.md")
+	if err != nil || got != "a\nappended-marker\n" {
+		t.Fatalf("log.md = %q, %v; want %q", got, err, "a\nappended-marker\n")
+	}
+}
