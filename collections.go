@@ -357,13 +357,18 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if c.refs {
 		refs = c.refExists(ctx)
 	}
-	p, err := c.st.Prepare(m, refs, epoch)
+	var p docs.Prepared
+	if owned {
+		var pp *docs.Prepared
+		if pp, err = c.st.Prepare(m, refs, epoch); err == nil {
+			p = *pp
+		}
+	} else {
+		// Keep nothing the caller holds: the walk that validates copies.
+		p, err = c.st.PrepareCopy(m, refs, epoch)
+	}
 	if err != nil {
 		return "", 0, err
-	}
-	if !owned {
-		// Keep nothing the caller holds: copy what Normalize did not.
-		p.Doc = ownDoc(p.Doc, m)
 	}
 	var js []byte
 	if _, maps := c.db.(backend.DocMaps); !maps {

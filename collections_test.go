@@ -63,3 +63,47 @@ func FuzzSet(f *testing.F) {
 		}
 	})
 }
+
+// A set keeps nothing of a caller's map: changing the map, its objects or
+// its arrays afterwards does not change the stored document.
+func TestSetKeepsNothingOfTheCaller(t *testing.T) {
+	p, err := satchel.LoadProjectFS(fuzzProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := satchel.Open(ctx, "memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.Collection(ctx, p, "s1", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []string{"2026-01-01T00:00:00Z", "2026-01-01T00:00:00.000000000Z"} {
+		doc := map[string]any{"id": "k", "n": 1.5, "at": at, "e": "a", "o": map[string]any{"x": []any{"a", "b"}}}
+		if _, _, err := c.Set(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["n"] = 2.5
+		doc["at"] = "2027-01-01T00:00:00Z"
+		o := doc["o"].(map[string]any)
+		o["x"].([]any)[0] = "changed"
+		o["y"] = "added"
+		delete(doc, "e")
+		got, err := c.Get(ctx, "k", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"at":"2026-01-01T00:00:00.000000000Z","e":"a","id":"k","n":1.5,"o":{"x":["a","b"]}}`
+		if string(got.JSON) != want {
+			t.Errorf("at %s: stored %s, want %s", at, got.JSON, want)
+		}
+		// Queries see the stored document, not the caller's.
+		pg, err := c.Query(ctx, satchel.QueryRequest{Where: "n = 1.5 AND e = 'a'"})
+		if err != nil || len(pg.Documents) != 1 {
+			t.Errorf("at %s: query: %d documents, %v", at, len(pg.Documents), err)
+		}
+	}
+}

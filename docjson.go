@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -255,49 +254,4 @@ func plainDoc(v any) bool {
 		return true
 	}
 	return false
-}
-
-// ownDoc returns doc (a normalized copy of orig, which shares with orig
-// whatever normalization left unchanged) with every map and slice it
-// still shares with orig copied, so that nothing of it is the caller's.
-func ownDoc(doc, orig map[string]any) map[string]any {
-	if sameMap(doc, orig) {
-		c, _ := copyDoc(doc)
-		return c.(map[string]any)
-	}
-	for k, v := range doc {
-		doc[k] = own(v, orig[k])
-	}
-	return doc
-}
-
-func own(v, orig any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if o, ok := orig.(map[string]any); ok {
-			return ownDoc(x, o)
-		}
-		c, _ := copyDoc(x)
-		return c
-	case []any:
-		o, ok := orig.([]any)
-		if !ok || len(x) == 0 || len(o) == 0 || &x[0] == &o[0] {
-			c, _ := copyDoc(x)
-			return c
-		}
-		for i, e := range x {
-			var oe any
-			if i < len(o) {
-				oe = o[i]
-			}
-			x[i] = own(e, oe)
-		}
-		return x
-	}
-	return v
-}
-
-// sameMap reports whether a and b are the same map (not equal contents).
-func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

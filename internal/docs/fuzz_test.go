@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -196,6 +197,21 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		err := s.Validate(doc, nil)
+		// PrepareCopy answers as Prepare does, and keeps nothing of doc.
+		now := time.Now()
+		want, werr := s.Prepare(doc, nil, now)
+		got, gerr := s.PrepareCopy(doc, nil, now)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+			t.Fatalf("Prepare: %v\nPrepareCopy: %v", werr, gerr)
+		}
+		if werr == nil {
+			if diff := cmp.Diff(*want, got); diff != "" {
+				t.Fatalf("(-Prepare +PrepareCopy):\n%s", diff)
+			}
+			if shared := sharedParts(got.Doc, doc); shared != "" {
+				t.Fatalf("PrepareCopy shares %s with its input", shared)
+			}
+		}
 		q.Match(doc)
 		s.ExpiresAt(doc, time.Now())
 		if _, kerr := s.KeyOf(doc); kerr != nil {

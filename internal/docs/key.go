@@ -20,14 +20,17 @@ const MaxKeyLen = 1024
 // "{company_id}:{topic}", a company_id "a:b" would make keys ambiguous).
 // Errors are *errs.ValidationError (What "document") naming the field.
 func (s *Store) KeyOf(doc map[string]any) (string, error) {
-	var b strings.Builder
+	var buf [64]byte
+	b := buf[:0] // the key, unless it is one field's text
+	one := len(s.key) == 1 && s.key[0].field != ""
+	var single string // the key when the template is one field (one)
 	var viol []errs.Violation
 	bad := func(field, format string, args ...any) {
 		viol = append(viol, errs.Violation{Path: field, Msg: sprintf(format, args...)})
 	}
 	for i, p := range s.key {
 		if p.field == "" {
-			b.WriteString(p.lit)
+			b = append(b, p.lit...)
 			continue
 		}
 		x, ok := doc[p.field]
@@ -56,34 +59,38 @@ func (s *Store) KeyOf(doc map[string]any) (string, error) {
 			bad(p.field, "key field must not be empty: the key %s needs a value", s.Key)
 			continue
 		}
-		for _, sep := range innerSeps(s.key, i) {
-			if strings.Contains(text, sep) {
-				bad(p.field, "key field must not contain %q: it separates the parts of the key %s", sep, s.Key)
-				break
-			}
+		if sep, ok := innerSep(s.key, i, text); ok {
+			bad(p.field, "key field must not contain %q: it separates the parts of the key %s", sep, s.Key)
 		}
-		b.WriteString(text)
+		if one {
+			single = text
+			continue
+		}
+		b = append(b, text...)
 	}
 	if len(viol) > 0 {
 		return "", &errs.ValidationError{What: "document", Violations: viol}
 	}
-	if b.Len() > MaxKeyLen {
+	if len(b) > MaxKeyLen || len(single) > MaxKeyLen {
 		return "", &errs.ValidationError{What: "document", Violations: []errs.Violation{{Msg: sprintf("the key is longer than %d bytes", MaxKeyLen)}}}
 	}
-	return b.String(), nil
+	if one {
+		return single, nil
+	}
+	return string(b), nil
 }
 
-// innerSeps returns the literal texts next to the field at part i that
-// separate it from another field.
-func innerSeps(parts []keyPart, i int) []string {
-	var out []string
-	if i >= 2 && parts[i-1].field == "" && parts[i-2].field != "" {
-		out = append(out, parts[i-1].lit)
+// innerSep returns the first literal text next to the field at part i
+// that separates it from another field and that text contains: the one
+// before the field, then the one after.
+func innerSep(parts []keyPart, i int, text string) (string, bool) {
+	if i >= 2 && parts[i-1].field == "" && parts[i-2].field != "" && strings.Contains(text, parts[i-1].lit) {
+		return parts[i-1].lit, true
 	}
-	if i+2 < len(parts) && parts[i+1].field == "" && parts[i+2].field != "" {
-		out = append(out, parts[i+1].lit)
+	if i+2 < len(parts) && parts[i+1].field == "" && parts[i+2].field != "" && strings.Contains(text, parts[i+1].lit) {
+		return parts[i+1].lit, true
 	}
-	return out
+	return "", false
 }
 
 // ExpiresAt computes when a document set at now expires: the ttl of the
@@ -120,17 +127,39 @@ type Prepared struct {
 // Normalize and ExpiresAt, in that order. The violations of Validate and
 // KeyOf are reported together.
 func (s *Store) Prepare(doc map[string]any, refExists RefExists, now time.Time) (*Prepared, error) {
-	verr := s.Validate(doc, refExists)
-	var ve *errs.ValidationError
-	if verr != nil && !asValidation(verr, &ve) {
-		return nil, verr
+	p, err := s.prepare(doc, refExists, now, false)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// PrepareCopy is Prepare for a document its caller keeps: Prepared.Doc is
+// a normalized copy of doc that shares no map or slice with it, made in
+// the one walk that validates (which is cheaper than Prepare followed by
+// a deep copy). Strings and numbers are shared: they are immutable. It
+// returns what Prepare returns, errors included, as a value.
+func (s *Store) PrepareCopy(doc map[string]any, refExists RefExists, now time.Time) (Prepared, error) {
+	return s.prepare(doc, refExists, now, true)
+}
+
+func (s *Store) prepare(doc map[string]any, refExists RefExists, now time.Time, copied bool) (Prepared, error) {
+	var out map[string]any
+	var verr error
+	if copied {
+		out, verr = s.validateCopy(doc, refExists)
+	} else {
+		verr = s.Validate(doc, refExists)
+	}
+	ve, err := validationOf(verr)
+	if err != nil {
+		return Prepared{}, err
 	}
 	key, kerr := s.KeyOf(doc)
 	if kerr != nil {
-		var ke *errs.ValidationError
-		asValidation(kerr, &ke)
+		ke, _ := validationOf(kerr)
 		if ve == nil {
-			return nil, kerr
+			return Prepared{}, kerr
 		}
 		// Report key problems not already reported by Validate.
 		for _, kv := range ke.Violations {
@@ -147,11 +176,27 @@ func (s *Store) Prepare(doc map[string]any, refExists RefExists, now time.Time) 
 		}
 	}
 	if ve != nil {
-		return nil, ve
+		return Prepared{}, ve
 	}
-	p := &Prepared{Doc: s.Normalize(doc), Key: key}
+	if !copied {
+		out = s.Normalize(doc)
+	}
+	p := Prepared{Doc: out, Key: key}
 	if t, ok := s.ExpiresAt(p.Doc, now); ok {
 		p.ExpiresAt = t
 	}
 	return p, nil
+}
+
+// validationOf returns the *errs.ValidationError of err (nil for a nil
+// err), or err itself when it is another error.
+func validationOf(err error) (*errs.ValidationError, error) {
+	if err == nil {
+		return nil, nil
+	}
+	var ve *errs.ValidationError
+	if !asValidation(err, &ve) {
+		return nil, err
+	}
+	return ve, nil
 }

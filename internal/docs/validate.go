@@ -93,7 +93,26 @@ type RefExists func(store, key string) (bool, error)
 // float64; Go integer types are accepted too. Validate never modifies doc.
 func (s *Store) Validate(doc map[string]any, refExists RefExists) error {
 	v := validator{refExists: refExists}
-	v.object(s.root, doc)
+	var path [8]seg // deeper documents grow it on the heap
+	v.object(path[:0], s.root, doc)
+	return v.result()
+}
+
+// validateCopy is Validate that also returns, when doc is valid, a copy
+// of it normalized as Normalize does, with maps and slices of its own: a
+// caller may change doc afterwards without touching the copy. Scalars
+// (strings, numbers) are shared, as they are immutable.
+func (s *Store) validateCopy(doc map[string]any, refExists RefExists) (map[string]any, error) {
+	v := validator{refExists: refExists, copy: true}
+	var path [8]seg
+	out := v.object(path[:0], s.root, doc)
+	if err := v.result(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (v *validator) result() error {
 	if v.err != nil {
 		return v.err
 	}
@@ -108,10 +127,12 @@ func (s *Store) Validate(doc map[string]any, refExists RefExists) error {
 
 type validator struct {
 	refExists RefExists
-	path      []seg // the path to the value being checked
-	viol      []errs.Violation
-	count     int
-	err       error // from refExists
+	// copy makes object and value return a normalized copy of what they
+	// check, sharing no map or slice with it (see validateCopy).
+	copy  bool
+	viol  []errs.Violation
+	count int
+	err   error // from refExists
 }
 
 // seg is one step of a path: a field name, or an index when name is "".
@@ -120,9 +141,10 @@ type seg struct {
 	idx  int
 }
 
-func (v *validator) pathString() string {
+// pathString is the text of a path: "metadata.source", "tags[2]".
+func pathString(path []seg) string {
 	var b strings.Builder
-	for i, s := range v.path {
+	for i, s := range path {
 		if s.name == "" {
 			b.WriteByte('[')
 			b.WriteString(strconv.Itoa(s.idx))
@@ -137,12 +159,13 @@ func (v *validator) pathString() string {
 	return b.String()
 }
 
-func (v *validator) fail(format string, args ...any) {
+// fail records a violation at path.
+func (v *validator) fail(path []seg, format string, args ...any) {
 	v.count++
 	if v.count > maxViolations {
 		return
 	}
-	v.viol = append(v.viol, errs.Violation{Path: v.pathString(), Msg: fmt.Sprintf(format, args...)})
+	v.viol = append(v.viol, errs.Violation{Path: pathString(path), Msg: fmt.Sprintf(format, args...)})
 }
 
 // jsonType names the JSON type of a decoded value.
@@ -169,27 +192,34 @@ func jsonType(x any) string {
 }
 
 // object checks the fields of an object node; the caller checked null.
-func (v *validator) object(n *node, m map[string]any) {
+// With v.copy it returns a normalized copy of m (its known fields).
+func (v *validator) object(path []seg, n *node, m map[string]any) map[string]any {
+	var out map[string]any
+	if v.copy {
+		out = make(map[string]any, len(m))
+	}
 	present := 0
 	for _, f := range n.fields {
 		x, ok := m[f.name]
 		if ok {
 			present++
 		}
-		v.path = append(v.path, seg{name: f.name})
+		here := append(path, seg{name: f.name})
 		switch {
 		case !ok && !f.n.nullable:
-			v.fail("required field is missing")
+			v.fail(here, "required field is missing")
 		case ok:
-			v.value(f.n, x)
+			y := v.value(here, f.n, x)
+			if v.copy {
+				out[f.name] = y
+			}
 		}
-		v.path = v.path[:len(v.path)-1]
 		if v.err != nil {
-			return
+			return out
 		}
 	}
 	if present == len(m) {
-		return
+		return out
 	}
 	var unknown []string
 	for k := range m {
@@ -199,46 +229,58 @@ func (v *validator) object(n *node, m map[string]any) {
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		v.path = append(v.path, seg{name: k})
-		v.fail("unknown field (fields here: %s)", n.names)
-		v.path = v.path[:len(v.path)-1]
+		v.fail(append(path, seg{name: k}), "unknown field (fields here: %s)", n.names)
 	}
+	return out
 }
 
-func (v *validator) value(n *node, x any) {
+// value checks x against n. With v.copy it returns x normalized, in maps
+// and slices of its own; otherwise x.
+func (v *validator) value(path []seg, n *node, x any) any {
 	if x == nil {
 		if !n.nullable {
-			v.fail("must not be null (the field is not nullable)")
+			v.fail(path, "must not be null (the field is not nullable)")
 		}
-		return
+		return x
 	}
 	switch n.typ {
 	case TypeString:
 		if _, ok := x.(string); !ok {
-			v.fail("must be a string, not %s", jsonType(x))
+			v.fail(path, "must be a string, not %s", jsonType(x))
 		}
 	case TypeBoolean:
 		if _, ok := x.(bool); !ok {
-			v.fail("must be true or false, not %s", jsonType(x))
+			v.fail(path, "must be true or false, not %s", jsonType(x))
 		}
 	case TypeNumber:
 		f, ok := number(x)
 		switch {
 		case !ok:
-			v.fail("must be a number, not %s", jsonType(x))
+			v.fail(path, "must be a number, not %s", jsonType(x))
 		case math.IsNaN(f) || math.IsInf(f, 0):
-			v.fail("must be a finite number")
+			v.fail(path, "must be a finite number")
 		case f < n.min:
-			v.fail("must be at least %v, not %v", n.min, x)
+			v.fail(path, "must be at least %v, not %v", n.min, x)
 		case f > n.max:
-			v.fail("must be at most %v, not %v", n.max, x)
+			v.fail(path, "must be at most %v, not %v", n.max, x)
 		}
 	case TypeDatetime:
 		s, ok := x.(string)
-		if !ok {
-			v.fail("must be an RFC 3339 datetime (a string such as \"2026-01-31T09:30:00Z\"), not %s", jsonType(x))
-		} else if _, ok := parseDatetime(s); !ok {
-			v.fail("must be an RFC 3339 datetime, such as \"2026-01-31T09:30:00Z\", not %q", s)
+		switch {
+		case !ok:
+			v.fail(path, "must be an RFC 3339 datetime (a string such as \"2026-01-31T09:30:00Z\"), not %s", jsonType(x))
+		case !v.copy:
+			if !validDatetime(s) {
+				v.fail(path, "must be an RFC 3339 datetime, such as \"2026-01-31T09:30:00Z\", not %q", s)
+			}
+		default:
+			c, ok := canonicalDatetime(s)
+			switch {
+			case !ok:
+				v.fail(path, "must be an RFC 3339 datetime, such as \"2026-01-31T09:30:00Z\", not %q", s)
+			case c != s:
+				return c
+			}
 		}
 	case TypeEnum:
 		s, ok := x.(string)
@@ -247,47 +289,59 @@ func (v *validator) value(n *node, x any) {
 			if ok {
 				what = strconv.Quote(s)
 			}
-			v.fail("must be one of %s, not %s", jsonQuoteList(n.values), what)
+			v.fail(path, "must be one of %s, not %s", jsonQuoteList(n.values), what)
 		}
 	case TypeRef:
 		s, ok := x.(string)
 		switch {
 		case !ok:
-			v.fail("must be the key of a document of store %q (a string), not %s", n.store, jsonType(x))
+			v.fail(path, "must be the key of a document of store %q (a string), not %s", n.store, jsonType(x))
 		case s == "":
-			v.fail("must be the key of a document of store %q, not empty", n.store)
+			v.fail(path, "must be the key of a document of store %q, not empty", n.store)
 		case v.refExists != nil:
 			found, err := v.refExists(n.store, s)
 			if err != nil {
 				v.err = err
-				return
+				return x
 			}
 			if !found {
-				v.fail("no document %q in store %q", s, n.store)
+				v.fail(path, "no document %q in store %q", s, n.store)
 			}
 		}
 	case TypeArray:
 		a, ok := x.([]any)
 		if !ok {
-			v.fail("must be an array, not %s", jsonType(x))
-			return
+			v.fail(path, "must be an array, not %s", jsonType(x))
+			return x
+		}
+		var out []any
+		if v.copy {
+			out = make([]any, len(a))
 		}
 		for i, e := range a {
-			v.path = append(v.path, seg{idx: i})
-			v.value(n.item, e)
-			v.path = v.path[:len(v.path)-1]
-			if v.err != nil {
-				return
+			y := v.value(append(path, seg{idx: i}), n.item, e)
+			if v.copy {
+				out[i] = y
 			}
+			if v.err != nil {
+				return x
+			}
+		}
+		if v.copy {
+			return out
 		}
 	case TypeObject:
 		m, ok := x.(map[string]any)
 		if !ok {
-			v.fail("must be an object, not %s", jsonType(x))
-			return
+			v.fail(path, "must be an object, not %s", jsonType(x))
+			return x
 		}
-		v.object(n, m)
+		if v.copy {
+			return v.object(path, n, m)
+		}
+		v.object(path, n, m)
 	}
+	return x
 }
 
 // number converts a document number, checking that a json.Number is a

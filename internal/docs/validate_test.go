@@ -3,7 +3,9 @@ package docs
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -396,6 +398,113 @@ func BenchmarkPrepareW2(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := s.Prepare(docs[i%len(docs)], nil, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// PrepareCopy returns what Prepare returns, errors included, and a
+// document that shares no map or slice with its input.
+func TestPrepareCopy(t *testing.T) {
+	p := mustLoad(t, map[string]string{
+		"stores/companies.json": `{"key": "{id}", "schema": {"id": {"type": "string"}}}`,
+		"stores/e.json": `{"key": "{id}", "schema": {"id": {"type": "string"},
+			"at": {"type": "array", "item": {"type": "datetime"}}, "o": {"type": "object", "nullable": true, "fields": {"t": {"type": "datetime", "nullable": true},
+			"grid": {"type": "array", "item": {"type": "array", "item": {"type": "number"}}}}}, "c": {"type": "ref", "store": "companies", "nullable": true}}}`,
+	})
+	e := p.Stores["e"]
+	rn := researchNotes(t)
+	refs := func(store, key string) (bool, error) { return key == "acme", nil }
+	now := time.Now()
+	tests := []struct {
+		s   *Store
+		doc string
+	}{
+		{rn, goodNote},
+		{rn, `{"company_id": "acme", "topic": "pricing", "summary": "s", "confidence": 0.5, "updated_at": "2026-01-31T09:30:00.000000000Z", "tags": [], "metadata": {"source": "call"}}`},
+		{rn, `{"company_id": "a:b", "summary": 1, "confidence": 2, "updated_at": "2026-02-30T00:00:00Z", "tags": [1], "metadata": {"x": 1}, "zz": 0}`},
+		{rn, `{}`},
+		{e, `{"id": "x", "at": ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.5-00:30", "2026-01-01T00:00:00.000000000Z"], "o": {"t": "2025-12-31T23:59:59.999999999+00:00", "grid": [[1, 2], []]}, "c": "acme"}`},
+		{e, `{"id": "x", "at": [], "o": null}`},
+		{e, `{"id": "x", "at": [], "o": {"grid": []}, "c": "nope"}`},
+		{e, `{"id": "x", "at": ["2026-01-01"], "o": {"t": 5, "grid": [[true]]}}`},
+	}
+	for _, tc := range tests {
+		want, werr := tc.s.Prepare(decode(t, tc.doc), refs, now)
+		in := decode(t, tc.doc)
+		got, gerr := tc.s.PrepareCopy(in, refs, now)
+		if diff := cmp.Diff(fmt.Sprint(werr), fmt.Sprint(gerr)); diff != "" {
+			t.Errorf("%s: errors (-Prepare +PrepareCopy):\n%s", tc.doc, diff)
+		}
+		if werr != nil {
+			continue
+		}
+		if diff := cmp.Diff(*want, got); diff != "" {
+			t.Errorf("%s: (-Prepare +PrepareCopy):\n%s", tc.doc, diff)
+		}
+		if shared := sharedParts(got.Doc, in); shared != "" {
+			t.Errorf("%s: the copy shares %s with its input", tc.doc, shared)
+		}
+		if diff := cmp.Diff(decode(t, tc.doc), in); diff != "" {
+			t.Errorf("%s: PrepareCopy changed its input: %s", tc.doc, diff)
+		}
+	}
+	boom := errors.New("db down")
+	if _, err := e.PrepareCopy(decode(t, `{"id": "x", "at": [], "c": "acme"}`), func(string, string) (bool, error) { return false, boom }, now); err != boom {
+		t.Errorf("refExists error: got %v", err)
+	}
+}
+
+// sharedParts names a map or slice that a and b share (by address), or
+// returns "".
+func sharedParts(a, b any) string {
+	seen := map[uintptr]string{}
+	var walk func(v any, path string, record bool) string
+	walk = func(v any, path string, record bool) string {
+		var ptr uintptr
+		switch x := v.(type) {
+		case map[string]any:
+			ptr = reflect.ValueOf(x).Pointer()
+			for k, e := range x {
+				if s := walk(e, path+"."+k, record); s != "" {
+					return s
+				}
+			}
+		case []any:
+			if cap(x) == 0 {
+				return ""
+			}
+			ptr = reflect.ValueOf(x).Pointer()
+			for i, e := range x {
+				if s := walk(e, fmt.Sprintf("%s[%d]", path, i), record); s != "" {
+					return s
+				}
+			}
+		default:
+			return ""
+		}
+		if record {
+			seen[ptr] = path
+		} else if p, ok := seen[ptr]; ok {
+			return p + " (as " + path + ")"
+		}
+		return ""
+	}
+	walk(a, "doc", true)
+	return walk(b, "input", false)
+}
+
+func BenchmarkPrepareCopyW2(b *testing.B) {
+	s := researchNotes(b)
+	docs := make([]map[string]any, 64)
+	for i := range docs {
+		docs[i] = w2Doc(i*997, i%3)
+	}
+	now := time.Now()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.PrepareCopy(docs[i%len(docs)], nil, now); err != nil {
 			b.Fatal(err)
 		}
 	}
