@@ -434,42 +434,94 @@ type keyList struct {
 	n      int
 }
 
+// keyDoc is a key with its document. pre holds the key's first bytes, so
+// that most comparisons of a search read no key text (a string elsewhere
+// in memory, which costs a cache miss).
 type keyDoc struct {
-	k string
-	d *memDoc
+	pre uint64
+	k   string
+	d   *memDoc
 }
 
 const keyChunk = 128
 
-func cmpKey(e keyDoc, k string) int { return strings.Compare(e.k, k) }
+// keyPrefix is the first 8 bytes of k, big-endian, zero-padded: when two
+// prefixes differ, they compare as the keys do; when they are equal, the
+// keys must be compared.
+func keyPrefix(k string) uint64 {
+	var p uint64
+	for i := range min(len(k), 8) {
+		p |= uint64(k[i]) << (56 - 8*i)
+	}
+	return p
+}
 
-// find returns the chunk that holds key or where it belongs.
-func (l *keyList) find(key string) int {
-	i, _ := slices.BinarySearchFunc(l.chunks, key, func(c []keyDoc, k string) int {
-		return strings.Compare(c[len(c)-1].k, k)
-	})
-	return min(i, len(l.chunks)-1)
+// cmpKey compares e's key with key, whose prefix is pre.
+func cmpKey(e *keyDoc, pre uint64, key string) int {
+	switch {
+	case e.pre < pre:
+		return -1
+	case e.pre > pre:
+		return 1
+	}
+	return strings.Compare(e.k, key)
+}
+
+// search returns the position of key in the chunk c, or where it belongs,
+// and whether it is there.
+func search(c []keyDoc, pre uint64, key string) (int, bool) {
+	lo, hi := 0, len(c)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if cmpKey(&c[m], pre, key) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(c) && c[lo].pre == pre && c[lo].k == key
+}
+
+// find returns the chunk that holds key or where it belongs: the first
+// whose last key is not before it, else the last.
+func (l *keyList) find(pre uint64, key string) int {
+	lo, hi := 0, len(l.chunks)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		c := l.chunks[m]
+		if cmpKey(&c[len(c)-1], pre, key) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return min(lo, len(l.chunks)-1)
 }
 
 // insert adds key with its document, or replaces the document of key.
 func (l *keyList) insert(key string, d *memDoc) {
+	pre := keyPrefix(key)
 	if len(l.chunks) == 0 {
-		l.chunks = [][]keyDoc{{{key, d}}}
+		l.chunks = [][]keyDoc{{{pre, key, d}}}
 		l.n = 1
 		return
 	}
-	ci := l.find(key)
+	ci := l.find(pre, key)
 	c := l.chunks[ci]
-	i, found := slices.BinarySearchFunc(c, key, cmpKey)
+	i, found := search(c, pre, key)
 	if found {
 		c[i].d = d
 		return
 	}
-	c = slices.Insert(c, i, keyDoc{key, d})
+	c = slices.Insert(c, i, keyDoc{pre, key, d})
 	l.n++
 	if len(c) > 2*keyChunk {
-		right := slices.Clone(c[keyChunk:])
-		c = c[:keyChunk:keyChunk]
+		// Both halves keep room to grow to a split again, so that
+		// inserts move entries but do not reallocate.
+		right := make([]keyDoc, len(c)-keyChunk, 2*keyChunk+1)
+		copy(right, c[keyChunk:])
+		clear(c[keyChunk:]) // hold no document the left half lost
+		c = c[:keyChunk]
 		l.chunks = slices.Insert(l.chunks, ci+1, right)
 	}
 	l.chunks[ci] = c
@@ -479,9 +531,10 @@ func (l *keyList) remove(key string) {
 	if len(l.chunks) == 0 {
 		return
 	}
-	ci := l.find(key)
+	pre := keyPrefix(key)
+	ci := l.find(pre, key)
 	c := l.chunks[ci]
-	i, found := slices.BinarySearchFunc(c, key, cmpKey)
+	i, found := search(c, pre, key)
 	if !found {
 		return
 	}
@@ -500,9 +553,10 @@ func (l *keyList) scan(after string, desc bool, fn func(string, *memDoc) bool) {
 	if !desc {
 		ci, i := 0, 0
 		if after != "" && len(l.chunks) > 0 {
-			ci = l.find(after)
+			pre := keyPrefix(after)
+			ci = l.find(pre, after)
 			var found bool
-			i, found = slices.BinarySearchFunc(l.chunks[ci], after, cmpKey)
+			i, found = search(l.chunks[ci], pre, after)
 			if found {
 				i++
 			}
@@ -522,8 +576,9 @@ func (l *keyList) scan(after string, desc bool, fn func(string, *memDoc) bool) {
 	}
 	i := len(l.chunks[ci]) - 1
 	if after != "" {
-		ci = l.find(after)
-		j, _ := slices.BinarySearchFunc(l.chunks[ci], after, cmpKey)
+		pre := keyPrefix(after)
+		ci = l.find(pre, after)
+		j, _ := search(l.chunks[ci], pre, after)
 		i = j - 1 // the keys before after
 	}
 	for ci >= 0 {

@@ -8,13 +8,27 @@ import (
 )
 
 // TestKeyList checks the chunked sorted set against a sorted slice, with
-// enough keys to split chunks, and every scan direction and start.
+// enough keys to split chunks, and every scan direction and start: with
+// short keys, and with keys whose first 8 bytes (keyDoc.pre) are often
+// equal, some ending in zero bytes.
 func TestKeyList(t *testing.T) {
+	t.Run("short", func(t *testing.T) {
+		testKeyList(t, func(r *rand.Rand) string { return fmt.Sprintf("k%05d", r.IntN(8000)) })
+	})
+	t.Run("long", func(t *testing.T) {
+		testKeyList(t, func(r *rand.Rand) string {
+			k := []string{"company:", "company", "compan\x00", ""}[r.IntN(4)] + fmt.Sprint(r.IntN(2000))
+			return k + []string{"", "\x00", "\x00\x00", ":x"}[r.IntN(4)]
+		})
+	})
+}
+
+func testKeyList(t *testing.T, key func(*rand.Rand) string) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var l keyList
 	ref := map[string]bool{}
 	for i := 0; i < 20000; i++ {
-		k := fmt.Sprintf("k%05d", r.IntN(8000))
+		k := key(r)
 		if r.IntN(3) == 0 {
 			l.remove(k)
 			delete(ref, k)
@@ -48,7 +62,7 @@ func TestKeyList(t *testing.T) {
 		t.Fatalf("descending scan differs")
 	}
 	for i := 0; i < 500; i++ {
-		after := fmt.Sprintf("k%05d", r.IntN(8100))
+		after := key(r)
 		if i%50 == 0 {
 			after = "z"
 		}
@@ -70,4 +84,23 @@ func TestKeyList(t *testing.T) {
 			t.Fatalf("after %s descending: %v, want %v", after, got, desc)
 		}
 	}
+}
+
+// BenchmarkKeyListInsertW2 inserts W2's 100,000 keys in W2's order (the
+// company varies fastest, so each insert lands in the middle of the list).
+func BenchmarkKeyListInsertW2(b *testing.B) {
+	const n = 100000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("c%04d:t%03d", i%1000, i/1000)
+	}
+	d := &memDoc{}
+	b.ReportAllocs()
+	for b.Loop() {
+		var l keyList
+		for _, k := range keys {
+			l.insert(k, d)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/insert")
 }
