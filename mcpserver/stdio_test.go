@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -46,12 +47,16 @@ func serveStdio(db string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil {
+	if err := s.Run(ctx, &IOTransport{Reader: os.Stdin, Writer: nopWriteCloser{os.Stdout}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
 }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // lockedBuffer is a concurrency-safe stderr sink.
 type lockedBuffer struct {

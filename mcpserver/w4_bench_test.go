@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,8 +22,10 @@ import (
 //   - handler: the server's tool handler called directly with the raw
 //     arguments (decoding and validating them, the store, rendering the
 //     result, metrics and the log line);
-//   - mcp: the SDK's client and server over an in-memory transport
-//     (JSON-RPC encoding and decoding on both sides, the SDK's dispatch).
+//   - mcp: the SDK's client and the server over a pipe in memory, the
+//     server on satchel's stdio transport, IOTransport (JSON-RPC encoding
+//     and decoding on both sides, the SDK's dispatch); mcp-sdkio is the
+//     same with the server on the SDK's mcp.IOTransport.
 //
 // What W4 measures on top is the transport between two processes (pipes
 // or HTTP) and their scheduling; docs/mcp-performance.md puts the layers
@@ -147,34 +150,43 @@ func BenchmarkW4(b *testing.B) {
 				k++
 			}
 		})
-		b.Run(o.name+"/mcp", func(b *testing.B) {
-			st, _ := open(b, o.prepare)
-			s := newServer(b, Config{Store: st})
-			sctx, cancel := context.WithCancel(ctx)
-			ct, tr := mcp.NewInMemoryTransports()
-			done := make(chan error, 1)
-			go func() { done <- s.Run(sctx, tr) }()
-			// The released protocol, as W4's client and agents' clients
-			// speak it (the SDK's default, the draft 2026-07-28, adds the
-			// client's identity to every request).
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = cs.Close(); cancel(); <-done })
-			c := &client{t: b, cs: cs}
-			k := 0
-			for b.Loop() {
-				tool, args := o.args(k)
-				r, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-				if err != nil || r.IsError {
-					b.Fatal(err, r)
+		for _, layer := range []string{"mcp", "mcp-sdkio"} {
+			b.Run(o.name+"/"+layer, func(b *testing.B) {
+				st, _ := open(b, o.prepare)
+				s := newServer(b, Config{Store: st})
+				sctx, cancel := context.WithCancel(ctx)
+				// Client and server over a pipe, the server on the transport
+				// satchel serve uses over stdio (mcp), or on the SDK's
+				// (mcp-sdkio), for comparison.
+				c1, c2 := net.Pipe()
+				var tr mcp.Transport = &IOTransport{Reader: c2, Writer: c2}
+				if layer == "mcp-sdkio" {
+					tr = &mcp.IOTransport{Reader: c2, Writer: c2}
 				}
-				if tool == "edit_file" && strings.TrimSpace(texts(b, r)[0]) != "1" {
-					b.Fatalf("edit: %v", texts(b, r))
+				done := make(chan error, 1)
+				go func() { done <- s.Run(sctx, tr) }()
+				// The released protocol, as W4's client and agents' clients
+				// speak it (the SDK's default, the draft 2026-07-28, adds the
+				// client's identity to every request).
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: c1, Writer: c1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				if err != nil {
+					b.Fatal(err)
 				}
-				k++
-			}
-		})
+				b.Cleanup(func() { _ = cs.Close(); cancel(); <-done })
+				c := &client{t: b, cs: cs}
+				k := 0
+				for b.Loop() {
+					tool, args := o.args(k)
+					r, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+					if err != nil || r.IsError {
+						b.Fatal(err, r)
+					}
+					if tool == "edit_file" && strings.TrimSpace(texts(b, r)[0]) != "1" {
+						b.Fatalf("edit: %v", texts(b, r))
+					}
+					k++
+				}
+			})
+		}
 	}
 }

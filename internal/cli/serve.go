@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
@@ -166,10 +165,10 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		return s.ListenAndServe(ctx, f.http)
 	}
 	log.Info("serving MCP on stdio", "scope", a.scope, "thread", a.thread, "agent", f.agent)
-	return s.Run(ctx, &mcp.IOTransport{
-		Reader:        readCloser(a.stdin),
-		Writer:        writeCloser(a.stdout),
-		MaxLineLength: int(f.maxRequest),
+	return s.Run(ctx, &mcpserver.IOTransport{
+		Reader:          readCloser(a.stdin),
+		Writer:          writeCloser(a.stdout),
+		MaxMessageBytes: int(f.maxRequest),
 	})
 }
 
