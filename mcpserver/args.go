@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	// The SDK's JSON package: one pass where encoding/json validates the
 	// whole input first (a 7 KiB content argument decoded ~4× faster).
@@ -123,12 +124,75 @@ func (a *args) str(name string, required bool) (string, bool) {
 		}
 		return "", false
 	}
+	if s, ok := unquote(v); ok {
+		return s, true
+	}
 	var s string
 	if json.Unmarshal(v, &s) != nil {
 		a.add(satchel.ErrInvalidArgument, "%s must be a string, was %s", name, show(v))
 		return "", false
 	}
 	return s, true
+}
+
+// unquote decodes v, a value the JSON decoder accepted (a string literal
+// has no control characters nor unescaped quotes then), when it is a
+// string in valid UTF-8 whose escapes are of one character (\n, \") or
+// of a character outside the surrogates (\u003c).
+// It copies the string once, where the decoder makes it in pieces (a
+// write's 7 KiB content ~100 times, once per line); other strings are
+// left to the decoder (ok false), whose reading of them is the same.
+func unquote(v json.RawMessage) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	s := v[1 : len(v)-1]
+	if !utf8.Valid(s) {
+		return "", false // the decoder replaces invalid bytes
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			b.Write(s)
+			return b.String(), true
+		}
+		b.Write(s[:i])
+		if i+1 == len(s) {
+			return "", false
+		}
+		switch s[i+1] {
+		case '"', '\\', '/':
+			b.WriteByte(s[i+1])
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'u':
+			// \u003c, as encoding/json writes <, > and &; surrogates
+			// (pairs or not) are left to the decoder.
+			if i+6 > len(s) {
+				return "", false
+			}
+			r, err := strconv.ParseUint(string(s[i+2:i+6]), 16, 32)
+			if err != nil || r >= 0xD800 && r <= 0xDFFF {
+				return "", false
+			}
+			b.WriteRune(rune(r))
+			s = s[i+6:]
+			continue
+		default:
+			return "", false
+		}
+		s = s[i+2:]
+	}
 }
 
 // path returns a path argument, validated as every file operation
