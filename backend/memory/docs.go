@@ -29,7 +29,7 @@ type partKey struct{ store, scope string }
 type docPart struct {
 	docs map[string]*memDoc
 	keys keyList
-	idx  map[string]map[any]*keyList // field → value → keys
+	idx  []*fieldIndex // one per indexed field
 }
 
 type memDoc struct {
@@ -106,7 +106,7 @@ func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, 
 		p.keys.insert(put.Key, d)
 	}
 	d.cur, d.doc, d.hist = cur, put.Doc, hist
-	p.index(put.Key, d)
+	p.indexDoc(put.Key, d)
 	return cur, nil
 }
 
@@ -200,13 +200,9 @@ func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []bac
 		if k.store != store {
 			continue
 		}
-		for f := range p.idx {
-			if !slices.Contains(fields, f) {
-				delete(p.idx, f)
-			}
-		}
+		p.idx = slices.DeleteFunc(p.idx, func(x *fieldIndex) bool { return !slices.Contains(fields, x.field) })
 		for _, f := range fields {
-			if _, ok := p.idx[f]; !ok {
+			if p.index(f) == nil {
 				p.addIndex(f)
 			}
 		}
@@ -214,85 +210,178 @@ func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []bac
 	return nil
 }
 
+// fieldIndex is the index of one field: for each value, the keys of the
+// documents that hold it. Strings and numbers have maps of their own,
+// which hash faster than a map of interfaces and box nothing.
+type fieldIndex struct {
+	field string
+	path  []string // field, split at its dots
+	strs  map[string]*keyList
+	nums  map[float64]*keyList
+	other [ixKinds]*keyList // null (and absent), true, false, composite
+}
+
+// ixKind is the kind of a value in an index.
+type ixKind uint8
+
+const (
+	ixNull ixKind = iota // null, or absent (also under a null or absent object)
+	ixTrue
+	ixFalse
+	ixComposite // an array or an object: no equality hint names one
+	ixString
+	ixNumber
+	ixKinds = ixString // the kinds held in fieldIndex.other
+)
+
+// ixValue is a value as an index holds it, in the form DocEq uses.
+type ixValue struct {
+	kind ixKind
+	s    string
+	f    float64
+}
+
+// index returns the index of field, or nil.
+func (p *docPart) index(field string) *fieldIndex {
+	for _, x := range p.idx {
+		if x.field == field {
+			return x
+		}
+	}
+	return nil
+}
+
 // addIndex builds the index of field over the partition's documents.
 func (p *docPart) addIndex(field string) {
-	if p.idx == nil {
-		p.idx = map[string]map[any]*keyList{}
-	}
-	m := map[any]*keyList{}
-	p.idx[field] = m
+	x := &fieldIndex{field: field, path: strings.Split(field, "."), strs: map[string]*keyList{}, nums: map[float64]*keyList{}}
+	p.idx = append(p.idx, x)
 	for k, d := range p.docs {
-		addKey(m, indexValue(d.doc, field), k, d)
+		x.add(indexValue(d.doc, x.path), k, d)
 	}
 }
 
-func addKey(m map[any]*keyList, v any, key string, d *memDoc) {
-	l := m[v]
+// list returns the keys of v, creating the list with create.
+func (x *fieldIndex) list(v ixValue, create bool) *keyList {
+	var l *keyList
+	switch v.kind {
+	case ixString:
+		if l = x.strs[v.s]; l == nil && create {
+			l = &keyList{}
+			x.strs[v.s] = l
+		}
+	case ixNumber:
+		if l = x.nums[v.f]; l == nil && create {
+			l = &keyList{}
+			x.nums[v.f] = l
+		}
+	default:
+		if l = x.other[v.kind]; l == nil && create {
+			l = &keyList{}
+			x.other[v.kind] = l
+		}
+	}
+	return l
+}
+
+func (x *fieldIndex) add(v ixValue, key string, d *memDoc) {
+	x.list(v, true).insert(key, d)
+}
+
+func (x *fieldIndex) remove(v ixValue, key string) {
+	l := x.list(v, false)
 	if l == nil {
-		l = &keyList{}
-		m[v] = l
+		return
 	}
-	l.insert(key, d)
+	l.remove(key)
+	if l.n > 0 {
+		return
+	}
+	switch v.kind {
+	case ixString:
+		delete(x.strs, v.s)
+	case ixNumber:
+		delete(x.nums, v.f)
+	default:
+		x.other[v.kind] = nil
+	}
 }
 
-func (p *docPart) index(key string, d *memDoc) {
-	for f, m := range p.idx {
-		addKey(m, indexValue(d.doc, f), key, d)
+func (p *docPart) indexDoc(key string, d *memDoc) {
+	for _, x := range p.idx {
+		x.add(indexValue(d.doc, x.path), key, d)
 	}
 }
 
 func (p *docPart) unindex(key string, d *memDoc) {
-	for f, m := range p.idx {
-		v := indexValue(d.doc, f)
-		if l := m[v]; l != nil {
-			l.remove(key)
-			if l.n == 0 {
-				delete(m, v)
-			}
-		}
+	for _, x := range p.idx {
+		x.remove(indexValue(d.doc, x.path), key)
 	}
 }
 
-// composite stands for an array or object value in an index: no equality
-// hint names one.
-type composite struct{}
-
-// indexValue is the value at a dotted path in the form DocEq uses: a
-// string, a float64, a bool, or nil for null and absent (also under a null
-// or absent object).
-func indexValue(doc map[string]any, path string) any {
+// indexValue is the value at a path: a string, a number (as a float64), a
+// boolean, null for null and absent (also under a null or absent object),
+// or composite.
+func indexValue(doc map[string]any, path []string) ixValue {
 	var v any = doc
-	for seg := range strings.SplitSeq(path, ".") {
+	for _, seg := range path {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil
+			return ixValue{kind: ixNull}
 		}
 		v = m[seg]
 	}
 	switch x := v.(type) {
-	case nil, string, bool:
-		return x
+	case nil:
+		return ixValue{kind: ixNull}
+	case string:
+		return ixValue{kind: ixString, s: x}
+	case bool:
+		if x {
+			return ixValue{kind: ixTrue}
+		}
+		return ixValue{kind: ixFalse}
 	case float64:
-		return x + 0 // -0 and 0 are one key
+		return number(x + 0) // -0 and 0 are one key
 	case json.Number:
 		if f, err := strconv.ParseFloat(string(x), 64); err == nil && !math.IsInf(f, 0) {
-			return f + 0
+			return number(f + 0)
 		}
-		return composite{}
 	case int:
-		return float64(x)
+		return number(float64(x))
 	case int64:
-		return float64(x)
+		return number(float64(x))
 	case int32:
-		return float64(x)
+		return number(float64(x))
 	case float32:
-		return float64(x)
+		return number(float64(x))
 	case uint, uint64, uint32, int16, int8, uint16, uint8:
 		if f, err := strconv.ParseFloat(numberString(x), 64); err == nil {
-			return f
+			return number(f)
 		}
 	}
-	return composite{}
+	return ixValue{kind: ixComposite}
+}
+
+func number(f float64) ixValue { return ixValue{kind: ixNumber, f: f} }
+
+// hintValue is an equality hint's value (a DocEq value: a string, a
+// float64, a bool or nil) as an index holds it; ok is false for any other
+// value, which names no document.
+func hintValue(v any) (ixValue, bool) {
+	switch x := v.(type) {
+	case nil:
+		return ixValue{kind: ixNull}, true
+	case string:
+		return ixValue{kind: ixString, s: x}, true
+	case float64:
+		return number(x + 0), true
+	case bool:
+		if x {
+			return ixValue{kind: ixTrue}, true
+		}
+		return ixValue{kind: ixFalse}, true
+	}
+	return ixValue{}, false
 }
 
 func numberString(v any) string {
@@ -322,14 +411,18 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 	var lists []*keyList
 	best := -1
 	for _, eq := range q.Eq {
-		m, ok := p.idx[eq.Field]
-		if !ok {
+		x := p.index(eq.Field)
+		if x == nil {
 			continue
 		}
 		n := 0
 		var ls []*keyList
 		for _, v := range eq.Values {
-			if l := m[normalizeHint(v)]; l != nil && !slices.Contains(ls, l) {
+			hv, ok := hintValue(v)
+			if !ok {
+				continue
+			}
+			if l := x.list(hv, false); l != nil && !slices.Contains(ls, l) {
 				ls = append(ls, l)
 				n += l.n
 			}
@@ -392,13 +485,6 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 	return out, nil
 }
 
-func normalizeHint(v any) any {
-	if f, ok := v.(float64); ok {
-		return f + 0
-	}
-	return v
-}
-
 // topK keeps the first limit documents in cmp's order.
 type topK struct {
 	limit int
@@ -428,10 +514,23 @@ func (t *topK) add(k string, d *memDoc) {
 // keyList is a sorted set of keys, each with its document, in chunks of
 // at most 2×keyChunk, so that an insert moves at most one chunk and a seek
 // is two binary searches. Scans read the documents from it, without a
-// lookup in the map by key.
+// lookup in the map by key. A list of one key (an index's value that one
+// document holds, such as a number) holds it in one, with no chunk: the
+// list is then a single allocation.
 type keyList struct {
-	chunks [][]keyDoc
+	chunks [][]keyDoc // none while n <= 1
+	one    [1]keyDoc  // the key while there are no chunks and n is 1
 	n      int
+}
+
+// view returns the chunks, or when the key is in one, a chunk of it in
+// buf.
+func (l *keyList) view(buf *[1][]keyDoc) [][]keyDoc {
+	if len(l.chunks) == 0 && l.n == 1 {
+		buf[0] = l.one[:]
+		return buf[:]
+	}
+	return l.chunks
 }
 
 // keyDoc is a key with its document. pre holds the key's first bytes, so
@@ -484,36 +583,58 @@ func search(c []keyDoc, pre uint64, key string) (int, bool) {
 
 // find returns the chunk that holds key or where it belongs: the first
 // whose last key is not before it, else the last.
-func (l *keyList) find(pre uint64, key string) int {
-	lo, hi := 0, len(l.chunks)
+func (l *keyList) find(pre uint64, key string) int { return find(l.chunks, pre, key) }
+
+func find(chunks [][]keyDoc, pre uint64, key string) int {
+	lo, hi := 0, len(chunks)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		c := l.chunks[m]
+		c := chunks[m]
 		if cmpKey(&c[len(c)-1], pre, key) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return min(lo, len(l.chunks)-1)
+	return min(lo, len(chunks)-1)
 }
 
 // insert adds key with its document, or replaces the document of key.
 func (l *keyList) insert(key string, d *memDoc) {
 	pre := keyPrefix(key)
+	e := keyDoc{pre, key, d}
 	if len(l.chunks) == 0 {
-		l.chunks = [][]keyDoc{{{pre, key, d}}}
-		l.n = 1
+		switch {
+		case l.n == 0:
+			l.one[0], l.n = e, 1
+		case l.one[0].pre == pre && l.one[0].k == key:
+			l.one[0].d = d
+		default:
+			c := make([]keyDoc, 2, 4)
+			c[0], c[1] = l.one[0], e
+			if cmpKey(&c[0], pre, key) > 0 {
+				c[0], c[1] = c[1], c[0]
+			}
+			l.chunks = append(l.chunks, c)
+			l.one[0], l.n = keyDoc{}, 2
+		}
 		return
 	}
-	ci := l.find(pre, key)
+	ci := len(l.chunks) - 1
 	c := l.chunks[ci]
-	i, found := search(c, pre, key)
-	if found {
-		c[i].d = d
-		return
+	i := len(c)
+	if cmpKey(&c[i-1], pre, key) >= 0 {
+		// Not after the last key (keys often come in order: then the
+		// searches are skipped).
+		ci = l.find(pre, key)
+		c = l.chunks[ci]
+		var found bool
+		if i, found = search(c, pre, key); found {
+			c[i].d = d
+			return
+		}
 	}
-	c = slices.Insert(c, i, keyDoc{pre, key, d})
+	c = slices.Insert(c, i, e)
 	l.n++
 	if len(c) > 2*keyChunk {
 		// Both halves keep room to grow to a split again, so that
@@ -528,10 +649,13 @@ func (l *keyList) insert(key string, d *memDoc) {
 }
 
 func (l *keyList) remove(key string) {
+	pre := keyPrefix(key)
 	if len(l.chunks) == 0 {
+		if l.n == 1 && l.one[0].pre == pre && l.one[0].k == key {
+			l.one[0], l.n = keyDoc{}, 0
+		}
 		return
 	}
-	pre := keyPrefix(key)
 	ci := l.find(pre, key)
 	c := l.chunks[ci]
 	i, found := search(c, pre, key)
@@ -550,19 +674,21 @@ func (l *keyList) remove(key string) {
 // scan calls fn with the keys after `after` ("" for all), ascending, or
 // descending (then the keys before `after`), until fn returns false.
 func (l *keyList) scan(after string, desc bool, fn func(string, *memDoc) bool) {
+	var buf [1][]keyDoc
+	chunks := l.view(&buf)
 	if !desc {
 		ci, i := 0, 0
-		if after != "" && len(l.chunks) > 0 {
+		if after != "" && len(chunks) > 0 {
 			pre := keyPrefix(after)
-			ci = l.find(pre, after)
+			ci = find(chunks, pre, after)
 			var found bool
-			i, found = search(l.chunks[ci], pre, after)
+			i, found = search(chunks[ci], pre, after)
 			if found {
 				i++
 			}
 		}
-		for ; ci < len(l.chunks); ci, i = ci+1, 0 {
-			for _, e := range l.chunks[ci][i:] {
+		for ; ci < len(chunks); ci, i = ci+1, 0 {
+			for _, e := range chunks[ci][i:] {
 				if !fn(e.k, e.d) {
 					return
 				}
@@ -570,26 +696,26 @@ func (l *keyList) scan(after string, desc bool, fn func(string, *memDoc) bool) {
 		}
 		return
 	}
-	ci := len(l.chunks) - 1
+	ci := len(chunks) - 1
 	if ci < 0 {
 		return
 	}
-	i := len(l.chunks[ci]) - 1
+	i := len(chunks[ci]) - 1
 	if after != "" {
 		pre := keyPrefix(after)
-		ci = l.find(pre, after)
-		j, _ := search(l.chunks[ci], pre, after)
+		ci = find(chunks, pre, after)
+		j, _ := search(chunks[ci], pre, after)
 		i = j - 1 // the keys before after
 	}
 	for ci >= 0 {
-		c := l.chunks[ci]
+		c := chunks[ci]
 		for ; i >= 0; i-- {
 			if !fn(c[i].k, c[i].d) {
 				return
 			}
 		}
 		if ci--; ci >= 0 {
-			i = len(l.chunks[ci]) - 1
+			i = len(chunks[ci]) - 1
 		}
 	}
 }

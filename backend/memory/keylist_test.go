@@ -104,3 +104,49 @@ func BenchmarkKeyListInsertW2(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/insert")
 }
+
+// TestKeyListSmall runs a list through its small states (empty, one key
+// held without a chunk, a few keys) and back, checking every step.
+func TestKeyListSmall(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var l keyList
+	ref := map[string]*memDoc{}
+	for i := 0; i < 5000; i++ {
+		k := []string{"a", "b", "c", "a\x00", "abcdefghij"}[r.IntN(5)]
+		if r.IntN(2) == 0 {
+			l.remove(k)
+			delete(ref, k)
+		} else {
+			d := &memDoc{}
+			l.insert(k, d)
+			ref[k] = d
+		}
+		var want []string
+		for k := range ref {
+			want = append(want, k)
+		}
+		slices.Sort(want)
+		var got []string
+		l.scan("", false, func(k string, d *memDoc) bool {
+			if ref[k] != d {
+				t.Fatalf("step %d: key %q has another document", i, k)
+			}
+			got = append(got, k)
+			return true
+		})
+		if !slices.Equal(got, want) || l.n != len(want) {
+			t.Fatalf("step %d: keys %q (n %d), want %q", i, got, l.n, want)
+		}
+		var desc []string
+		l.scan("b", true, func(k string, _ *memDoc) bool { desc = append(desc, k); return true })
+		var wantDesc []string
+		for j := len(want) - 1; j >= 0; j-- {
+			if want[j] < "b" {
+				wantDesc = append(wantDesc, want[j])
+			}
+		}
+		if !slices.Equal(desc, wantDesc) {
+			t.Fatalf("step %d: before b descending %q, want %q", i, desc, wantDesc)
+		}
+	}
+}
