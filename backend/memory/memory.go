@@ -41,8 +41,11 @@ type thread struct {
 }
 
 type pack struct {
-	scope   string
-	data    string
+	scope string
+	data  string
+	// parts, when not nil, is the pack as the engine built it (AppendParts):
+	// data is their concatenation, made when first asked for.
+	parts   []string
 	dropped bool
 	droppAt time.Time
 }
@@ -254,6 +257,19 @@ func (b *Backend) Log(ctx context.Context, id, before int64, limit int) ([]backe
 }
 
 func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]backend.AppendResult, error) {
+	return b.append(commits, nil)
+}
+
+// AppendParts is Append with commit i's pack given as packs[i]: strings
+// whose concatenation is the pack (commits[i].Pack is ignored). The
+// strings are kept as they are, never copied, and joined only if the pack
+// is read (engine.PartsAppender): the engine's writes then neither copy
+// file content into a pack nor allocate one.
+func (b *Backend) AppendParts(ctx context.Context, commits []backend.NewCommit, packs [][]string) ([]backend.AppendResult, error) {
+	return b.append(commits, packs)
+}
+
+func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backend.AppendResult, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -298,7 +314,16 @@ func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]ba
 			Time:   now,
 		}
 		// NewCommit.Pack is never modified after Append: keep it uncopied.
-		b.packs[c.ID] = &pack{scope: t.info.Scope, data: unsafe.String(unsafe.SliceData(nc.Pack), len(nc.Pack))}
+		p := &pack{scope: t.info.Scope}
+		switch {
+		case parts == nil:
+			p.data = unsafe.String(unsafe.SliceData(nc.Pack), len(nc.Pack))
+		case len(parts[i]) == 1:
+			p.data = parts[i][0]
+		case len(parts[i]) > 1:
+			p.parts = parts[i]
+		}
+		b.packs[c.ID] = p
 		t.log = append(t.log, c)
 		t.head = nc.Seq
 		if nc.Checkpoint != "" {
@@ -311,10 +336,20 @@ func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]ba
 
 func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
 	b.mu.RLock()
-	defer b.mu.RUnlock()
 	p, ok := b.packs[id]
 	if !ok {
+		b.mu.RUnlock()
 		return "", backend.ErrNoPack
+	}
+	data, joined := p.data, p.parts == nil
+	b.mu.RUnlock()
+	if joined {
+		return data, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p.parts != nil {
+		p.data, p.parts = strings.Join(p.parts, ""), nil
 	}
 	return p.data, nil
 }
@@ -442,7 +477,7 @@ func (b *Backend) RewritePack(ctx context.Context, id int64, data []byte) error 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p, ok := b.packs[id]; ok && p.dropped {
-		p.data = string(data)
+		p.data, p.parts = string(data), nil
 	}
 	return nil
 }

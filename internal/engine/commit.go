@@ -110,11 +110,17 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			}
 			return c, false, err
 		}
-		pack := bd.pb.bytes()
-		res, err := e.commits.do(ctx, backend.NewCommit{
-			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(newRoot), Meta: info.Meta, Pack: pack,
+		nc := backend.NewCommit{
+			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(newRoot), Meta: info.Meta,
 			Checkpoint: info.Checkpoint,
-		})
+		}
+		var parts []string
+		if e.commits.parts != nil {
+			parts = bd.pb.parts()
+		} else {
+			nc.Pack = bd.pb.bytes()
+		}
+		res, err := e.commits.do(ctx, nc, parts)
 		if err != nil {
 			e.heads.forget(thread)
 			return c, false, err
@@ -130,7 +136,7 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			e.heads.forget(thread)
 			return c, false, res.Err
 		}
-		e.stored(res.Commit.ID, &bd, pack)
+		e.stored(res.Commit.ID, &bd)
 		e.heads.set(thread, res.Commit)
 		return res.Commit, true, nil
 	}
@@ -160,7 +166,7 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta,
 			Requires:   &backend.CommitID{Thread: src.Thread, Seq: src.Seq},
 			Checkpoint: checkpoint,
-		})
+		}, nil)
 		if err != nil {
 			return backend.Commit{}, err
 		}
@@ -208,12 +214,24 @@ func (h *headCache) forget(thread int64) {
 	delete(h.m, thread)
 }
 
+// PartsAppender is implemented by backends that keep packs in the
+// process's memory (package memory). AppendParts is Append with commit i's
+// pack given as packs[i] (its Pack field is empty): strings whose
+// concatenation is the pack, the header and then each object, which the
+// backend may keep as they are. The engine then neither copies a commit's
+// objects (file content among them) into one buffer nor allocates it
+// (docs/decisions/0012-memory-write-path.md).
+type PartsAppender interface {
+	AppendParts(ctx context.Context, commits []backend.NewCommit, packs [][]string) ([]backend.AppendResult, error)
+}
+
 // committer batches concurrent commits into one backend Append (group
 // commit): while one batch is being stored, the commits that arrive wait
 // and go together in the next. Each caller returns only once its own
 // commit is durable.
 type committer struct {
 	b     backend.Backend
+	parts PartsAppender // b, when it takes packs as parts
 	mu    sync.Mutex
 	queue []*commitReq
 	busy  bool
@@ -230,6 +248,7 @@ const maxGather = 300 * time.Microsecond
 
 type commitReq struct {
 	nc     backend.NewCommit
+	parts  []string // the pack, for a PartsAppender
 	res    backend.AppendResult
 	err    error
 	done   chan struct{}
@@ -238,8 +257,8 @@ type commitReq struct {
 
 const maxBatch = 256
 
-func (c *committer) do(ctx context.Context, nc backend.NewCommit) (backend.AppendResult, error) {
-	r := &commitReq{nc: nc, done: make(chan struct{})}
+func (c *committer) do(ctx context.Context, nc backend.NewCommit, parts []string) (backend.AppendResult, error) {
+	r := &commitReq{nc: nc, parts: parts}
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
 	c.building.Add(-1)
@@ -248,6 +267,7 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit) (backend.Appen
 	default:
 	}
 	if c.busy {
+		r.done = make(chan struct{}) // only a waiter needs one
 		c.mu.Unlock()
 		<-r.done
 		if !r.leader {
@@ -291,7 +311,20 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit) (backend.Appen
 	for i, q := range batch {
 		ncs[i] = q.nc
 	}
-	results, err := c.b.Append(context.WithoutCancel(ctx), ncs)
+	var results []backend.AppendResult
+	var err error
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx) // the batch holds others' commits
+	}
+	if c.parts != nil {
+		packs := make([][]string, len(batch))
+		for i, q := range batch {
+			packs[i] = q.parts
+		}
+		results, err = c.parts.AppendParts(ctx, ncs, packs)
+	} else {
+		results, err = c.b.Append(ctx, ncs)
+	}
 	if err == nil && len(results) != len(batch) {
 		err = fmt.Errorf("engine: backend returned %d results for %d commits", len(results), len(batch))
 	}

@@ -38,6 +38,7 @@ type Engine struct {
 	nodes   *lru[Ref, *node]
 	commits *committer
 	heads   headCache
+	tails   tails
 	retries int
 
 	lockMu sync.Mutex
@@ -57,11 +58,13 @@ func New(b backend.Backend, o Options) *Engine {
 	if o.MaxRetries <= 0 {
 		o.MaxRetries = 64
 	}
+	c := &committer{b: b, arrived: make(chan struct{}, 1)}
+	c.parts, _ = b.(PartsAppender)
 	return &Engine{
 		b:       b,
 		packs:   newLRU[int64, *packView](o.CacheBytes * 3 / 4),
 		nodes:   newLRU[Ref, *node](o.CacheBytes / 4),
-		commits: &committer{b: b, arrived: make(chan struct{}, 1)},
+		commits: c,
 		retries: o.MaxRetries,
 		locks:   map[int64]*threadLock{},
 	}

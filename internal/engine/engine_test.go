@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
@@ -288,4 +289,178 @@ func TestReadsWhileWriting(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+func TestTailsJoin(t *testing.T) {
+	var tl tails
+	a := tl.join("head", "1")
+	b := tl.join(a, "2") // a is the newest string of its buffer: extended in place
+	if unsafe.StringData(b) != unsafe.StringData(a) {
+		t.Error("joining the newest string copied it")
+	}
+	c := tl.join(a, "3") // a is no longer the newest: copied
+	if unsafe.StringData(c) == unsafe.StringData(a) {
+		t.Error("joining an older string wrote over the room a newer one uses")
+	}
+	d := tl.join(b, "4")
+	e := tl.join("other", "x")
+	for got, want := range map[string]string{a: "head1", b: "head12", c: "head13", d: "head124", e: "otherx"} {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	long := strings.Repeat("x", chunkMax)
+	if got := tl.join(long, "y"); got != long+"y" {
+		t.Error("a long join is wrong")
+	}
+}
+
+// TestAppendVersions appends to one file from two versions of it (a
+// restore in between): each version keeps its content, and so does each
+// branch, though appends share the room after the last chunk.
+func TestAppendVersions(t *testing.T) {
+	ctx := context.Background()
+	for _, size := range []int{10, 5000, 40000} {
+		e, th := newThread(t)
+		base := strings.Repeat("a", size)
+		put := func(fn func(tx *Tx) error) backend.Commit {
+			t.Helper()
+			c, _, err := e.Update(ctx, th, func(tx *Tx) (CommitInfo, error) { return CommitInfo{}, fn(tx) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		c0 := put(func(tx *Tx) error { return tx.Put(ctx, "f", base) })
+		c1 := put(func(tx *Tx) error { return tx.Append(ctx, "f", "1") })
+		c2 := put(func(tx *Tx) error { return tx.Append(ctx, "f", "2") })
+		if _, err := e.Point(ctx, th, c1, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+		c3 := put(func(tx *Tx) error { return tx.Append(ctx, "f", "3") })
+		c4 := put(func(tx *Tx) error {
+			if err := tx.Append(ctx, "f", "4"); err != nil {
+				return err
+			}
+			return tx.Append(ctx, "f", "5")
+		})
+		for _, v := range []struct {
+			c    backend.Commit
+			want string
+		}{{c0, base}, {c1, base + "1"}, {c2, base + "12"}, {c3, base + "13"}, {c4, base + "1345"}} {
+			c, want := v.c, v.want
+			s, err := e.At(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ent, ok, err := s.Get(ctx, "f")
+			if err != nil || !ok {
+				t.Fatalf("commit %d: %v %v", c.Seq, ok, err)
+			}
+			got, err := s.Content(ctx, &ent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("size %d, commit %d: %d bytes ending %q, want %d ending %q", size, c.Seq, len(got), got[max(0, len(got)-5):], len(want), want[max(0, len(want)-5):])
+			}
+		}
+	}
+}
+
+// bytesOnly hides a backend's optional capabilities (AppendParts): the
+// engine then encodes each pack as bytes, as it does for the SQL backends.
+type bytesOnly struct{ backend.Backend }
+
+// TestPacksReadCold writes through one engine and reads everything back
+// through a new one, whose cache is empty: each pack is read from the
+// backend and parsed, whether the engine gave it as parts (memory) or as
+// bytes.
+func TestPacksReadCold(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"parts", "bytes"} {
+		t.Run(name, func(t *testing.T) {
+			mem := memory.New()
+			var b backend.Backend = mem
+			if name == "bytes" {
+				b = bytesOnly{mem}
+			}
+			th, err := b.Thread(ctx, "s", "main", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := New(b, Options{})
+			if _, ok := e.b.(PartsAppender); ok != (name == "parts") {
+				t.Fatalf("PartsAppender detected: %v", ok)
+			}
+			r := rand.New(rand.NewPCG(3, 4))
+			want := map[string]string{}
+			for i := range 300 {
+				_, _, err := e.Update(ctx, th.ID, func(tx *Tx) (CommitInfo, error) {
+					p := fmt.Sprintf("d%d/f%03d", i%7, r.IntN(60))
+					switch r.IntN(4) {
+					case 0:
+						want[p] = strings.Repeat(fmt.Sprintf("%d ", i), r.IntN(9000))
+						return CommitInfo{}, tx.Put(ctx, p, want[p])
+					case 1:
+						delete(want, p)
+						return CommitInfo{}, tx.Delete(ctx, p)
+					default:
+						text := fmt.Sprintf("append %d\n", i)
+						want["log"] += text
+						return CommitInfo{}, tx.Append(ctx, "log", text)
+					}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			cold := New(b, Options{})
+			s, _, _, err := cold.Head(ctx, th.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			err = s.Scan(ctx, "", "", func(ent *Entry) (bool, error) {
+				c, err := s.Content(ctx, ent)
+				got[ent.Path] = c
+				return true, err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d files, want %d", len(got), len(want))
+			}
+			for p, w := range want {
+				if got[p] != w {
+					t.Errorf("%s: %d bytes, want %d", p, len(got[p]), len(w))
+				}
+			}
+		})
+	}
+}
+
+func TestLRU(t *testing.T) {
+	c := newLRU[int, string](40)
+	for i := range 4 {
+		c.put(i, fmt.Sprint(i), 10)
+	}
+	c.get(0)                // 0 becomes the most recent: 1 is the oldest
+	c.put(4, "4", 10)       // evicts 1
+	c.put(2, "two", 10)     // replaces 2, now the most recent
+	c.remove(3)             // leaves 0, 4, 2
+	c.put(5, "5", 10)       // fits
+	c.put(6, "6", 10)       // evicts 0, the oldest
+	c.put(7, "too big", 11) // over a quarter: not cached
+	want := map[int]string{2: "two", 4: "4", 5: "5", 6: "6"}
+	for k := range 8 {
+		v, ok := c.get(k)
+		if w, in := want[k]; ok != in || v != w {
+			t.Errorf("get(%d) = %q, %v; want %q, %v", k, v, ok, w, in)
+		}
+	}
+	if c.size != 40 || len(c.m) != 4 {
+		t.Errorf("size %d, %d entries; want 40, 4", c.size, len(c.m))
+	}
 }

@@ -145,8 +145,7 @@ func (n *node) firstKey() string {
 	return n.children[0].first
 }
 
-func encodeLeaf(entries []Entry) []byte {
-	b := make([]byte, 0, 96*len(entries)+4)
+func encodeLeaf(b []byte, entries []Entry) []byte {
 	b = binary.AppendUvarint(b, uint64(len(entries)))
 	for i := range entries {
 		b = appendEntry(b, &entries[i])
@@ -154,8 +153,7 @@ func encodeLeaf(entries []Entry) []byte {
 	return b
 }
 
-func encodeInternal(children []child) []byte {
-	b := make([]byte, 0, 48*len(children)+4)
+func encodeInternal(b []byte, children []child) []byte {
 	b = binary.AppendUvarint(b, uint64(len(children)))
 	for _, c := range children {
 		b = appendStr(b, c.first)

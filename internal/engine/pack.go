@@ -72,30 +72,54 @@ func (b *packBuilder) addString(kind byte, data string) Ref {
 
 func (b *packBuilder) empty() bool { return len(b.objs) == 0 }
 
-// bytes encodes the pack.
-func (b *packBuilder) bytes() []byte {
-	if len(b.objs) == 0 {
-		return nil
-	}
-	out := make([]byte, 0, b.size+2+len(b.objs)*4+binary.MaxVarintLen64)
+// header encodes the pack's header: everything before the objects.
+func (b *packBuilder) header() []byte {
+	out := make([]byte, 0, 2+binary.MaxVarintLen64+len(b.objs)*(1+binary.MaxVarintLen32))
 	out = append(out, 'P', 1)
 	out = binary.AppendUvarint(out, uint64(len(b.objs)))
 	for i, o := range b.objs {
 		out = append(out, b.kinds[i])
 		out = binary.AppendUvarint(out, uint64(len(o)))
 	}
+	return out
+}
+
+// bytes encodes the pack.
+func (b *packBuilder) bytes() []byte {
+	if len(b.objs) == 0 {
+		return nil
+	}
+	h := b.header()
+	out := make([]byte, 0, len(h)+b.size)
+	out = append(out, h...)
 	for _, o := range b.objs {
 		out = append(out, o...)
 	}
 	return out
 }
 
-// packView is a decoded pack header over the pack's bytes.
+// parts returns the pack as strings whose concatenation is bytes(): the
+// header, then each object as it was added (uncopied).
+func (b *packBuilder) parts() []string {
+	if len(b.objs) == 0 {
+		return nil
+	}
+	h := b.header()
+	out := make([]string, 0, 1+len(b.objs))
+	out = append(out, unsafe.String(unsafe.SliceData(h), len(h)))
+	return append(out, b.objs...)
+}
+
+// view returns the built pack as stored under id, sharing its objects.
+func (b *packBuilder) view(id int64) *packView {
+	return &packView{id: id, kinds: b.kinds, objs: b.objs}
+}
+
+// packView is a pack's objects, split out of its bytes (or as built).
 type packView struct {
 	id    int64
-	data  string
 	kinds []byte
-	offs  []int // len(kinds)+1 offsets into data
+	objs  []string
 }
 
 func parsePack(id int64, data string) (*packView, error) {
@@ -111,7 +135,7 @@ func parsePack(id int64, data string) (*packView, error) {
 		return nil, fmt.Errorf("%w: pack %d count", errCorrupt, id)
 	}
 	p += w
-	v := &packView{id: id, data: data, kinds: make([]byte, n), offs: make([]int, n+1)}
+	v := &packView{id: id, kinds: make([]byte, n), objs: make([]string, n)}
 	lens := make([]int, n)
 	for i := range v.kinds {
 		if p >= len(data) {
@@ -120,20 +144,19 @@ func parsePack(id int64, data string) (*packView, error) {
 		v.kinds[i] = data[p]
 		p++
 		l, w := uvarintStr(data[p:])
-		if w <= 0 {
+		if w <= 0 || l > uint64(len(data)) {
 			return nil, fmt.Errorf("%w: pack %d length", errCorrupt, id)
 		}
 		p += w
 		lens[i] = int(l)
 	}
 	for i, l := range lens {
-		v.offs[i] = p
-		p += l
-		if p > len(data) {
+		if l > len(data)-p {
 			return nil, fmt.Errorf("%w: pack %d truncated", errCorrupt, id)
 		}
+		v.objs[i] = data[p : p+l]
+		p += l
 	}
-	v.offs[n] = p
 	return v, nil
 }
 
@@ -141,7 +164,16 @@ func (v *packView) object(idx uint32) (byte, string, error) {
 	if int(idx) >= len(v.kinds) {
 		return 0, "", fmt.Errorf("%w: pack %d has no object %d", errCorrupt, v.id, idx)
 	}
-	return v.kinds[idx], v.data[v.offs[idx]:v.offs[idx+1]], nil
+	return v.kinds[idx], v.objs[idx], nil
+}
+
+// size is what the view costs the cache.
+func (v *packView) size() int64 {
+	n := int64(64 + 17*len(v.objs))
+	for _, o := range v.objs {
+		n += int64(len(o))
+	}
+	return n
 }
 
 // rewrite returns the pack with every object not in live blanked.

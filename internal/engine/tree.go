@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"unsafe"
+	"sync"
 )
 
 // Tree updates are copy-on-write: applying a sorted batch of changes
@@ -31,6 +31,19 @@ type change struct {
 type build struct {
 	pb    packBuilder
 	nodes []builtNode
+	// scratch is where nodes are encoded before being copied out at their
+	// exact size (a node's size is only known once encoded).
+	scratch []byte
+}
+
+// scratches recycles builds' scratch buffers.
+var scratches = sync.Pool{New: func() any { b := make([]byte, 0, 2*maxInternalBytes); return &b }}
+
+// addNode adds an encoded node to the pack: a copy of enc, which the next
+// node's encoding overwrites.
+func (bd *build) addNode(kind byte, enc []byte) Ref {
+	bd.scratch = enc[:0]
+	return bd.pb.addString(kind, string(enc))
 }
 
 type builtNode struct {
@@ -114,18 +127,17 @@ func mergeEntries(old []Entry, changes []change) []Entry {
 }
 
 // groups splits n items of the given sizes into runs of similar total size,
-// each at most maxNodeBytes when the items allow.
-func groups(n, maxBytes int, size func(int) int) [][2]int {
+// each at most maxNodeBytes when the items allow, appended to out.
+func groups(out [][2]int, n, maxBytes int, size func(int) int) [][2]int {
 	total := 0
 	for i := 0; i < n; i++ {
 		total += size(i)
 	}
 	if total <= maxBytes {
-		return [][2]int{{0, n}}
+		return append(out, [2]int{0, n})
 	}
 	k := (total + maxBytes - 1) / maxBytes
 	target := total / k
-	var out [][2]int
 	start, acc := 0, 0
 	for i := 0; i < n; i++ {
 		acc += size(i)
@@ -142,10 +154,11 @@ func (bd *build) leaves(entries []Entry) []child {
 		return nil
 	}
 	var out []child
-	for _, g := range groups(len(entries), maxLeafBytes, func(i int) int { return entrySize(&entries[i]) }) {
+	var buf [4][2]int
+	for _, g := range groups(buf[:0], len(entries), maxLeafBytes, func(i int) int { return entrySize(&entries[i]) }) {
 		es := entries[g[0]:g[1]:g[1]]
-		data := encodeLeaf(es)
-		ref := bd.pb.add(kindLeaf, data)
+		data := encodeLeaf(bd.scratch[:0], es)
+		ref := bd.addNode(kindLeaf, data)
 		n := &node{leaf: true, entries: es, encSize: len(data)}
 		bd.nodes = append(bd.nodes, builtNode{ref.Idx, n})
 		files, bytes := n.totals()
@@ -156,10 +169,11 @@ func (bd *build) leaves(entries []Entry) []child {
 
 func (bd *build) internals(children []child) []child {
 	var out []child
-	for _, g := range groups(len(children), maxInternalBytes, func(i int) int { return childSize(&children[i]) }) {
+	var buf [4][2]int
+	for _, g := range groups(buf[:0], len(children), maxInternalBytes, func(i int) int { return childSize(&children[i]) }) {
 		cs := children[g[0]:g[1]:g[1]]
-		data := encodeInternal(cs)
-		ref := bd.pb.add(kindInternal, data)
+		data := encodeInternal(bd.scratch[:0], cs)
+		ref := bd.addNode(kindInternal, data)
 		n := &node{children: cs, encSize: len(data)}
 		bd.nodes = append(bd.nodes, builtNode{ref.Idx, n})
 		files, bytes := n.totals()
@@ -171,12 +185,11 @@ func (bd *build) internals(children []child) []child {
 // stored resolves the pending references of the built nodes now that the
 // commit's pack has an ID, and caches them: the next operation on the
 // thread finds its tree decoded already.
-func (e *Engine) stored(id int64, bd *build, pack []byte) {
-	if len(pack) > 0 {
-		// The pack's bytes are never modified once built: share them.
-		if v, err := parsePack(id, unsafe.String(unsafe.SliceData(pack), len(pack))); err == nil {
-			e.packs.put(id, v, int64(len(pack))+64)
-		}
+func (e *Engine) stored(id int64, bd *build) {
+	if !bd.pb.empty() {
+		// The objects are never modified once built: share them.
+		v := bd.pb.view(id)
+		e.packs.put(id, v, v.size())
 	}
 	for _, b := range bd.nodes {
 		n := b.n

@@ -406,7 +406,7 @@ func (tx *Tx) Append(ctx context.Context, path, text string) error {
 	if len(cs) > 1 {
 		known = len(tail) // a last chunk of a cut file: no cut inside it
 	}
-	parts := append(prefix, part{text: tail + text, known: known})
+	parts := append(prefix, part{text: tx.e.tails.join(tail, text), known: known})
 	return tx.set(ctx, &pendingFile{ent: ent, parts: parts}, &old)
 }
 
@@ -530,5 +530,10 @@ func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
 		}
 		changes[i].ent = &ent
 	}
-	return tx.e.applyTree(ctx, tx.base, changes, bd)
+	sp := scratches.Get().(*[]byte)
+	bd.scratch = (*sp)[:0]
+	root, err := tx.e.applyTree(ctx, tx.base, changes, bd)
+	*sp, bd.scratch = bd.scratch[:0], nil
+	scratches.Put(sp)
+	return root, err
 }
