@@ -349,24 +349,11 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if err := c.authorize(docs.OpSet); err != nil {
 		return "", 0, err
 	}
-	m, owned, err := toDoc(doc)
-	if err != nil {
-		return "", 0, err
-	}
 	var refs docs.RefExists
 	if c.refs {
 		refs = c.refExists(ctx)
 	}
-	var p docs.Prepared
-	if owned {
-		var pp *docs.Prepared
-		if pp, err = c.st.Prepare(m, refs, epoch); err == nil {
-			p = *pp
-		}
-	} else {
-		// Keep nothing the caller holds: the walk that validates copies.
-		p, err = c.st.PrepareCopy(m, refs, epoch)
-	}
+	p, err := c.prepare(doc, refs)
 	if err != nil {
 		return "", 0, err
 	}
@@ -392,6 +379,34 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 		return "", 0, err
 	}
 	return p.Key, d.Version, nil
+}
+
+// prepare validates, keys and normalizes a caller's document (see toDoc)
+// into one that the caller cannot change afterwards.
+func (c *Collection) prepare(doc any, refs docs.RefExists) (docs.Prepared, error) {
+	if m, ok := doc.(map[string]any); ok {
+		// Most maps hold only what JSON decodes to: the walk that
+		// validates copies them. A valid document holds nothing else
+		// (JSON values, and numbers of Go types, which copyDoc would keep
+		// as they are), so what it returns is what toDoc's path returns.
+		p, err := c.st.PrepareCopy(m, refs, epoch)
+		if err == nil || plainDoc(m) {
+			return p, err
+		}
+		// Go values ([]string, structs, ...) that toDoc converts.
+	}
+	m, owned, err := toDoc(doc)
+	if err != nil {
+		return docs.Prepared{}, err
+	}
+	if !owned {
+		return c.st.PrepareCopy(m, refs, epoch)
+	}
+	p, err := c.st.Prepare(m, refs, epoch)
+	if err != nil {
+		return docs.Prepared{}, err
+	}
+	return *p, nil
 }
 
 // refExists answers whether a ref names a visible document: in the same

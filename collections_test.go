@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/fstest"
 
@@ -104,6 +105,40 @@ func TestSetKeepsNothingOfTheCaller(t *testing.T) {
 		pg, err := c.Query(ctx, satchel.QueryRequest{Where: "n = 1.5 AND e = 'a'"})
 		if err != nil || len(pg.Documents) != 1 {
 			t.Errorf("at %s: query: %d documents, %v", at, len(pg.Documents), err)
+		}
+	}
+}
+
+// A document with Go values that JSON does not decode to ([]string, a
+// map[string]string) is refused or accepted as its JSON would be.
+func TestSetGoValuesAsJSON(t *testing.T) {
+	p, err := satchel.LoadProjectFS(fuzzProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := satchel.Open(ctx, "memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.Collection(ctx, p, "s1", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		doc  map[string]any
+		json string
+	}{
+		{map[string]any{"id": "k", "n": "bad", "o": map[string]any{"x": []string{"a"}}}, `{"id": "k", "n": "bad", "o": {"x": ["a"]}}`},
+		{map[string]any{"id": "k", "o": map[string]any{"x": []string{"a"}, "y": 1}}, `{"id": "k", "o": {"x": ["a"], "y": 1}}`},
+		{map[string]any{"id": "k", "e": "a", "o": map[string]any{"x": []string{"a"}}}, `{"id": "k", "e": "a", "o": {"x": ["a"]}}`},
+		{map[string]any{"id": "k", "o": map[string]string{}}, `{"id": "k", "o": {}}`},
+	} {
+		_, _, gerr := c.Set(ctx, tc.doc)
+		_, _, jerr := c.Set(ctx, tc.json)
+		if fmt.Sprint(gerr) != fmt.Sprint(jerr) {
+			t.Errorf("%v: %v; as JSON: %v", tc.doc, gerr, jerr)
 		}
 	}
 }

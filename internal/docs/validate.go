@@ -3,6 +3,7 @@ package docs
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -196,7 +197,10 @@ func jsonType(x any) string {
 func (v *validator) object(path []seg, n *node, m map[string]any) map[string]any {
 	var out map[string]any
 	if v.copy {
-		out = make(map[string]any, len(m))
+		// A clone copies the table as it is, which is cheaper than
+		// inserting each field; the fields whose values are copied or
+		// rewritten are set below.
+		out = maps.Clone(m)
 	}
 	present := 0
 	for _, f := range n.fields {
@@ -209,8 +213,7 @@ func (v *validator) object(path []seg, n *node, m map[string]any) map[string]any
 		case !ok && !f.n.nullable:
 			v.fail(here, "required field is missing")
 		case ok:
-			y := v.value(here, f.n, x)
-			if v.copy {
+			if y, replaced := v.value(here, f.n, x); replaced {
 				out[f.name] = y
 			}
 		}
@@ -235,13 +238,14 @@ func (v *validator) object(path []seg, n *node, m map[string]any) map[string]any
 }
 
 // value checks x against n. With v.copy it returns x normalized, in maps
-// and slices of its own; otherwise x.
-func (v *validator) value(path []seg, n *node, x any) any {
+// and slices of its own, and replaced is true when that is not x itself
+// (a map, a slice, a datetime rewritten). Without v.copy it returns x.
+func (v *validator) value(path []seg, n *node, x any) (y any, replaced bool) {
 	if x == nil {
 		if !n.nullable {
 			v.fail(path, "must not be null (the field is not nullable)")
 		}
-		return x
+		return x, false
 	}
 	switch n.typ {
 	case TypeString:
@@ -279,7 +283,7 @@ func (v *validator) value(path []seg, n *node, x any) any {
 			case !ok:
 				v.fail(path, "must be an RFC 3339 datetime, such as \"2026-01-31T09:30:00Z\", not %q", s)
 			case c != s:
-				return c
+				return c, true
 			}
 		}
 	case TypeEnum:
@@ -302,7 +306,7 @@ func (v *validator) value(path []seg, n *node, x any) any {
 			found, err := v.refExists(n.store, s)
 			if err != nil {
 				v.err = err
-				return x
+				return x, false
 			}
 			if !found {
 				v.fail(path, "no document %q in store %q", s, n.store)
@@ -312,36 +316,36 @@ func (v *validator) value(path []seg, n *node, x any) any {
 		a, ok := x.([]any)
 		if !ok {
 			v.fail(path, "must be an array, not %s", jsonType(x))
-			return x
+			return x, false
 		}
 		var out []any
 		if v.copy {
 			out = make([]any, len(a))
 		}
 		for i, e := range a {
-			y := v.value(append(path, seg{idx: i}), n.item, e)
+			y, _ := v.value(append(path, seg{idx: i}), n.item, e)
 			if v.copy {
 				out[i] = y
 			}
 			if v.err != nil {
-				return x
+				return x, false
 			}
 		}
 		if v.copy {
-			return out
+			return out, true
 		}
 	case TypeObject:
 		m, ok := x.(map[string]any)
 		if !ok {
 			v.fail(path, "must be an object, not %s", jsonType(x))
-			return x
+			return x, false
 		}
 		if v.copy {
-			return v.object(path, n, m)
+			return v.object(path, n, m), true
 		}
 		v.object(path, n, m)
 	}
-	return x
+	return x, false
 }
 
 // number converts a document number, checking that a json.Number is a
