@@ -369,6 +369,7 @@ func (tx *Tx) Append(ctx context.Context, path, text string) error {
 		return err
 	}
 	if len(cs) > 1 {
+		prefix = make([]part, 0, len(cs)) // and the last part
 		for _, c := range cs[:len(cs)-1] {
 			prefix = append(prefix, part{chunk: c})
 		}
@@ -506,7 +507,10 @@ func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
 			continue
 		}
 		ent := p.ent
-		var cs []Chunk
+		var cs []Chunk // nil for an empty file
+		if len(p.parts) > 1 {
+			cs = make([]Chunk, 0, len(p.parts))
+		}
 		for _, pt := range p.parts {
 			if pt.chunk.Len > 0 {
 				cs = append(cs, pt.chunk)
@@ -523,7 +527,7 @@ func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
 			}
 		}
 		if len(cs) > maxInlineChunks {
-			ent.List = bd.pb.add(kindChunkList, appendChunks(nil, cs))
+			ent.List = bd.pb.add(kindChunkList, appendChunks(make([]byte, 0, 1+len(cs)*12), cs))
 			ent.Chunks = nil
 		} else {
 			ent.Chunks, ent.List = cs, Ref{}
