@@ -64,6 +64,11 @@ func (b *packBuilder) add(kind byte, data []byte) Ref {
 
 // addString is add for data already held as a string (file content): no copy.
 func (b *packBuilder) addString(kind byte, data string) Ref {
+	if b.objs == nil {
+		// A write makes about four objects: its chunk, a leaf, an internal
+		// node and the root.
+		b.kinds, b.objs = make([]byte, 0, 8), make([]string, 0, 8)
+	}
 	b.kinds = append(b.kinds, kind)
 	b.objs = append(b.objs, data)
 	b.size += len(data)

@@ -36,6 +36,13 @@ type build struct {
 	scratch []byte
 }
 
+func (bd *build) addBuilt(idx uint32, n *node) {
+	if bd.nodes == nil {
+		bd.nodes = make([]builtNode, 0, 4) // a leaf, its parents
+	}
+	bd.nodes = append(bd.nodes, builtNode{idx, n})
+}
+
 // scratches recycles builds' scratch buffers.
 var scratches = sync.Pool{New: func() any { b := make([]byte, 0, 2*maxInternalBytes); return &b }}
 
@@ -160,7 +167,7 @@ func (bd *build) leaves(entries []Entry) []child {
 		data := encodeLeaf(bd.scratch[:0], es)
 		ref := bd.addNode(kindLeaf, data)
 		n := &node{leaf: true, entries: es, encSize: len(data)}
-		bd.nodes = append(bd.nodes, builtNode{ref.Idx, n})
+		bd.addBuilt(ref.Idx, n)
 		files, bytes := n.totals()
 		out = append(out, child{first: es[0].Path, ref: ref, files: files, bytes: bytes})
 	}
@@ -175,7 +182,7 @@ func (bd *build) internals(children []child) []child {
 		data := encodeInternal(bd.scratch[:0], cs)
 		ref := bd.addNode(kindInternal, data)
 		n := &node{children: cs, encSize: len(data)}
-		bd.nodes = append(bd.nodes, builtNode{ref.Idx, n})
+		bd.addBuilt(ref.Idx, n)
 		files, bytes := n.totals()
 		out = append(out, child{first: cs[0].first, ref: ref, files: files, bytes: bytes})
 	}
