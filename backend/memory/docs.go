@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"math"
@@ -535,40 +536,55 @@ func (l *keyList) view(buf *[1][]keyDoc) [][]keyDoc {
 
 // keyDoc is a key with its document. pre holds the key's first bytes, so
 // that most comparisons of a search read no key text (a string elsewhere
-// in memory, which costs a cache miss).
+// in memory, which costs a cache miss), and none when both keys are at
+// most 16 bytes long.
 type keyDoc struct {
-	pre uint64
+	pre prefix
 	k   string
 	d   *memDoc
 }
 
 const keyChunk = 128
 
-// keyPrefix is the first 8 bytes of k, big-endian, zero-padded: when two
-// prefixes differ, they compare as the keys do; when they are equal, the
-// keys must be compared.
-func keyPrefix(k string) uint64 {
+// prefix is the first 16 bytes of a key, big-endian, zero-padded: when two
+// prefixes differ, they compare as the keys do.
+type prefix struct{ hi, lo uint64 }
+
+func keyPrefix(k string) prefix {
+	return prefix{be64(k), be64(k[min(len(k), 8):])}
+}
+
+// be64 is the first 8 bytes of s, big-endian, zero-padded.
+func be64(s string) uint64 {
+	if len(s) >= 8 {
+		return uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+			uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7])
+	}
 	var p uint64
-	for i := range min(len(k), 8) {
-		p |= uint64(k[i]) << (56 - 8*i)
+	for i := range len(s) {
+		p |= uint64(s[i]) << (56 - 8*i)
 	}
 	return p
 }
 
 // cmpKey compares e's key with key, whose prefix is pre.
-func cmpKey(e *keyDoc, pre uint64, key string) int {
+func cmpKey(e *keyDoc, pre prefix, key string) int {
 	switch {
-	case e.pre < pre:
-		return -1
-	case e.pre > pre:
-		return 1
+	case e.pre.hi != pre.hi:
+		return cmp.Compare(e.pre.hi, pre.hi)
+	case e.pre.lo != pre.lo:
+		return cmp.Compare(e.pre.lo, pre.lo)
+	case len(e.k) <= 16 && len(key) <= 16:
+		// The prefixes are the keys, padded with zero bytes: the longer
+		// key is the shorter one followed by zero bytes.
+		return cmp.Compare(len(e.k), len(key))
 	}
 	return strings.Compare(e.k, key)
 }
 
 // search returns the position of key in the chunk c, or where it belongs,
 // and whether it is there.
-func search(c []keyDoc, pre uint64, key string) (int, bool) {
+func search(c []keyDoc, pre prefix, key string) (int, bool) {
 	lo, hi := 0, len(c)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -583,9 +599,9 @@ func search(c []keyDoc, pre uint64, key string) (int, bool) {
 
 // find returns the chunk that holds key or where it belongs: the first
 // whose last key is not before it, else the last.
-func (l *keyList) find(pre uint64, key string) int { return find(l.chunks, pre, key) }
+func (l *keyList) find(pre prefix, key string) int { return find(l.chunks, pre, key) }
 
-func find(chunks [][]keyDoc, pre uint64, key string) int {
+func find(chunks [][]keyDoc, pre prefix, key string) int {
 	lo, hi := 0, len(chunks)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)

@@ -9,15 +9,15 @@ import (
 
 // TestKeyList checks the chunked sorted set against a sorted slice, with
 // enough keys to split chunks, and every scan direction and start: with
-// short keys, and with keys whose first 8 bytes (keyDoc.pre) are often
-// equal, some ending in zero bytes.
+// short keys, and with keys whose first 8 or 16 bytes (keyDoc.pre) are
+// often equal, some ending in zero bytes.
 func TestKeyList(t *testing.T) {
 	t.Run("short", func(t *testing.T) {
 		testKeyList(t, func(r *rand.Rand) string { return fmt.Sprintf("k%05d", r.IntN(8000)) })
 	})
 	t.Run("long", func(t *testing.T) {
 		testKeyList(t, func(r *rand.Rand) string {
-			k := []string{"company:", "company", "compan\x00", ""}[r.IntN(4)] + fmt.Sprint(r.IntN(2000))
+			k := []string{"company:", "company", "compan\x00", "", "company:company:", "company:company:company:"}[r.IntN(6)] + fmt.Sprint(r.IntN(2000))
 			return k + []string{"", "\x00", "\x00\x00", ":x"}[r.IntN(4)]
 		})
 	})
@@ -112,7 +112,7 @@ func TestKeyListSmall(t *testing.T) {
 	var l keyList
 	ref := map[string]*memDoc{}
 	for i := 0; i < 5000; i++ {
-		k := []string{"a", "b", "c", "a\x00", "abcdefghij"}[r.IntN(5)]
+		k := []string{"a", "b", "c", "a\x00", "abcdefghij", "abcdefghijklmnopq", "abcdefghijklmnop\x00"}[r.IntN(7)]
 		if r.IntN(2) == 0 {
 			l.remove(k)
 			delete(ref, k)
