@@ -140,6 +140,7 @@ type Collection struct {
 	part  string // the partition: scope, or "" for a shared store
 	o     collOpts
 	refs  bool // the schema has ref fields, which a set checks
+	maps  bool // the backend keeps documents as maps (backend.DocMaps)
 }
 
 // hasRefs reports whether fields (or fields below them) are refs.
@@ -200,7 +201,8 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 	if err := s.ensureIndexes(ctx, db, st); err != nil {
 		return nil, err
 	}
-	c := &Collection{st: st, proj: p, db: db, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields)}
+	_, maps := db.(backend.DocMaps)
+	c := &Collection{st: st, proj: p, db: db, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
 	if st.Shared {
 		c.part = ""
 	}
@@ -358,7 +360,7 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 		return "", 0, err
 	}
 	var js []byte
-	if _, maps := c.db.(backend.DocMaps); !maps {
+	if !c.maps {
 		js, err = appendJSON(make([]byte, 0, 512), p.Doc)
 		if err != nil {
 			return "", 0, errs.New(errs.ErrInvalidArgument, "document cannot be encoded as JSON: %v", err)

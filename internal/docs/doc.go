@@ -56,6 +56,12 @@
 //   - ExpiresAt applies the ttl: the first override whose condition
 //     matches wins, else the default; no ttl means no expiry.
 //
+// Store.PrepareCopy is Prepare for a document its caller keeps (a map
+// built in Go): the walk that validates also copies and normalizes it,
+// so the document stored shares no map or slice with the caller's.
+// Datetimes of the common shape ("2026-01-31T08:30:00.5Z") are checked
+// and rewritten by hand; the time package decides every other text.
+//
 // # Queries
 //
 // The where language is conditions `field op value` joined by AND (the
