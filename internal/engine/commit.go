@@ -64,8 +64,8 @@ type CommitInfo struct {
 func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (CommitInfo, error)) (c backend.Commit, changed bool, err error) {
 	e.commits.active.Add(1)
 	defer e.commits.active.Add(-1)
-	unlock := e.lock(thread)
-	defer unlock()
+	l := e.lock(thread)
+	defer e.unlock(thread, l)
 	for attempt := 0; ; attempt++ {
 		// The head this process last committed is tried first, saving a
 		// query. It is only trusted if the commit succeeds (the
@@ -151,8 +151,8 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 	if err != nil {
 		return backend.Commit{}, err
 	}
-	unlock := e.lock(thread)
-	defer unlock()
+	l := e.lock(thread)
+	defer e.unlock(thread, l)
 	for attempt := 0; ; attempt++ {
 		head, cached := e.heads.get(thread)
 		if !cached || attempt > 0 {

@@ -74,27 +74,35 @@ func New(b backend.Backend, o Options) *Engine {
 func (e *Engine) Backend() backend.Backend { return e.b }
 
 // lock takes the in-process lock of a thread, so that mutations of one
-// process do not race each other's compare-and-swap needlessly.
-func (e *Engine) lock(thread int64) func() {
+// process do not race each other's compare-and-swap needlessly; unlock
+// releases it.
+func (e *Engine) lock(thread int64) *threadLock {
 	e.lockMu.Lock()
 	l := e.locks[thread]
 	if l == nil {
-		l = &threadLock{}
+		l = threadLocks.Get().(*threadLock)
 		e.locks[thread] = l
 	}
 	l.refs++
 	e.lockMu.Unlock()
 	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		e.lockMu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(e.locks, thread)
-		}
-		e.lockMu.Unlock()
-	}
+	return l
 }
+
+func (e *Engine) unlock(thread int64, l *threadLock) {
+	l.mu.Unlock()
+	e.lockMu.Lock()
+	l.refs--
+	if l.refs == 0 {
+		// Nobody holds it or waits for it: it is out of the map and
+		// unlocked, so it can serve the next mutation of any thread.
+		delete(e.locks, thread)
+		threadLocks.Put(l)
+	}
+	e.lockMu.Unlock()
+}
+
+var threadLocks = sync.Pool{New: func() any { return new(threadLock) }}
 
 func (e *Engine) pack(ctx context.Context, id int64) (*packView, error) {
 	if v, ok := e.packs.get(id); ok {
