@@ -79,8 +79,12 @@
 //
 //	st, err := satchel.Open(ctx, "agent.db")
 //	s, err := mcpserver.New(mcpserver.Config{Store: st, Scope: "acme", Agent: "research"})
-//	err = s.Run(ctx, &mcp.StdioTransport{})           // or:
-//	err = s.ListenAndServe(ctx, "127.0.0.1:8080")     // tokens from st.CreateToken
+//	err = s.Run(ctx, &mcpserver.IOTransport{Reader: os.Stdin, Writer: os.Stdout}) // or:
+//	err = s.ListenAndServe(ctx, "127.0.0.1:8080")                                 // tokens from st.CreateToken
+//
+// IOTransport is satchel serve's stdio transport: it speaks as the SDK's
+// mcp.IOTransport and mcp.StdioTransport do (either works with Run), but
+// decodes each incoming message once where they decode it three times.
 //
 // # Tools
 //

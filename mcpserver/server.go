@@ -186,9 +186,9 @@ func New(cfg Config) (*Server, error) {
 
 func joinLines(s []string) string { return strings.Join(s, "\n") }
 
-// Run serves one session over t (mcp.StdioTransport for stdio, or an
-// in-memory transport) as the configured identity, until the client
-// disconnects or ctx is done. When ctx is done, Run refuses new requests,
+// Run serves one session over t (IOTransport or mcp.StdioTransport for
+// stdio, or an in-memory transport) as the configured identity, until the
+// client disconnects or ctx is done. When ctx is done, Run refuses new requests,
 // waits for the calls in flight to be answered (at most the shutdown
 // timeout), then closes the session.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
