@@ -136,6 +136,7 @@ func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, 
 			if exp != nil {
 				d.Expires = exp.UTC()
 			}
+			b.analyzer.wrote(b)
 			return d, nil
 		case (errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505")) && attempt < 10:
 			// Nothing was written: the statement is its own transaction.
@@ -229,6 +230,7 @@ func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("postgres: remove document: %w", err)
 	}
+	b.analyzer.wrote(b)
 	return live, nil
 }
 

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,4 +27,23 @@ func IndexName(store, expr string) string { return indexPrefix(store) + shortHas
 func Analyze(ctx context.Context, b *Backend) error {
 	_, err := b.pool.Exec(ctx, "ANALYZE docs")
 	return err
+}
+
+// SetAnalyzeEvery sets how many document writes pass between two checks
+// of the statistics of docs, and returns a function that restores it.
+func SetAnalyzeEvery(n int64) func() {
+	old := analyzeEvery
+	analyzeEvery = n
+	return func() { analyzeEvery = old }
+}
+
+// LastAnalyzed returns when docs was last analyzed by an ANALYZE command
+// (not autovacuum; zero: never).
+func LastAnalyzed(ctx context.Context, b *Backend) (time.Time, error) {
+	var t *time.Time
+	err := b.pool.QueryRow(ctx, `SELECT last_analyze FROM pg_stat_user_tables WHERE relid = 'docs'::regclass`).Scan(&t)
+	if t == nil {
+		return time.Time{}, err
+	}
+	return *t, err
 }

@@ -84,6 +84,8 @@ type Backend struct {
 	pool *pgxpool.Pool
 	// retries counts the Appends retried as a whole (for tests).
 	retries atomic.Int64
+	// analyzer keeps the statistics of docs fresh (analyze.go).
+	analyzer analyzer
 }
 
 // Open connects to the database at url (postgres://...) and brings its
