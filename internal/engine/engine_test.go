@@ -464,3 +464,51 @@ func TestLRU(t *testing.T) {
 		t.Errorf("size %d, %d entries; want 40, 4", c.size, len(c.m))
 	}
 }
+
+// TestHasUnder checks a transaction's HasUnder against its own Scan as it
+// changes more and more paths (it walks the pending paths while they are
+// few, then keeps counts per directory).
+func TestHasUnder(t *testing.T) {
+	ctx := context.Background()
+	e, th := newThread(t)
+	put(t, e, th, map[string]string{"a/b/c": "1", "a/d": "2", "e/f": "3"})
+	dirs := []string{"", "a", "a/b", "a/b/c", "a/d", "e", "g", "g/h", "a/x", "ab"}
+	r := rand.New(rand.NewPCG(7, 8))
+	paths := []string{"a/b/c", "a/d", "e/f", "g/h/i", "g/j", "a/x/y", "ab", "k/l", "m/n", "o", "p/q", "a/b/z"}
+	_, _, err := e.Update(ctx, th, func(tx *Tx) (CommitInfo, error) {
+		for step := range 80 {
+			p := paths[r.IntN(len(paths))]
+			if step < 40 { // few paths: walked, not counted
+				p = paths[r.IntN(4)]
+			}
+			if r.IntN(2) == 0 {
+				if err := tx.Delete(ctx, p); err != nil {
+					return CommitInfo{}, err
+				}
+			} else if err := tx.Put(ctx, p, "x"); err != nil {
+				return CommitInfo{}, err
+			}
+			for _, d := range dirs {
+				got, err := tx.HasUnder(ctx, d)
+				if err != nil {
+					return CommitInfo{}, err
+				}
+				want := false
+				err = tx.Scan(ctx, d+"/", d+"0", func(*Entry) (bool, error) { want = true; return false, nil })
+				if err != nil {
+					return CommitInfo{}, err
+				}
+				if got != want {
+					t.Fatalf("step %d (%d pending): HasUnder(%q) = %v, want %v", step, len(tx.pending), d, got, want)
+				}
+			}
+		}
+		if tx.under == nil {
+			t.Error("under was never made")
+		}
+		return CommitInfo{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -60,7 +60,8 @@ type Tx struct {
 	pending map[string]*pendingFile // nil value: deleted
 	// under counts, per directory, the pending files that exist beneath it,
 	// so HasUnder does not walk every pending path (a batch of n writes
-	// would be quadratic).
+	// would be quadratic). It is made once there are more than
+	// smallPending paths: below, walking them is cheaper than the map.
 	under   map[string]int
 	files   int64
 	bytes   int64
@@ -214,10 +215,21 @@ func (tx *Tx) set(ctx context.Context, p *pendingFile, old *Entry) error {
 func (tx *Tx) setPending(path string, p *pendingFile) {
 	if tx.pending == nil {
 		tx.pending = map[string]*pendingFile{}
-		tx.under = map[string]int{}
 	}
 	was := tx.pending[path] != nil
 	tx.pending[path] = p
+	if tx.under == nil {
+		if len(tx.pending) <= smallPending {
+			return
+		}
+		tx.under = map[string]int{}
+		for k, q := range tx.pending {
+			if q != nil {
+				tx.addUnder(k, 1)
+			}
+		}
+		return
+	}
 	if was == (p != nil) {
 		return
 	}
@@ -225,6 +237,15 @@ func (tx *Tx) setPending(path string, p *pendingFile) {
 	if was {
 		d = -1
 	}
+	tx.addUnder(path, d)
+}
+
+// smallPending is how many changed paths a Tx walks instead of keeping
+// under (most mutations change one).
+const smallPending = 8
+
+// addUnder adds d to the count of every directory above path.
+func (tx *Tx) addUnder(path string, d int) {
 	for i := strings.IndexByte(path, '/'); i >= 0; {
 		tx.under[path[:i]] += d
 		j := strings.IndexByte(path[i+1:], '/')
@@ -237,8 +258,16 @@ func (tx *Tx) setPending(path string, p *pendingFile) {
 
 // HasUnder reports whether any file lies beneath directory dir.
 func (tx *Tx) HasUnder(ctx context.Context, dir string) (bool, error) {
-	if tx.under[dir] > 0 {
-		return true, nil
+	if tx.under != nil {
+		if tx.under[dir] > 0 {
+			return true, nil
+		}
+	} else {
+		for k, p := range tx.pending {
+			if p != nil && len(k) > len(dir) && k[len(dir)] == '/' && strings.HasPrefix(k, dir) {
+				return true, nil
+			}
+		}
 	}
 	found := false
 	err := tx.e.scan(ctx, tx.base, dir+"/", dir+"0", func(ent *Entry) (bool, error) {
