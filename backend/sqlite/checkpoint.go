@@ -34,6 +34,7 @@ const walCheckpointBytes = 1 << 20 // about 250 pages
 type checkpointer struct {
 	db      *sql.DB
 	written atomic.Int64 // bytes appended since the last checkpoint
+	runs    atomic.Int64 // checkpoints run (for tests)
 	kick    chan struct{}
 	stop    chan struct{}
 	once    sync.Once
@@ -55,6 +56,7 @@ func (c *checkpointer) run() {
 			// Errors are not fatal: the next kick, or the writer's
 			// backstop, tries again.
 			c.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+			c.runs.Add(1)
 		}
 	}
 }
