@@ -18,10 +18,12 @@ import (
 )
 
 // Collections (backend.Documents) on SQLite: tables docs and doc_history
-// (migrations/0002_docs.sql). A set is one BEGIN IMMEDIATE transaction:
-// for a new key one statement (an insert that does nothing when the key
-// exists), for a replacement up to five (that insert, look up, copy the
-// old row into the history, trim the history, rewrite the row in place).
+// (migrations/0002_docs.sql). A set of a new key is one statement in
+// autocommit mode (an insert that does nothing when the key exists), its
+// own transaction; a replacement is then one BEGIN IMMEDIATE transaction
+// of up to four (look up, copy the old row into the history, trim the
+// history, rewrite the row in place). Document writes wake the WAL
+// checkpointer as Appends do (docs/decisions/0011-sqlite-documents.md).
 // A get is one prepared point query on the reader pool. Queries run the
 // WHERE and ORDER BY that internal/docs compiled, with the store's name
 // written into the SQL as a literal: that is what lets SQLite use the
@@ -109,18 +111,34 @@ func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, 
 		d.Expires = now.Add(put.TTL)
 	}
 	upd, exp := nanos(now), expiresArg(now, put.TTL)
+	// A new key: one statement in autocommit mode, its own transaction.
+	// SQLite takes the write lock as the statement starts (waiting under
+	// busy_timeout, as BEGIN IMMEDIATE does) and commits as it ends; no
+	// snapshot is open before it, so it cannot fail as stale. It saves
+	// the BEGIN and COMMIT statements of a transaction (database/sql and
+	// the driver prepare each anew).
+	res, err := st.insDoc.ExecContext(ctx, put.Store, put.Scope, put.Key, upd, exp, put.JSON)
+	if err != nil {
+		return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
+	} else if n == 1 {
+		b.wroteDocs(1, len(put.JSON))
+		return d, nil
+	}
+	// The key exists: a replacement, in one BEGIN IMMEDIATE transaction.
 	err = b.write(ctx, func(tx *sql.Tx) error {
-		// Most sets of a new key end here, after one statement.
-		res, err := tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, put.Store, put.Scope, put.Key, upd, exp, put.JSON)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return err
-		}
 		var id, version int64
 		var expires sql.NullInt64
-		if err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, put.Store, put.Scope, put.Key).Scan(&id, &version, &expires); err != nil {
+		err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, put.Store, put.Scope, put.Key).Scan(&id, &version, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Removed since: a new key after all.
+			d.Version = 1
+			_, err = tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, put.Store, put.Scope, put.Key, upd, exp, put.JSON)
+			return err
+		}
+		if err != nil {
 			return err
 		}
 		if expires.Valid && expires.Int64 <= upd {
