@@ -52,6 +52,17 @@ func TestPragmas(t *testing.T) {
 			}
 		}
 	}
+	// Readers map the file; the writer reads through its page cache.
+	for _, db := range []struct {
+		name string
+		db   *sql.DB
+		want int64
+	}{{"writer", b.w, 0}, {"reader", b.r, 1 << 30}} {
+		var mm int64
+		if err := db.db.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&mm); err != nil || mm != db.want {
+			t.Errorf("%s: PRAGMA mmap_size = %d (%v), want %d", db.name, mm, err, db.want)
+		}
+	}
 	var ac int
 	if err := b.w.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&ac); err != nil || ac != 4000 {
 		t.Errorf("writer: wal_autocheckpoint = %d (%v), want 4000", ac, err)
