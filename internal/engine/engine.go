@@ -147,7 +147,7 @@ func (e *Engine) node(ctx context.Context, r Ref) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.nodes.put(r, n, int64(len(data))*2+64)
+	e.nodes.put(r, n, n.cost())
 	return n, nil
 }
 
@@ -221,15 +221,14 @@ func (e *Engine) lookup(ctx context.Context, root Ref, path string) (Entry, bool
 			}
 			return Entry{}, false, nil
 		}
-		i := childFor(n.children, path)
-		r = n.children[i].ref
+		r = n.ref(childFor(n, path))
 	}
 }
 
 // childFor returns the index of the child whose range holds key: the last
 // child whose first key is <= key (the first child also holds smaller keys).
-func childFor(cs []child, key string) int {
-	i := sort.Search(len(cs), func(i int) bool { return cs[i].first > key })
+func childFor(n *node, key string) int {
+	i := sort.Search(n.count(), func(i int) bool { return n.first(i) > key })
 	if i == 0 {
 		return 0
 	}
@@ -266,13 +265,11 @@ func (e *Engine) scanNode(ctx context.Context, r Ref, from, to string, fn func(*
 		}
 		return true, nil
 	}
-	start := childFor(n.children, from)
-	for i := start; i < len(n.children); i++ {
-		c := n.children[i]
-		if to != "" && c.first >= to {
+	for i := childFor(n, from); i < n.count(); i++ {
+		if to != "" && n.first(i) >= to {
 			return false, nil
 		}
-		more, err := e.scanNode(ctx, c.ref, from, to, fn)
+		more, err := e.scanNode(ctx, n.ref(i), from, to, fn)
 		if err != nil || !more {
 			return more, err
 		}

@@ -106,15 +106,33 @@ func decodeEntry(r *reader, pack int64) Entry {
 	return e
 }
 
-// node is a decoded tree node. A leaf holds entries sorted by path; an
+// node is a decoded tree node. A leaf holds entries sorted by path. An
 // internal node holds children sorted by their first path, each with the
-// totals of its subtree so bounds are checked at the root in O(1).
+// totals of its subtree so bounds are checked at the root in O(1); it is
+// kept as its encoding plus where each child starts, so that a commit
+// rewriting it copies the unchanged children's bytes in runs (one memmove
+// for ~70 children) instead of decoding and re-encoding each, and the
+// collector has nothing to scan in it
+// (docs/decisions/0013-internal-nodes-encoded.md).
 type node struct {
-	leaf     bool
-	entries  []Entry
-	children []child
-	// encSize is the node's encoded size, for splitting.
+	leaf    bool
+	entries []Entry
+	// encSize is the node's encoded size.
 	encSize int
+
+	// An internal node's encoding: uvarint count, then per child its first
+	// path (str), ref, files and bytes (uvarints).
+	data string
+	// offs[i] is where child i starts in data; offs[count] == len(data).
+	offs []uint32
+	// selfs lists, in order, the children whose ref is written with Pack 0:
+	// objects of the node's own pack, which a copy into another pack must
+	// write with the pack's ID.
+	selfs []uint16
+	// pack is the pack data lives in (pendingPack while being built).
+	pack int64
+	// files and bytes are an internal node's subtree totals.
+	files, bytes int64
 }
 
 type child struct {
@@ -131,18 +149,36 @@ func (n *node) totals() (files, bytes int64) {
 		}
 		return int64(len(n.entries)), bytes
 	}
-	for _, c := range n.children {
-		files += c.files
-		bytes += c.bytes
-	}
-	return files, bytes
+	return n.files, n.bytes
 }
 
-func (n *node) firstKey() string {
-	if n.leaf {
-		return n.entries[0].Path
-	}
-	return n.children[0].first
+// count returns an internal node's number of children.
+func (n *node) count() int { return len(n.offs) - 1 }
+
+// first returns child i's first path (a substring of the encoding).
+func (n *node) first(i int) string {
+	s := n.data[n.offs[i]:n.offs[i+1]]
+	l, w := uvarintStr(s)
+	return s[w : w+int(l)]
+}
+
+// child decodes child i, its ref resolved.
+func (n *node) child(i int) child {
+	r := reader{s: n.data[n.offs[i]:n.offs[i+1]]}
+	var c child
+	c.first = r.str()
+	c.ref = r.ref(n.pack)
+	c.files = int64(r.uvarint())
+	c.bytes = int64(r.uvarint())
+	return c
+}
+
+// ref returns child i's ref, resolved.
+func (n *node) ref(i int) Ref {
+	s := n.data[n.offs[i]:n.offs[i+1]]
+	l, w := uvarintStr(s)
+	r := reader{s: s[w+int(l):]}
+	return r.ref(n.pack)
 }
 
 func encodeLeaf(b []byte, entries []Entry) []byte {
@@ -153,48 +189,78 @@ func encodeLeaf(b []byte, entries []Entry) []byte {
 	return b
 }
 
-func encodeInternal(b []byte, children []child) []byte {
-	b = binary.AppendUvarint(b, uint64(len(children)))
-	for _, c := range children {
-		b = appendStr(b, c.first)
-		b = appendRef(b, c.ref)
-		b = binary.AppendUvarint(b, uint64(c.files))
-		b = binary.AppendUvarint(b, uint64(c.bytes))
+func appendChild(b []byte, c *child) []byte {
+	b = appendStr(b, c.first)
+	b = appendRef(b, c.ref)
+	b = binary.AppendUvarint(b, uint64(c.files))
+	return binary.AppendUvarint(b, uint64(c.bytes))
+}
+
+// parseInternal indexes an internal node's encoding, checking it.
+func parseInternal(data string, pack int64) (*node, error) {
+	if uint64(len(data)) >= 1<<32 {
+		return nil, errCorrupt
 	}
-	return b
+	r := reader{s: data}
+	count := r.uvarint()
+	if r.err != nil || count > uint64(len(data)) || count > 1<<16 {
+		return nil, errCorrupt
+	}
+	n := &node{data: data, pack: pack, encSize: len(data), offs: make([]uint32, count+1)}
+	for i := range int(count) {
+		n.offs[i] = uint32(len(data) - len(r.s))
+		r.str()
+		if p := r.uvarint(); p == 0 && r.err == nil {
+			n.selfs = append(n.selfs, uint16(i))
+		}
+		r.uvarint()
+		n.files += int64(r.uvarint())
+		n.bytes += int64(r.uvarint())
+		if r.err != nil {
+			return nil, errCorrupt
+		}
+	}
+	if len(r.s) != 0 || count == 0 {
+		return nil, errCorrupt
+	}
+	n.offs[count] = uint32(len(data))
+	return n, nil
 }
 
 func decodeNode(kind byte, data string, pack int64) (*node, error) {
-	r := reader{s: data}
-	n := &node{encSize: len(data)}
-	count := r.uvarint()
-	if r.err == nil && count > uint64(len(data)) {
-		r.err = errCorrupt
-	}
 	switch kind {
 	case kindLeaf:
-		n.leaf = true
+		r := reader{s: data}
+		count := r.uvarint()
+		if r.err == nil && count > uint64(len(data)) {
+			r.err = errCorrupt
+		}
+		n := &node{leaf: true, encSize: len(data)}
 		n.entries = make([]Entry, 0, count)
 		for i := uint64(0); i < count && r.err == nil; i++ {
 			n.entries = append(n.entries, decodeEntry(&r, pack))
 		}
-	case kindInternal:
-		n.children = make([]child, 0, count)
-		for i := uint64(0); i < count && r.err == nil; i++ {
-			var c child
-			c.first = r.str()
-			c.ref = r.ref(pack)
-			c.files = int64(r.uvarint())
-			c.bytes = int64(r.uvarint())
-			n.children = append(n.children, c)
+		if r.err != nil {
+			return nil, fmt.Errorf("%w: tree node in pack %d", errCorrupt, pack)
 		}
+		return n, nil
+	case kindInternal:
+		n, err := parseInternal(data, pack)
+		if err != nil {
+			return nil, fmt.Errorf("%w: tree node in pack %d", errCorrupt, pack)
+		}
+		return n, nil
 	default:
 		return nil, fmt.Errorf("%w: object of kind %d is not a tree node", errCorrupt, kind)
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("%w: tree node in pack %d", errCorrupt, pack)
+}
+
+// cost is what a decoded node costs the cache.
+func (n *node) cost() int64 {
+	if n.leaf {
+		return int64(n.encSize)*2 + 64
 	}
-	return n, nil
+	return int64(len(n.data)+4*len(n.offs)+2*len(n.selfs)) + 128
 }
 
 // entrySize estimates an entry's encoded size, for splitting leaves.
@@ -207,5 +273,3 @@ func entrySize(e *Entry) int {
 	}
 	return n
 }
-
-func childSize(c *child) int { return len(c.first) + 24 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"sync"
 )
 
@@ -72,7 +73,7 @@ func (e *Engine) applyTree(ctx context.Context, root Ref, changes []change, bd *
 		}
 	}
 	for len(kids) > 1 {
-		kids = bd.internals(kids)
+		kids = bd.split(kids)
 	}
 	if len(kids) == 0 {
 		return Ref{}, nil
@@ -88,30 +89,189 @@ func (e *Engine) applyRef(ctx context.Context, r Ref, changes []change, bd *buil
 	if n.leaf {
 		return bd.leaves(mergeEntries(n.entries, changes)), nil
 	}
-	out := make([]child, 0, len(n.children)+1)
-	i := 0
-	for ci, c := range n.children {
+	// The new node is the old one's children, runs of them unchanged, with
+	// the changed ones replaced by what their subtrees became.
+	segs := make([]seg, 0, 4)
+	files, bytes := n.files, n.bytes
+	count, next := n.count(), 0
+	for i := 0; i < len(changes); {
+		ci := childFor(n, changes[i].path)
 		j := len(changes)
-		if ci < len(n.children)-1 {
-			next := n.children[ci+1].first
-			for j = i; j < len(changes) && changes[j].path < next; j++ {
+		if ci+1 < count {
+			bound := n.first(ci + 1)
+			for j = i + 1; j < len(changes) && changes[j].path < bound; j++ {
 			}
 		}
-		if j == i {
-			out = append(out, c)
-			continue
-		}
-		sub, err := e.applyRef(ctx, c.ref, changes[i:j], bd)
+		old := n.child(ci)
+		sub, err := e.applyRef(ctx, old.ref, changes[i:j], bd)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sub...)
-		i = j
+		if ci > next {
+			segs = append(segs, seg{n: n, a: next, b: ci})
+		}
+		files, bytes = files-old.files, bytes-old.bytes
+		for _, k := range sub {
+			files, bytes = files+k.files, bytes+k.bytes
+		}
+		if len(sub) > 0 {
+			segs = append(segs, seg{kids: sub})
+		}
+		next, i = ci+1, j
 	}
-	if len(out) <= 1 {
-		return out, nil
+	if next < count {
+		segs = append(segs, seg{n: n, a: next, b: count})
 	}
-	return bd.internals(out), nil
+	return bd.internals(segs, files, bytes), nil
+}
+
+// seg is a run of a new internal node's children: the children [a, b) of
+// an existing node n, or new children (n == nil).
+type seg struct {
+	n    *node
+	a, b int
+	kids []child
+}
+
+func (s *seg) len() int {
+	if s.n == nil {
+		return len(s.kids)
+	}
+	return s.b - s.a
+}
+
+// childOverhead is added to a child's encoded size when sizing internal
+// nodes, so that maxInternalBytes keeps the fanout it had when nodes were
+// sized by their decoded children.
+const childOverhead = 14
+
+// size returns the run's size for splitting.
+func (s *seg) size() int {
+	if s.n == nil {
+		t := 0
+		for i := range s.kids {
+			t += childSize(&s.kids[i])
+		}
+		return t
+	}
+	return int(s.n.offs[s.b]-s.n.offs[s.a]) + childOverhead*(s.b-s.a)
+}
+
+// childSize is a child's size for splitting: about its encoded size plus
+// childOverhead.
+func childSize(c *child) int { return len(c.first) + 24 }
+
+// internals makes the internal nodes holding the children of segs, whose
+// totals are files and bytes, splitting them into nodes of at most
+// maxInternalBytes. A single child is returned as it is (a node of one
+// child is replaced by it).
+func (bd *build) internals(segs []seg, files, bytes int64) []child {
+	total, size := 0, 0
+	for i := range segs {
+		total += segs[i].len()
+		size += segs[i].size()
+	}
+	switch {
+	case total == 0:
+		return nil
+	case total == 1:
+		for _, s := range segs {
+			if s.n != nil {
+				return []child{s.n.child(s.a)}
+			}
+			if len(s.kids) == 1 {
+				return s.kids
+			}
+		}
+	case size <= maxInternalBytes:
+		return []child{bd.internal(segs, total, files, bytes)}
+	}
+	// Split: rare (a node grows past its bound), so done child by child.
+	var kids []child
+	for _, s := range segs {
+		if s.n == nil {
+			kids = append(kids, s.kids...)
+			continue
+		}
+		for i := s.a; i < s.b; i++ {
+			kids = append(kids, s.n.child(i))
+		}
+	}
+	return bd.split(kids)
+}
+
+// split makes internal nodes of at most maxInternalBytes holding kids.
+func (bd *build) split(kids []child) []child {
+	var out []child
+	var buf [4][2]int
+	for _, g := range groups(buf[:0], len(kids), maxInternalBytes, func(i int) int { return childSize(&kids[i]) }) {
+		cs := kids[g[0]:g[1]:g[1]]
+		var files, bytes int64
+		for _, c := range cs {
+			files, bytes = files+c.files, bytes+c.bytes
+		}
+		out = append(out, bd.internal([]seg{{kids: cs}}, len(cs), files, bytes))
+	}
+	return out
+}
+
+// internal encodes one internal node of the count children of segs,
+// copying runs of existing children as they are encoded, and adds it to
+// the pack.
+func (bd *build) internal(segs []seg, count int, files, bytes int64) child {
+	b := binary.AppendUvarint(bd.scratch[:0], uint64(count))
+	offs := make([]uint32, 0, count+1)
+	var selfs []uint16
+	for si := range segs {
+		s := &segs[si]
+		if s.n == nil {
+			for i := range s.kids {
+				k := &s.kids[i]
+				if k.ref.Pack == pendingPack {
+					selfs = append(selfs, uint16(len(offs)))
+				}
+				offs = append(offs, uint32(len(b)))
+				b = appendChild(b, k)
+			}
+			continue
+		}
+		// Copy [a, b) in runs between the children that refer to the old
+		// node's own pack, which are written again with its ID.
+		n, i := s.n, s.a
+		for _, si := range n.selfs {
+			if int(si) < i {
+				continue
+			}
+			if int(si) >= s.b {
+				break
+			}
+			b, offs = copyChildren(b, offs, n, i, int(si))
+			c := n.child(int(si))
+			offs = append(offs, uint32(len(b)))
+			b = appendChild(b, &c)
+			i = int(si) + 1
+		}
+		b, offs = copyChildren(b, offs, n, i, s.b)
+	}
+	offs = append(offs, uint32(len(b)))
+	ref := bd.addNode(kindInternal, b)
+	data := bd.pb.objs[ref.Idx]
+	nd := &node{data: data, offs: offs, selfs: selfs, pack: pendingPack, files: files, bytes: bytes, encSize: len(data)}
+	bd.addBuilt(ref.Idx, nd)
+	return child{first: nd.first(0), ref: ref, files: files, bytes: bytes}
+}
+
+// copyChildren appends the encodings of n's children [a, b) to enc, and
+// their offsets in enc to offs.
+func copyChildren(enc []byte, offs []uint32, n *node, a, b int) ([]byte, []uint32) {
+	if a >= b {
+		return enc, offs
+	}
+	shift := uint32(len(enc)) - n.offs[a]
+	for i := a; i < b; i++ {
+		offs = append(offs, n.offs[i]+shift)
+	}
+	return append(enc, n.data[n.offs[a]:n.offs[b]]...), offs
 }
 
 // mergeEntries applies sorted changes to sorted entries.
@@ -174,21 +334,6 @@ func (bd *build) leaves(entries []Entry) []child {
 	return out
 }
 
-func (bd *build) internals(children []child) []child {
-	var out []child
-	var buf [4][2]int
-	for _, g := range groups(buf[:0], len(children), maxInternalBytes, func(i int) int { return childSize(&children[i]) }) {
-		cs := children[g[0]:g[1]:g[1]]
-		data := encodeInternal(bd.scratch[:0], cs)
-		ref := bd.addNode(kindInternal, data)
-		n := &node{children: cs, encSize: len(data)}
-		bd.addBuilt(ref.Idx, n)
-		files, bytes := n.totals()
-		out = append(out, child{first: cs[0].first, ref: ref, files: files, bytes: bytes})
-	}
-	return out
-}
-
 // stored resolves the pending references of the built nodes now that the
 // commit's pack has an ID, and caches them: the next operation on the
 // thread finds its tree decoded already.
@@ -200,8 +345,8 @@ func (e *Engine) stored(id int64, bd *build) {
 	}
 	for _, b := range bd.nodes {
 		n := b.n
-		for i := range n.children {
-			n.children[i].ref = resolvePending(n.children[i].ref, id)
+		if !n.leaf {
+			n.pack = id // its Pack 0 refs, the pending ones, are resolved by it
 		}
 		for i := range n.entries {
 			ent := &n.entries[i]
@@ -214,7 +359,7 @@ func (e *Engine) stored(id int64, bd *build) {
 				}
 			}
 		}
-		e.nodes.put(Ref{Pack: id, Idx: b.idx}, n, int64(n.encSize)*2+64)
+		e.nodes.put(Ref{Pack: id, Idx: b.idx}, n, n.cost())
 	}
 }
 

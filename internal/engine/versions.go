@@ -128,8 +128,8 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 			return err
 		}
 		if !n.leaf {
-			for _, c := range n.children {
-				if err := walk(c.ref); err != nil {
+			for i := range n.count() {
+				if err := walk(n.ref(i)); err != nil {
 					return err
 				}
 			}
@@ -345,8 +345,8 @@ func (e *Engine) expand(ctx context.Context, items []diffItem) ([]diffItem, erro
 			}
 			continue
 		}
-		for _, c := range n.children {
-			out = append(out, diffItem{ref: c.ref})
+		for i := range n.count() {
+			out = append(out, diffItem{ref: n.ref(i)})
 		}
 	}
 	return out, nil
