@@ -123,12 +123,11 @@ type node struct {
 	// An internal node's encoding: uvarint count, then per child its first
 	// path (str), ref, files and bytes (uvarints).
 	data string
-	// offs[i] is where child i starts in data; offs[count] == len(data).
+	// offs[i] is where child i starts in data, with selfRef set when the
+	// child's ref is written with Pack 0: an object of the node's own pack,
+	// which a copy into another pack must write with the pack's ID.
+	// offs[count] == len(data).
 	offs []uint32
-	// selfs lists, in order, the children whose ref is written with Pack 0:
-	// objects of the node's own pack, which a copy into another pack must
-	// write with the pack's ID.
-	selfs []uint16
 	// pack is the pack data lives in (pendingPack while being built).
 	pack int64
 	// files and bytes are an internal node's subtree totals.
@@ -152,19 +151,22 @@ func (n *node) totals() (files, bytes int64) {
 	return n.files, n.bytes
 }
 
+// selfRef marks an offset whose child refers to its node's own pack.
+const selfRef = 1 << 31
+
 // count returns an internal node's number of children.
 func (n *node) count() int { return len(n.offs) - 1 }
 
 // first returns child i's first path (a substring of the encoding).
 func (n *node) first(i int) string {
-	s := n.data[n.offs[i]:n.offs[i+1]]
+	s := n.data[n.offs[i]&^selfRef : n.offs[i+1]&^selfRef]
 	l, w := uvarintStr(s)
 	return s[w : w+int(l)]
 }
 
 // child decodes child i, its ref resolved.
 func (n *node) child(i int) child {
-	r := reader{s: n.data[n.offs[i]:n.offs[i+1]]}
+	r := reader{s: n.data[n.offs[i]&^selfRef : n.offs[i+1]&^selfRef]}
 	var c child
 	c.first = r.str()
 	c.ref = r.ref(n.pack)
@@ -175,7 +177,7 @@ func (n *node) child(i int) child {
 
 // ref returns child i's ref, resolved.
 func (n *node) ref(i int) Ref {
-	s := n.data[n.offs[i]:n.offs[i+1]]
+	s := n.data[n.offs[i]&^selfRef : n.offs[i+1]&^selfRef]
 	l, w := uvarintStr(s)
 	r := reader{s: s[w+int(l):]}
 	return r.ref(n.pack)
@@ -198,12 +200,12 @@ func appendChild(b []byte, c *child) []byte {
 
 // parseInternal indexes an internal node's encoding, checking it.
 func parseInternal(data string, pack int64) (*node, error) {
-	if uint64(len(data)) >= 1<<32 {
+	if uint64(len(data)) >= selfRef {
 		return nil, errCorrupt
 	}
 	r := reader{s: data}
 	count := r.uvarint()
-	if r.err != nil || count > uint64(len(data)) || count > 1<<16 {
+	if r.err != nil || count > uint64(len(data)) {
 		return nil, errCorrupt
 	}
 	n := &node{data: data, pack: pack, encSize: len(data), offs: make([]uint32, count+1)}
@@ -211,7 +213,7 @@ func parseInternal(data string, pack int64) (*node, error) {
 		n.offs[i] = uint32(len(data) - len(r.s))
 		r.str()
 		if p := r.uvarint(); p == 0 && r.err == nil {
-			n.selfs = append(n.selfs, uint16(i))
+			n.offs[i] |= selfRef
 		}
 		r.uvarint()
 		n.files += int64(r.uvarint())
@@ -260,7 +262,7 @@ func (n *node) cost() int64 {
 	if n.leaf {
 		return int64(n.encSize)*2 + 64
 	}
-	return int64(len(n.data)+4*len(n.offs)+2*len(n.selfs)) + 128
+	return int64(len(n.data)+4*len(n.offs)) + 128
 }
 
 // entrySize estimates an entry's encoded size, for splitting leaves.

@@ -154,7 +154,7 @@ func (s *seg) size() int {
 		}
 		return t
 	}
-	return int(s.n.offs[s.b]-s.n.offs[s.a]) + childOverhead*(s.b-s.a)
+	return int(s.n.offs[s.b]&^selfRef-s.n.offs[s.a]&^selfRef) + childOverhead*(s.b-s.a)
 }
 
 // childSize is a child's size for splitting: about its encoded size plus
@@ -219,59 +219,66 @@ func (bd *build) split(kids []child) []child {
 // copying runs of existing children as they are encoded, and adds it to
 // the pack.
 func (bd *build) internal(segs []seg, count int, files, bytes int64) child {
-	b := binary.AppendUvarint(bd.scratch[:0], uint64(count))
+	size := binary.MaxVarintLen64
+	for i := range segs {
+		if s := &segs[i]; s.n == nil {
+			size += len(s.kids) * (maxChildLen - 2*binary.MaxVarintLen64)
+			for _, k := range s.kids {
+				size += len(k.first)
+			}
+		} else {
+			// Plus room for a few children rewritten with their pack's ID.
+			size += int(s.n.offs[s.b]&^selfRef-s.n.offs[s.a]&^selfRef) + 4*binary.MaxVarintLen64
+		}
+	}
+	b := binary.AppendUvarint(make([]byte, 0, size), uint64(count))
 	offs := make([]uint32, 0, count+1)
-	var selfs []uint16
 	for si := range segs {
 		s := &segs[si]
 		if s.n == nil {
 			for i := range s.kids {
 				k := &s.kids[i]
+				off := uint32(len(b))
 				if k.ref.Pack == pendingPack {
-					selfs = append(selfs, uint16(len(offs)))
+					off |= selfRef
 				}
-				offs = append(offs, uint32(len(b)))
+				offs = append(offs, off)
 				b = appendChild(b, k)
 			}
 			continue
 		}
-		// Copy [a, b) in runs between the children that refer to the old
-		// node's own pack, which are written again with its ID.
-		n, i := s.n, s.a
-		for _, si := range n.selfs {
-			if int(si) < i {
-				continue
-			}
-			if int(si) >= s.b {
-				break
-			}
-			b, offs = copyChildren(b, offs, n, i, int(si))
-			c := n.child(int(si))
-			offs = append(offs, uint32(len(b)))
-			b = appendChild(b, &c)
-			i = int(si) + 1
-		}
-		b, offs = copyChildren(b, offs, n, i, s.b)
+		b, offs = copyChildren(b, offs, s.n, s.a, s.b)
 	}
 	offs = append(offs, uint32(len(b)))
-	ref := bd.addNode(kindInternal, b)
-	data := bd.pb.objs[ref.Idx]
-	nd := &node{data: data, offs: offs, selfs: selfs, pack: pendingPack, files: files, bytes: bytes, encSize: len(data)}
+	ref := bd.pb.add(kindInternal, b)
+	nd := &node{data: bd.pb.objs[ref.Idx], offs: offs, pack: pendingPack, files: files, bytes: bytes, encSize: len(b)}
 	bd.addBuilt(ref.Idx, nd)
 	return child{first: nd.first(0), ref: ref, files: files, bytes: bytes}
 }
 
+// maxChildLen bounds a child's encoding, its first path aside.
+const maxChildLen = 6 * binary.MaxVarintLen64
+
 // copyChildren appends the encodings of n's children [a, b) to enc, and
-// their offsets in enc to offs.
+// their offsets in enc to offs: their bytes as they are, in runs, except
+// for the children that refer to n's own pack, written again with its ID.
 func copyChildren(enc []byte, offs []uint32, n *node, a, b int) ([]byte, []uint32) {
-	if a >= b {
-		return enc, offs
-	}
-	shift := uint32(len(enc)) - n.offs[a]
+	start := a // of the run being copied
+	shift := uint32(len(enc)) - n.offs[a]&^selfRef
 	for i := a; i < b; i++ {
-		offs = append(offs, n.offs[i]+shift)
+		off := n.offs[i]
+		if off&selfRef == 0 {
+			offs = append(offs, off+shift)
+			continue
+		}
+		enc = append(enc, n.data[n.offs[start]&^selfRef:off&^selfRef]...)
+		c := n.child(i)
+		offs = append(offs, uint32(len(enc)))
+		enc = appendChild(enc, &c)
+		start = i + 1
+		shift = uint32(len(enc)) - n.offs[start]&^selfRef
 	}
-	return append(enc, n.data[n.offs[a]:n.offs[b]]...), offs
+	return append(enc, n.data[n.offs[start]&^selfRef:n.offs[b]&^selfRef]...), offs
 }
 
 // mergeEntries applies sorted changes to sorted entries.
