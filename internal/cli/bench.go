@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ type benchFlags struct {
 	n                   int
 	seed                uint32
 	noTargets           bool
+	cpuProfile          string
 
 	// W4.
 	transports, concurrency, nodeDir, satchelBin string
@@ -104,6 +106,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.nodeDir, "node-dir", bench.W4DefaultNodeDir, "W4: `DIR` of node_modules holding the peer and Node 22 (npm installs them when missing)")
 	fl.StringVar(&f.satchelBin, "satchel", "", "W4: the satchel `BINARY` whose serve is measured (default this one)")
 	fl.BoolVar(&f.noTargets, "no-targets", false, "do not print the figures held against their targets (plain output)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (for go tool pprof)")
 	return cmd
 }
 
@@ -129,6 +132,17 @@ func splitList(s string) []string {
 func runBench(ctx context.Context, a *app, f benchFlags) error {
 	if f.n < 0 {
 		return usagef("--n must not be negative, was %d", f.n)
+	}
+	if f.cpuProfile != "" {
+		out, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var ws []bench.Workload
 	if f.workloads == "" {

@@ -63,6 +63,21 @@ func TestBenchJSON(t *testing.T) {
 
 // TestBenchPlain: a table and the targets, no progress bar when standard
 // error is not a terminal.
+// TestBenchCPUProfile: --cpuprofile writes a profile pprof can read (a
+// gzipped protocol buffer) of the run.
+func TestBenchCPUProfile(t *testing.T) {
+	h := newHarness(t)
+	file := filepath.Join(t.TempDir(), "cpu.prof")
+	h.ok("bench", "--workload", "w1", "--backend", "memory", "--n", "100", "--json", "--cpuprofile", file)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile of %d bytes is not gzipped", len(b))
+	}
+}
+
 func TestBenchPlain(t *testing.T) {
 	h := newHarness(t)
 	r := h.run("bench", "--workload", "w3", "--backend", "memory", "--n", "100")
