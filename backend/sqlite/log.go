@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -14,6 +15,13 @@ import (
 // Append stores commits, each compare-and-swapped against its thread's
 // head, all in one BEGIN IMMEDIATE transaction: n commits cost one
 // transaction, which is what makes the engine's group commit pay.
+//
+// The transaction holds the database's write lock from its first
+// statement, so the heads it reads cannot move before it commits: one
+// query reads the scope and the newest seq of every thread of the batch,
+// the compare-and-swap of each entry is decided from them (a later entry
+// of the same thread sees the earlier one's seq), and each accepted entry
+// is one plain INSERT.
 func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
 	res := make([]backend.AppendResult, len(ncs))
 	if len(ncs) == 0 {
@@ -22,8 +30,12 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 	now := nanos(b.now())
 	err := b.write(ctx, func(tx *sql.Tx) error {
 		st := writeTx{ctx: ctx, tx: tx, s: &b.ws}
+		heads, err := st.readHeads(ncs)
+		if err != nil {
+			return err
+		}
 		for i := range ncs {
-			c, err := st.append(&ncs[i], now)
+			c, err := st.append(&ncs[i], heads, now)
 			if err != nil && !isEntryErr(err) {
 				return err
 			}
@@ -55,10 +67,10 @@ func isEntryErr(err error) bool {
 // writeTx binds the writer's prepared statements to one transaction, as
 // they are first needed.
 type writeTx struct {
-	ctx                                            context.Context
-	tx                                             *sql.Tx
-	s                                              *writeStmts
-	insert, exists, maxSeq, retained, cpExists, cp *sql.Stmt
+	ctx                                  context.Context
+	tx                                   *sql.Tx
+	s                                    *writeStmts
+	insert, head, retained, cpExists, cp *sql.Stmt
 }
 
 func (w *writeTx) stmt(p **sql.Stmt, s *sql.Stmt) *sql.Stmt {
@@ -68,54 +80,82 @@ func (w *writeTx) stmt(p **sql.Stmt, s *sql.Stmt) *sql.Stmt {
 	return *p
 }
 
-func (w *writeTx) append(nc *backend.NewCommit, now int64) (backend.Commit, error) {
-	slow := nc.Requires != nil || nc.Checkpoint != ""
-	if slow {
-		// Check what the insert cannot, in the order the contract ranks
-		// the refusals: thread, head, required commit, checkpoint name.
-		if err := w.checkHead(nc); err != nil {
+// head is what an Append knows of a thread: its scope, which every commit
+// row repeats, and its newest seq, dropped commits included.
+type head struct {
+	scope string
+	top   int64
+}
+
+// readHeads reads the head of every thread of ncs, in one query; a thread
+// that does not exist is missing from the map.
+func (w *writeTx) readHeads(ncs []backend.NewCommit) (map[int64]*head, error) {
+	ids := make([]byte, 0, 8+8*len(ncs))
+	ids = append(ids, '[')
+	for i := range ncs {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, ncs[i].Thread, 10)
+	}
+	ids = append(ids, ']')
+	rows, err := w.stmt(&w.head, w.s.heads).QueryContext(w.ctx, string(ids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := make(map[int64]*head, len(ncs))
+	for rows.Next() {
+		var id int64
+		h := new(head)
+		if err := rows.Scan(&id, &h.scope, &h.top); err != nil {
+			return nil, err
+		}
+		m[id] = h
+	}
+	return m, rows.Err()
+}
+
+func (w *writeTx) append(nc *backend.NewCommit, heads map[int64]*head, now int64) (backend.Commit, error) {
+	// The refusals in the order the contract ranks them: thread, head,
+	// required commit, checkpoint name.
+	h := heads[nc.Thread]
+	if h == nil {
+		return backend.Commit{}, backend.ErrNoThread
+	}
+	if nc.Seq != h.top+1 {
+		return backend.Commit{}, backend.ErrStale
+	}
+	if r := nc.Requires; r != nil {
+		var one int
+		err := w.stmt(&w.retained, w.s.retained).QueryRowContext(w.ctx, r.Thread, r.Seq).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return backend.Commit{}, backend.ErrNotRetained
+		}
+		if err != nil {
 			return backend.Commit{}, err
 		}
-		if r := nc.Requires; r != nil {
-			var one int
-			err := w.stmt(&w.retained, w.s.retained).QueryRowContext(w.ctx, r.Thread, r.Seq).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return backend.Commit{}, backend.ErrNotRetained
-			}
-			if err != nil {
-				return backend.Commit{}, err
-			}
+	}
+	if nc.Checkpoint != "" {
+		var one int
+		err := w.stmt(&w.cpExists, w.s.checkpointExists).QueryRowContext(w.ctx, nc.Thread, nc.Checkpoint).Scan(&one)
+		if err == nil {
+			return backend.Commit{}, backend.ErrCheckpointExists
 		}
-		if nc.Checkpoint != "" {
-			var one int
-			err := w.stmt(&w.cpExists, w.s.checkpointExists).QueryRowContext(w.ctx, nc.Thread, nc.Checkpoint).Scan(&one)
-			if err == nil {
-				return backend.Commit{}, backend.ErrCheckpointExists
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return backend.Commit{}, err
-			}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return backend.Commit{}, err
 		}
 	}
 	r, err := w.stmt(&w.insert, w.s.insertCommit).ExecContext(w.ctx,
-		nc.Thread, nc.Seq, now, blob(nc.Root), blob(nc.Meta), blob(nc.Pack))
+		nc.Thread, nc.Seq, now, h.scope, blob(nc.Root), blob(nc.Meta), blob(nc.Pack))
 	if err != nil {
 		return backend.Commit{}, err
-	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return backend.Commit{}, err
-	}
-	if n == 0 {
-		if err := w.checkHead(nc); err != nil {
-			return backend.Commit{}, err
-		}
-		return backend.Commit{}, fmt.Errorf("commit %d of thread %d was not inserted", nc.Seq, nc.Thread)
 	}
 	id, err := r.LastInsertId()
 	if err != nil {
 		return backend.Commit{}, err
 	}
+	h.top = nc.Seq
 	if nc.Checkpoint != "" {
 		if _, err := w.stmt(&w.cp, w.s.insertCheckpoint).ExecContext(w.ctx, nc.Thread, nc.Checkpoint, nc.Seq); err != nil {
 			return backend.Commit{}, err
@@ -129,26 +169,6 @@ func (w *writeTx) append(nc *backend.NewCommit, now int64) (backend.Commit, erro
 		Meta:   slices.Clone(nc.Meta),
 		Time:   fromNanos(now),
 	}, nil
-}
-
-// checkHead returns ErrNoThread or ErrStale when nc cannot be appended.
-func (w *writeTx) checkHead(nc *backend.NewCommit) error {
-	var one int
-	err := w.stmt(&w.exists, w.s.threadExists).QueryRowContext(w.ctx, nc.Thread).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return backend.ErrNoThread
-	}
-	if err != nil {
-		return err
-	}
-	var top int64
-	if err := w.stmt(&w.maxSeq, w.s.maxSeq).QueryRowContext(w.ctx, nc.Thread).Scan(&top); err != nil {
-		return err
-	}
-	if nc.Seq != top+1 {
-		return backend.ErrStale
-	}
-	return nil
 }
 
 // scanCommit reads the columns of commitCols.

@@ -43,18 +43,18 @@
 // (checkpoint.go).
 //
 // A commit is one row inserted at the end of the commits table (its id
-// grows) plus one entry of the (thread_id, seq) index, with the
-// compare-and-swap folded into the INSERT itself:
-//
-//	INSERT INTO commits(...) SELECT ... FROM threads WHERE id = ?1
-//	  AND (SELECT coalesce(max(seq), 0) FROM commits WHERE thread_id = ?1) = ?2 - 1
-//
-// so an uncontended commit costs one statement: no RowsAffected means
-// stale or no thread, told apart only then. Every NewCommit of one Append
-// shares one transaction (group commit): the engine batches concurrent
-// commits, and the cost of a transaction (BEGIN, the index and leaf pages,
-// the WAL commit) is paid once per batch; what remains per commit is its
-// row and its pack's pages.
+// grows) plus one entry of the (thread_id, seq) index. An Append is one
+// transaction: one query reads the head (newest seq) and scope of every
+// thread of the batch, the compare-and-swap of each commit is decided from
+// it, and each accepted commit is one plain INSERT. BEGIN IMMEDIATE holds
+// the write lock from the start, so no other process moves a head between
+// the read and the insert. Every NewCommit of one Append shares the
+// transaction (group commit): the engine batches concurrent commits, and
+// the cost of a transaction (BEGIN, the WAL commit, the pages every commit
+// touches: page 1, sqlite_sequence, the table's last leaf) is paid once per
+// batch; what remains per commit is its row, its pack's pages and the leaf
+// of the index where its thread's entries end (one per thread of the
+// batch: the index is ordered by thread).
 //
 // Measured on the 2-core machine of DESIGN §1.1.1 while other work loaded
 // it (load average 5 to 10; bench_test.go, which also reports CPU time per

@@ -10,19 +10,17 @@ import (
 // prepares each on a connection the first time it runs there, then reuses
 // it). Rarer operations run their SQL directly.
 
-// insertCommit is the compare-and-swap: it inserts the commit only if the
-// thread exists and its newest seq, dropped commits included (a dropped
-// commit keeps its seq), is one below the new one. The write transaction
-// holds the database's write lock, so nothing moves between the check and
-// the insert.
-const insertCommit = `INSERT INTO commits (thread_id, seq, time, scope, root, meta, pack)
-SELECT ?1, ?2, ?3, scope, ?4, ?5, ?6 FROM threads
-WHERE id = ?1 AND (SELECT coalesce(max(seq), 0) FROM commits WHERE thread_id = ?1) = ?2 - 1`
+// heads reads, in an Append's transaction, the scope and the newest seq
+// (dropped commits included: a dropped commit keeps its seq) of the
+// threads whose ids ?1 lists as a JSON array (a thread listed twice comes
+// twice; one that does not exist not at all). CROSS JOIN keeps the array
+// the outer loop: a look-up by id in threads for each element.
+const heads = `SELECT t.id, t.scope, (SELECT coalesce(max(seq), 0) FROM commits WHERE thread_id = t.id)
+FROM json_each(?1) j CROSS JOIN threads t ON t.id = j.value`
 
 type writeStmts struct {
+	heads            *sql.Stmt
 	insertCommit     *sql.Stmt
-	threadExists     *sql.Stmt
-	maxSeq           *sql.Stmt
 	retained         *sql.Stmt
 	checkpointExists *sql.Stmt
 	insertCheckpoint *sql.Stmt
@@ -49,9 +47,8 @@ func (b *Backend) prepare(ctx context.Context) error {
 		s   **sql.Stmt
 		sql string
 	}{
-		{&b.ws.insertCommit, insertCommit},
-		{&b.ws.threadExists, threadByID},
-		{&b.ws.maxSeq, "SELECT coalesce(max(seq), 0) FROM commits WHERE thread_id = ?"},
+		{&b.ws.heads, heads},
+		{&b.ws.insertCommit, "INSERT INTO commits (thread_id, seq, time, scope, root, meta, pack) VALUES (?, ?, ?, ?, ?, ?, ?)"},
 		{&b.ws.retained, "SELECT 1 FROM commits WHERE thread_id = ? AND seq = ? AND dropped_at IS NULL"},
 		{&b.ws.checkpointExists, "SELECT 1 FROM checkpoints WHERE thread_id = ? AND name = ?"},
 		{&b.ws.insertCheckpoint, "INSERT INTO checkpoints (thread_id, name, seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"},
