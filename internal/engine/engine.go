@@ -143,7 +143,7 @@ func (e *Engine) node(ctx context.Context, r Ref) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := decodeNode(kind, data, r.Pack)
+	n, err := parseNode(kind, data, r.Pack)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (e *Engine) chunks(ctx context.Context, ent *Entry) ([]Chunk, error) {
 		return nil, fmt.Errorf("%w: %v is not a chunk list", errCorrupt, ent.List)
 	}
 	r := reader{s: data}
-	cs := decodeChunks(&r, ent.List.Pack)
+	cs := decodeChunks(&r, ent.List.Pack, nil)
 	if r.err != nil {
 		return nil, fmt.Errorf("%w: chunk list %v", errCorrupt, ent.List)
 	}
@@ -215,9 +215,9 @@ func (e *Engine) lookup(ctx context.Context, root Ref, path string) (Entry, bool
 			return Entry{}, false, err
 		}
 		if n.leaf {
-			i := sort.Search(len(n.entries), func(i int) bool { return n.entries[i].Path >= path })
-			if i < len(n.entries) && n.entries[i].Path == path {
-				return n.entries[i], true, nil
+			i := sort.Search(n.count(), func(i int) bool { return n.key(i) >= path })
+			if i < n.count() && n.key(i) == path {
+				return n.entry(i, nil), true, nil
 			}
 			return Entry{}, false, nil
 		}
@@ -228,7 +228,7 @@ func (e *Engine) lookup(ctx context.Context, root Ref, path string) (Entry, bool
 // childFor returns the index of the child whose range holds key: the last
 // child whose first key is <= key (the first child also holds smaller keys).
 func childFor(n *node, key string) int {
-	i := sort.Search(n.count(), func(i int) bool { return n.first(i) > key })
+	i := sort.Search(n.count(), func(i int) bool { return n.key(i) > key })
 	if i == 0 {
 		return 0
 	}
@@ -242,23 +242,33 @@ func (e *Engine) scan(ctx context.Context, root Ref, from, to string, fn func(*E
 	if root.IsZero() {
 		return nil
 	}
-	_, err := e.scanNode(ctx, root, from, to, fn)
+	var sc scanner
+	_, err := sc.node(ctx, e, root, from, to, fn)
 	return err
 }
 
-func (e *Engine) scanNode(ctx context.Context, r Ref, from, to string, fn func(*Entry) (bool, error)) (bool, error) {
+// scanner is one scan's state: the entry it decodes each file into, whose
+// chunk list's storage it reuses.
+type scanner struct {
+	ent    Entry
+	chunks []Chunk
+}
+
+func (sc *scanner) node(ctx context.Context, e *Engine, r Ref, from, to string, fn func(*Entry) (bool, error)) (bool, error) {
 	n, err := e.node(ctx, r)
 	if err != nil {
 		return false, err
 	}
 	if n.leaf {
-		i := sort.Search(len(n.entries), func(i int) bool { return n.entries[i].Path >= from })
-		for ; i < len(n.entries); i++ {
-			ent := &n.entries[i]
-			if to != "" && ent.Path >= to {
+		for i := sort.Search(n.count(), func(i int) bool { return n.key(i) >= from }); i < n.count(); i++ {
+			if to != "" && n.key(i) >= to {
 				return false, nil
 			}
-			more, err := fn(ent)
+			sc.ent = n.entry(i, sc.chunks)
+			if sc.ent.Chunks != nil {
+				sc.chunks = sc.ent.Chunks
+			}
+			more, err := fn(&sc.ent)
 			if err != nil || !more {
 				return false, err
 			}
@@ -266,10 +276,10 @@ func (e *Engine) scanNode(ctx context.Context, r Ref, from, to string, fn func(*
 		return true, nil
 	}
 	for i := childFor(n, from); i < n.count(); i++ {
-		if to != "" && n.first(i) >= to {
+		if to != "" && n.key(i) >= to {
 			return false, nil
 		}
-		more, err := e.scanNode(ctx, n.ref(i), from, to, fn)
+		more, err := sc.node(ctx, e, n.ref(i), from, to, fn)
 		if err != nil || !more {
 			return more, err
 		}

@@ -514,12 +514,12 @@ func TestHasUnder(t *testing.T) {
 	}
 }
 
-// TestInternalNodesMatchTheirEncoding: internal nodes built by splicing
-// runs of an older node's encoding (tree.go) index their bytes exactly as a
-// fresh parse of those bytes does, and a cold engine reads the same tree:
+// TestNodesMatchTheirEncoding: nodes built by splicing runs of an older
+// node's encoding (tree.go) index their bytes, and count their totals,
+// exactly as a fresh parse of those bytes does, and a cold engine reads the same tree:
 // over thousands of single-file writes and deletes in a three-level tree,
 // and batches that split and merge nodes.
-func TestInternalNodesMatchTheirEncoding(t *testing.T) {
+func TestNodesMatchTheirEncoding(t *testing.T) {
 	ctx := context.Background()
 	e, th := newThread(t)
 	r := rand.New(rand.NewPCG(5, 6))
@@ -563,11 +563,11 @@ func TestInternalNodesMatchTheirEncoding(t *testing.T) {
 			t.Fatal(err)
 		}
 		depth = max(depth, d)
+		kind := kindInternal
 		if n.leaf {
-			return
+			kind = kindLeaf
 		}
-		internals++
-		p, err := parseInternal(n.data, n.pack)
+		p, err := parseNode(kind, n.data, n.pack)
 		if err != nil {
 			t.Fatalf("node %v: %v", r, err)
 		}
@@ -575,6 +575,10 @@ func TestInternalNodesMatchTheirEncoding(t *testing.T) {
 			t.Fatalf("node %v as built: offs %v totals %d/%d; parsed: offs %v totals %d/%d",
 				r, n.offs, n.files, n.bytes, p.offs, p.files, p.bytes)
 		}
+		if n.leaf {
+			return
+		}
+		internals++
 		for i := range n.count() {
 			walk(n.ref(i), d+1)
 		}

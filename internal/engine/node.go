@@ -53,16 +53,22 @@ func appendChunks(b []byte, cs []Chunk) []byte {
 	return b
 }
 
-func decodeChunks(r *reader, pack int64) []Chunk {
+// decodeChunks decodes a chunk list into dst's storage (a new slice when
+// dst is nil). The result is never nil: a stored entry without content has
+// an empty list, a pending one (Tx) a nil one.
+func decodeChunks(r *reader, pack int64, dst []Chunk) []Chunk {
 	n := r.uvarint()
 	if r.err != nil || n > uint64(len(r.s)) {
 		r.err = errCorrupt
 		return nil
 	}
-	cs := make([]Chunk, n)
-	for i := range cs {
-		cs[i].Ref = r.ref(pack)
-		cs[i].Len = int64(r.uvarint())
+	cs := dst[:0]
+	if cs == nil || uint64(cap(cs)) < n {
+		cs = make([]Chunk, 0, max(n, uint64(cap(dst))))
+	}
+	for range n {
+		ref := r.ref(pack)
+		cs = append(cs, Chunk{Ref: ref, Len: int64(r.uvarint())})
 	}
 	return cs
 }
@@ -89,7 +95,9 @@ func appendEntry(b []byte, e *Entry) []byte {
 	return b
 }
 
-func decodeEntry(r *reader, pack int64) Entry {
+// decodeEntry decodes an entry, its chunk list into chunks' storage (see
+// decodeChunks).
+func decodeEntry(r *reader, pack int64, chunks []Chunk) Entry {
 	var e Entry
 	e.Path = r.str()
 	e.Size = int64(r.uvarint())
@@ -101,36 +109,57 @@ func decodeEntry(r *reader, pack int64) Entry {
 	if flags&flagList != 0 {
 		e.List = r.ref(pack)
 	} else {
-		e.Chunks = decodeChunks(r, pack)
+		e.Chunks = decodeChunks(r, pack, chunks)
 	}
 	return e
 }
 
-// node is a decoded tree node. A leaf holds entries sorted by path. An
-// internal node holds children sorted by their first path, each with the
-// totals of its subtree so bounds are checked at the root in O(1); it is
-// kept as its encoding plus where each child starts, so that a commit
-// rewriting it copies the unchanged children's bytes in runs (one memmove
-// for ~70 children) instead of decoding and re-encoding each, and the
-// collector has nothing to scan in it
-// (docs/decisions/0013-internal-nodes-encoded.md).
-type node struct {
-	leaf    bool
-	entries []Entry
-	// encSize is the node's encoded size.
-	encSize int
+// skipEntry reads past an entry, returning its JSON bytes and whether it
+// refers to its own pack (a ref written with Pack 0).
+func skipEntry(r *reader) (jsonBytes int64, self bool) {
+	r.str()
+	r.uvarint()
+	r.uvarint()
+	flags := r.byte1()
+	r.varint()
+	jsonBytes = int64(r.uvarint())
+	if flags&flagList != 0 {
+		self = r.uvarint() == 0
+		r.uvarint()
+		return jsonBytes, self
+	}
+	n := r.uvarint()
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		if r.uvarint() == 0 {
+			self = true
+		}
+		r.uvarint()
+		r.uvarint()
+	}
+	return jsonBytes, self
+}
 
-	// An internal node's encoding: uvarint count, then per child its first
-	// path (str), ref, files and bytes (uvarints).
+// node is a tree node: a leaf's entries sorted by path, or an internal
+// node's children sorted by their first path, each child with its
+// subtree's totals so that bounds are checked at the root in O(1). A node
+// is kept as its encoding plus where each item starts: a commit rewriting
+// it copies the bytes of its unchanged items in runs instead of decoding
+// and re-encoding each, and the collector has nothing to scan in it
+// (docs/decisions/0013-nodes-as-encodings.md).
+type node struct {
+	leaf bool
+	// data is the encoding: uvarint count, then the items. A leaf's item is
+	// an entry (appendEntry), an internal node's a child: its first path
+	// (str), ref, files and bytes (uvarints). Both begin with their key.
 	data string
-	// offs[i] is where child i starts in data, with selfRef set when the
-	// child's ref is written with Pack 0: an object of the node's own pack,
-	// which a copy into another pack must write with the pack's ID.
+	// offs[i] is where item i starts in data, with selfRef set when the
+	// item refers to an object of the node's own pack (written with Pack
+	// 0), which a copy into another pack must write with the pack's ID.
 	// offs[count] == len(data).
 	offs []uint32
 	// pack is the pack data lives in (pendingPack while being built).
 	pack int64
-	// files and bytes are an internal node's subtree totals.
+	// files and bytes are the subtree's totals.
 	files, bytes int64
 }
 
@@ -141,32 +170,28 @@ type child struct {
 	bytes int64
 }
 
-func (n *node) totals() (files, bytes int64) {
-	if n.leaf {
-		for i := range n.entries {
-			bytes += n.entries[i].JSONBytes
-		}
-		return int64(len(n.entries)), bytes
-	}
-	return n.files, n.bytes
-}
-
-// selfRef marks an offset whose child refers to its node's own pack.
+// selfRef marks an offset whose item refers to its node's own pack.
 const selfRef = 1 << 31
 
-// count returns an internal node's number of children.
+func (n *node) totals() (files, bytes int64) { return n.files, n.bytes }
+
+// count returns the node's number of items.
 func (n *node) count() int { return len(n.offs) - 1 }
 
-// first returns child i's first path (a substring of the encoding).
-func (n *node) first(i int) string {
-	s := n.data[n.offs[i]&^selfRef : n.offs[i+1]&^selfRef]
+// item returns item i's encoding.
+func (n *node) item(i int) string { return n.data[n.offs[i]&^selfRef : n.offs[i+1]&^selfRef] }
+
+// key returns item i's path: an entry's, or a child's first (a substring
+// of the encoding).
+func (n *node) key(i int) string {
+	s := n.item(i)
 	l, w := uvarintStr(s)
 	return s[w : w+int(l)]
 }
 
 // child decodes child i, its ref resolved.
 func (n *node) child(i int) child {
-	r := reader{s: n.data[n.offs[i]&^selfRef : n.offs[i+1]&^selfRef]}
+	r := reader{s: n.item(i)}
 	var c child
 	c.first = r.str()
 	c.ref = r.ref(n.pack)
@@ -177,18 +202,30 @@ func (n *node) child(i int) child {
 
 // ref returns child i's ref, resolved.
 func (n *node) ref(i int) Ref {
-	s := n.data[n.offs[i]&^selfRef : n.offs[i+1]&^selfRef]
+	s := n.item(i)
 	l, w := uvarintStr(s)
 	r := reader{s: s[w+int(l):]}
 	return r.ref(n.pack)
 }
 
-func encodeLeaf(b []byte, entries []Entry) []byte {
-	b = binary.AppendUvarint(b, uint64(len(entries)))
-	for i := range entries {
-		b = appendEntry(b, &entries[i])
+// entry decodes entry i, its refs resolved, its chunk list into chunks'
+// storage (a new slice when chunks is nil).
+func (n *node) entry(i int, chunks []Chunk) Entry {
+	r := reader{s: n.item(i)}
+	return decodeEntry(&r, n.pack, chunks)
+}
+
+// itemTotals returns the files and JSON bytes item i counts for.
+func (n *node) itemTotals(i int) (files, bytes int64) {
+	r := reader{s: n.item(i)}
+	if n.leaf {
+		b, _ := skipEntry(&r)
+		return 1, b
 	}
-	return b
+	r.str()
+	r.uvarint()
+	r.uvarint()
+	return int64(r.uvarint()), int64(r.uvarint())
 }
 
 func appendChild(b []byte, c *child) []byte {
@@ -198,72 +235,47 @@ func appendChild(b []byte, c *child) []byte {
 	return binary.AppendUvarint(b, uint64(c.bytes))
 }
 
-// parseInternal indexes an internal node's encoding, checking it.
-func parseInternal(data string, pack int64) (*node, error) {
-	if uint64(len(data)) >= selfRef {
-		return nil, errCorrupt
+// parseNode indexes a node's encoding, checking it.
+func parseNode(kind byte, data string, pack int64) (*node, error) {
+	if kind != kindLeaf && kind != kindInternal {
+		return nil, fmt.Errorf("%w: object of kind %d is not a tree node", errCorrupt, kind)
 	}
 	r := reader{s: data}
 	count := r.uvarint()
-	if r.err != nil || count > uint64(len(data)) {
-		return nil, errCorrupt
+	if r.err != nil || count == 0 || count > uint64(len(data)) || uint64(len(data)) >= selfRef {
+		return nil, fmt.Errorf("%w: tree node in pack %d", errCorrupt, pack)
 	}
-	n := &node{data: data, pack: pack, encSize: len(data), offs: make([]uint32, count+1)}
+	n := &node{leaf: kind == kindLeaf, data: data, pack: pack, offs: make([]uint32, count+1)}
 	for i := range int(count) {
 		n.offs[i] = uint32(len(data) - len(r.s))
-		r.str()
-		if p := r.uvarint(); p == 0 && r.err == nil {
+		var self bool
+		if n.leaf {
+			var b int64
+			b, self = skipEntry(&r)
+			n.files, n.bytes = n.files+1, n.bytes+b
+		} else {
+			r.str()
+			self = r.uvarint() == 0
+			r.uvarint()
+			n.files += int64(r.uvarint())
+			n.bytes += int64(r.uvarint())
+		}
+		if self {
 			n.offs[i] |= selfRef
 		}
-		r.uvarint()
-		n.files += int64(r.uvarint())
-		n.bytes += int64(r.uvarint())
 		if r.err != nil {
-			return nil, errCorrupt
+			return nil, fmt.Errorf("%w: tree node in pack %d", errCorrupt, pack)
 		}
 	}
-	if len(r.s) != 0 || count == 0 {
-		return nil, errCorrupt
+	if len(r.s) != 0 {
+		return nil, fmt.Errorf("%w: tree node in pack %d", errCorrupt, pack)
 	}
 	n.offs[count] = uint32(len(data))
 	return n, nil
 }
 
-func decodeNode(kind byte, data string, pack int64) (*node, error) {
-	switch kind {
-	case kindLeaf:
-		r := reader{s: data}
-		count := r.uvarint()
-		if r.err == nil && count > uint64(len(data)) {
-			r.err = errCorrupt
-		}
-		n := &node{leaf: true, encSize: len(data)}
-		n.entries = make([]Entry, 0, count)
-		for i := uint64(0); i < count && r.err == nil; i++ {
-			n.entries = append(n.entries, decodeEntry(&r, pack))
-		}
-		if r.err != nil {
-			return nil, fmt.Errorf("%w: tree node in pack %d", errCorrupt, pack)
-		}
-		return n, nil
-	case kindInternal:
-		n, err := parseInternal(data, pack)
-		if err != nil {
-			return nil, fmt.Errorf("%w: tree node in pack %d", errCorrupt, pack)
-		}
-		return n, nil
-	default:
-		return nil, fmt.Errorf("%w: object of kind %d is not a tree node", errCorrupt, kind)
-	}
-}
-
-// cost is what a decoded node costs the cache.
-func (n *node) cost() int64 {
-	if n.leaf {
-		return int64(n.encSize)*2 + 64
-	}
-	return int64(len(n.data)+4*len(n.offs)) + 128
-}
+// cost is what a node costs the cache.
+func (n *node) cost() int64 { return int64(len(n.data)+4*len(n.offs)) + 128 }
 
 // entrySize estimates an entry's encoded size, for splitting leaves.
 func entrySize(e *Entry) int {

@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/binary"
-	"sync"
+	"sort"
 )
 
 // Tree updates are copy-on-write: applying a sorted batch of changes
@@ -32,9 +32,11 @@ type change struct {
 type build struct {
 	pb    packBuilder
 	nodes []builtNode
-	// scratch is where nodes are encoded before being copied out at their
-	// exact size (a node's size is only known once encoded).
-	scratch []byte
+}
+
+type builtNode struct {
+	idx uint32
+	n   *node
 }
 
 func (bd *build) addBuilt(idx uint32, n *node) {
@@ -44,28 +46,21 @@ func (bd *build) addBuilt(idx uint32, n *node) {
 	bd.nodes = append(bd.nodes, builtNode{idx, n})
 }
 
-// scratches recycles builds' scratch buffers.
-var scratches = sync.Pool{New: func() any { b := make([]byte, 0, 2*maxInternalBytes); return &b }}
-
-// addNode adds an encoded node to the pack: a copy of enc, which the next
-// node's encoding overwrites.
-func (bd *build) addNode(kind byte, enc []byte) Ref {
-	bd.scratch = enc[:0]
-	return bd.pb.addString(kind, string(enc))
-}
-
-type builtNode struct {
-	idx uint32
-	n   *node
-}
-
 func (e *Engine) applyTree(ctx context.Context, root Ref, changes []change, bd *build) (Ref, error) {
 	if len(changes) == 0 {
 		return root, nil
 	}
 	var kids []child
 	if root.IsZero() {
-		kids = bd.leaves(mergeEntries(nil, changes))
+		segs := make([]seg, 0, len(changes))
+		var bytes int64
+		for _, c := range changes {
+			if c.ent != nil {
+				segs = append(segs, seg{ent: c.ent})
+				bytes += c.ent.JSONBytes
+			}
+		}
+		kids = bd.nodesOf(true, segs, int64(len(segs)), bytes)
 	} else {
 		var err error
 		if kids, err = e.applyRef(ctx, root, changes, bd); err != nil {
@@ -73,7 +68,11 @@ func (e *Engine) applyTree(ctx context.Context, root Ref, changes []change, bd *
 		}
 	}
 	for len(kids) > 1 {
-		kids = bd.split(kids)
+		var files, bytes int64
+		for _, k := range kids {
+			files, bytes = files+k.files, bytes+k.bytes
+		}
+		kids = bd.nodesOf(false, []seg{{kids: kids}}, files, bytes)
 	}
 	if len(kids) == 0 {
 		return Ref{}, nil
@@ -81,161 +80,229 @@ func (e *Engine) applyTree(ctx context.Context, root Ref, changes []change, bd *
 	return kids[0].ref, nil
 }
 
+// applyRef applies sorted changes to the subtree at r and returns what it
+// became: no node (emptied), one, or several (split).
 func (e *Engine) applyRef(ctx context.Context, r Ref, changes []change, bd *build) ([]child, error) {
 	n, err := e.node(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	if n.leaf {
-		return bd.leaves(mergeEntries(n.entries, changes)), nil
-	}
-	// The new node is the old one's children, runs of them unchanged, with
-	// the changed ones replaced by what their subtrees became.
-	segs := make([]seg, 0, 4)
+	// The new node is the old one's items, runs of them unchanged, with the
+	// changed ones replaced.
+	var buf [8]seg
+	segs := buf[:0]
 	files, bytes := n.files, n.bytes
 	count, next := n.count(), 0
-	for i := 0; i < len(changes); {
-		ci := childFor(n, changes[i].path)
-		j := len(changes)
-		if ci+1 < count {
-			bound := n.first(ci + 1)
-			for j = i + 1; j < len(changes) && changes[j].path < bound; j++ {
+	if n.leaf {
+		for _, c := range changes {
+			i := next + sort.Search(count-next, func(k int) bool { return n.key(next+k) >= c.path })
+			if i > next {
+				segs = append(segs, seg{n: n, a: next, b: i})
 			}
+			if i < count && n.key(i) == c.path {
+				f, b := n.itemTotals(i)
+				files, bytes = files-f, bytes-b
+				i++
+			}
+			if c.ent != nil {
+				segs = append(segs, seg{ent: c.ent})
+				files, bytes = files+1, bytes+c.ent.JSONBytes
+			}
+			next = i
 		}
-		old := n.child(ci)
-		sub, err := e.applyRef(ctx, old.ref, changes[i:j], bd)
-		if err != nil {
-			return nil, err
+	} else {
+		for i := 0; i < len(changes); {
+			ci := childFor(n, changes[i].path)
+			j := len(changes)
+			if ci+1 < count {
+				bound := n.key(ci + 1)
+				for j = i + 1; j < len(changes) && changes[j].path < bound; j++ {
+				}
+			}
+			old := n.child(ci)
+			sub, err := e.applyRef(ctx, old.ref, changes[i:j], bd)
+			if err != nil {
+				return nil, err
+			}
+			if ci > next {
+				segs = append(segs, seg{n: n, a: next, b: ci})
+			}
+			files, bytes = files-old.files, bytes-old.bytes
+			for _, k := range sub {
+				files, bytes = files+k.files, bytes+k.bytes
+			}
+			if len(sub) > 0 {
+				segs = append(segs, seg{kids: sub})
+			}
+			next, i = ci+1, j
 		}
-		if ci > next {
-			segs = append(segs, seg{n: n, a: next, b: ci})
-		}
-		files, bytes = files-old.files, bytes-old.bytes
-		for _, k := range sub {
-			files, bytes = files+k.files, bytes+k.bytes
-		}
-		if len(sub) > 0 {
-			segs = append(segs, seg{kids: sub})
-		}
-		next, i = ci+1, j
 	}
 	if next < count {
 		segs = append(segs, seg{n: n, a: next, b: count})
 	}
-	return bd.internals(segs, files, bytes), nil
+	return bd.nodesOf(n.leaf, segs, files, bytes), nil
 }
 
-// seg is a run of a new internal node's children: the children [a, b) of
-// an existing node n, or new children (n == nil).
+// seg is a run of a new node's items: the items [a, b) of an existing
+// node n, new children kids, or a new entry ent.
 type seg struct {
 	n    *node
 	a, b int
 	kids []child
+	ent  *Entry
 }
 
 func (s *seg) len() int {
-	if s.n == nil {
-		return len(s.kids)
+	switch {
+	case s.n != nil:
+		return s.b - s.a
+	case s.ent != nil:
+		return 1
 	}
-	return s.b - s.a
+	return len(s.kids)
 }
 
-// childOverhead is added to a child's encoded size when sizing internal
-// nodes, so that maxInternalBytes keeps the fanout it had when nodes were
-// sized by their decoded children.
-const childOverhead = 14
+// Item sizes, for splitting: about their encoded size plus an overhead,
+// as nodes were sized when they were kept decoded.
+const (
+	childOverhead = 14
+	entryOverhead = 6
+)
 
-// size returns the run's size for splitting.
-func (s *seg) size() int {
+// itemSize returns the size of the run's item i (0 <= i < len()).
+func (s *seg) itemSize(leaf bool, i int) int {
+	switch {
+	case s.n != nil:
+		size := int(s.n.offs[s.a+i+1]&^selfRef - s.n.offs[s.a+i]&^selfRef)
+		if leaf {
+			return size + entryOverhead
+		}
+		return size + childOverhead
+	case s.ent != nil:
+		return entrySize(s.ent)
+	}
+	return childSize(&s.kids[i])
+}
+
+// size returns the run's size, for splitting.
+func (s *seg) size(leaf bool) int {
 	if s.n == nil {
 		t := 0
-		for i := range s.kids {
-			t += childSize(&s.kids[i])
+		for i := range s.len() {
+			t += s.itemSize(leaf, i)
 		}
 		return t
 	}
-	return int(s.n.offs[s.b]&^selfRef-s.n.offs[s.a]&^selfRef) + childOverhead*(s.b-s.a)
+	overhead := childOverhead
+	if leaf {
+		overhead = entryOverhead
+	}
+	return int(s.n.offs[s.b]&^selfRef-s.n.offs[s.a]&^selfRef) + overhead*(s.b-s.a)
 }
 
-// childSize is a child's size for splitting: about its encoded size plus
-// childOverhead.
+// childSize is a new child's size for splitting: about its encoded size
+// plus childOverhead.
 func childSize(c *child) int { return len(c.first) + 24 }
 
-// internals makes the internal nodes holding the children of segs, whose
-// totals are files and bytes, splitting them into nodes of at most
-// maxInternalBytes. A single child is returned as it is (a node of one
-// child is replaced by it).
-func (bd *build) internals(segs []seg, files, bytes int64) []child {
-	total, size := 0, 0
+// nodesOf makes the nodes holding the items of segs, whose totals are
+// files and bytes: one node, or several of at most maxLeafBytes or
+// maxInternalBytes. An internal node of one child is replaced by the
+// child.
+func (bd *build) nodesOf(leaf bool, segs []seg, files, bytes int64) []child {
+	count, size := 0, 0
 	for i := range segs {
-		total += segs[i].len()
-		size += segs[i].size()
+		count += segs[i].len()
+		size += segs[i].size(leaf)
+	}
+	limit := maxInternalBytes
+	if leaf {
+		limit = maxLeafBytes
 	}
 	switch {
-	case total == 0:
+	case count == 0:
 		return nil
-	case total == 1:
-		for _, s := range segs {
-			if s.n != nil {
-				return []child{s.n.child(s.a)}
-			}
-			if len(s.kids) == 1 {
-				return s.kids
-			}
+	case count == 1 && !leaf:
+		if s := segs[0]; s.n != nil {
+			return []child{s.n.child(s.a)}
 		}
-	case size <= maxInternalBytes:
-		return []child{bd.internal(segs, total, files, bytes)}
+		return segs[0].kids
+	case size <= limit:
+		return []child{bd.encode(leaf, segs, count, files, bytes)}
 	}
-	// Split: rare (a node grows past its bound), so done child by child.
-	var kids []child
-	for _, s := range segs {
-		if s.n == nil {
-			kids = append(kids, s.kids...)
-			continue
-		}
-		for i := s.a; i < s.b; i++ {
-			kids = append(kids, s.n.child(i))
+	// Split into runs of similar size.
+	type at struct{ seg, i int }
+	items := make([]at, 0, count)
+	for si := range segs {
+		for i := range segs[si].len() {
+			items = append(items, at{si, i})
 		}
 	}
-	return bd.split(kids)
-}
-
-// split makes internal nodes of at most maxInternalBytes holding kids.
-func (bd *build) split(kids []child) []child {
 	var out []child
-	var buf [4][2]int
-	for _, g := range groups(buf[:0], len(kids), maxInternalBytes, func(i int) int { return childSize(&kids[i]) }) {
-		cs := kids[g[0]:g[1]:g[1]]
+	var gbuf [4][2]int
+	for _, g := range groups(gbuf[:0], count, limit, func(k int) int {
+		return segs[items[k].seg].itemSize(leaf, items[k].i)
+	}) {
+		var sub []seg
 		var files, bytes int64
-		for _, c := range cs {
-			files, bytes = files+c.files, bytes+c.bytes
+		for k := g[0]; k < g[1]; {
+			s := segs[items[k].seg]
+			from := items[k].i
+			end := min(s.len()-from, g[1]-k) + from // this run's part in the group
+			switch {
+			case s.n != nil:
+				s.a, s.b = s.a+from, s.a+end
+				for i := s.a; i < s.b; i++ {
+					f, b := s.n.itemTotals(i)
+					files, bytes = files+f, bytes+b
+				}
+			case s.ent != nil:
+				files, bytes = files+1, bytes+s.ent.JSONBytes
+			default:
+				s.kids = s.kids[from:end]
+				for _, c := range s.kids {
+					files, bytes = files+c.files, bytes+c.bytes
+				}
+			}
+			sub = append(sub, s)
+			k += end - from
 		}
-		out = append(out, bd.internal([]seg{{kids: cs}}, len(cs), files, bytes))
+		out = append(out, bd.encode(leaf, sub, g[1]-g[0], files, bytes))
 	}
 	return out
 }
 
-// internal encodes one internal node of the count children of segs,
-// copying runs of existing children as they are encoded, and adds it to
-// the pack.
-func (bd *build) internal(segs []seg, count int, files, bytes int64) child {
+// encode encodes one node of the count items of segs, whose totals are
+// files and bytes, copying the runs of existing items as they are encoded,
+// and adds it to the pack.
+func (bd *build) encode(leaf bool, segs []seg, count int, files, bytes int64) child {
 	size := binary.MaxVarintLen64
 	for i := range segs {
-		if s := &segs[i]; s.n == nil {
-			size += len(s.kids) * (maxChildLen - 2*binary.MaxVarintLen64)
+		switch s := &segs[i]; {
+		case s.n != nil:
+			// Plus room for an item rewritten with its pack's ID.
+			size += int(s.n.offs[s.b]&^selfRef-s.n.offs[s.a]&^selfRef) + 2*binary.MaxVarintLen64
+		case s.ent != nil:
+			size += len(s.ent.Path) + 6*binary.MaxVarintLen64 + len(s.ent.Chunks)*3*binary.MaxVarintLen64
+		default:
 			for _, k := range s.kids {
-				size += len(k.first)
+				size += len(k.first) + 6*binary.MaxVarintLen64
 			}
-		} else {
-			// Plus room for a few children rewritten with their pack's ID.
-			size += int(s.n.offs[s.b]&^selfRef-s.n.offs[s.a]&^selfRef) + 4*binary.MaxVarintLen64
 		}
 	}
 	b := binary.AppendUvarint(make([]byte, 0, size), uint64(count))
 	offs := make([]uint32, 0, count+1)
 	for si := range segs {
-		s := &segs[si]
-		if s.n == nil {
+		switch s := &segs[si]; {
+		case s.n != nil:
+			b, offs = copyItems(b, offs, s.n, s.a, s.b)
+		case s.ent != nil:
+			off := uint32(len(b))
+			if pendingRefs(s.ent) {
+				off |= selfRef
+			}
+			offs = append(offs, off)
+			b = appendEntry(b, s.ent)
+		default:
 			for i := range s.kids {
 				k := &s.kids[i]
 				off := uint32(len(b))
@@ -245,24 +312,37 @@ func (bd *build) internal(segs []seg, count int, files, bytes int64) child {
 				offs = append(offs, off)
 				b = appendChild(b, k)
 			}
-			continue
 		}
-		b, offs = copyChildren(b, offs, s.n, s.a, s.b)
 	}
 	offs = append(offs, uint32(len(b)))
-	ref := bd.pb.add(kindInternal, b)
-	nd := &node{data: bd.pb.objs[ref.Idx], offs: offs, pack: pendingPack, files: files, bytes: bytes, encSize: len(b)}
+	kind := kindInternal
+	if leaf {
+		kind = kindLeaf
+	}
+	ref := bd.pb.add(kind, b)
+	nd := &node{leaf: leaf, data: bd.pb.objs[ref.Idx], offs: offs, pack: pendingPack, files: files, bytes: bytes}
 	bd.addBuilt(ref.Idx, nd)
-	return child{first: nd.first(0), ref: ref, files: files, bytes: bytes}
+	return child{first: nd.key(0), ref: ref, files: files, bytes: bytes}
 }
 
-// maxChildLen bounds a child's encoding, its first path aside.
-const maxChildLen = 6 * binary.MaxVarintLen64
+// pendingRefs reports whether a new entry refers to objects of the pack
+// being built.
+func pendingRefs(e *Entry) bool {
+	if e.List.Pack == pendingPack {
+		return true
+	}
+	for _, c := range e.Chunks {
+		if c.Ref.Pack == pendingPack {
+			return true
+		}
+	}
+	return false
+}
 
-// copyChildren appends the encodings of n's children [a, b) to enc, and
-// their offsets in enc to offs: their bytes as they are, in runs, except
-// for the children that refer to n's own pack, written again with its ID.
-func copyChildren(enc []byte, offs []uint32, n *node, a, b int) ([]byte, []uint32) {
+// copyItems appends the encodings of n's items [a, b) to enc, and their
+// offsets in enc to offs: their bytes as they are, in runs, except for the
+// items that refer to n's own pack, written again with its ID.
+func copyItems(enc []byte, offs []uint32, n *node, a, b int) ([]byte, []uint32) {
 	start := a // of the run being copied
 	shift := uint32(len(enc)) - n.offs[a]&^selfRef
 	for i := a; i < b; i++ {
@@ -272,36 +352,22 @@ func copyChildren(enc []byte, offs []uint32, n *node, a, b int) ([]byte, []uint3
 			continue
 		}
 		enc = append(enc, n.data[n.offs[start]&^selfRef:off&^selfRef]...)
-		c := n.child(i)
 		offs = append(offs, uint32(len(enc)))
-		enc = appendChild(enc, &c)
+		if n.leaf {
+			ent := n.entry(i, nil)
+			enc = appendEntry(enc, &ent)
+		} else {
+			c := n.child(i)
+			enc = appendChild(enc, &c)
+		}
 		start = i + 1
 		shift = uint32(len(enc)) - n.offs[start]&^selfRef
 	}
 	return append(enc, n.data[n.offs[start]&^selfRef:n.offs[b]&^selfRef]...), offs
 }
 
-// mergeEntries applies sorted changes to sorted entries.
-func mergeEntries(old []Entry, changes []change) []Entry {
-	out := make([]Entry, 0, len(old)+len(changes))
-	i := 0
-	for _, c := range changes {
-		for i < len(old) && old[i].Path < c.path {
-			out = append(out, old[i])
-			i++
-		}
-		if i < len(old) && old[i].Path == c.path {
-			i++
-		}
-		if c.ent != nil {
-			out = append(out, *c.ent)
-		}
-	}
-	return append(out, old[i:]...)
-}
-
 // groups splits n items of the given sizes into runs of similar total size,
-// each at most maxNodeBytes when the items allow, appended to out.
+// each at most maxBytes when the items allow, appended to out.
 func groups(out [][2]int, n, maxBytes int, size func(int) int) [][2]int {
 	total := 0
 	for i := 0; i < n; i++ {
@@ -323,27 +389,8 @@ func groups(out [][2]int, n, maxBytes int, size func(int) int) [][2]int {
 	return append(out, [2]int{start, n})
 }
 
-func (bd *build) leaves(entries []Entry) []child {
-	if len(entries) == 0 {
-		return nil
-	}
-	var out []child
-	var buf [4][2]int
-	for _, g := range groups(buf[:0], len(entries), maxLeafBytes, func(i int) int { return entrySize(&entries[i]) }) {
-		es := entries[g[0]:g[1]:g[1]]
-		data := encodeLeaf(bd.scratch[:0], es)
-		ref := bd.addNode(kindLeaf, data)
-		n := &node{leaf: true, entries: es, encSize: len(data)}
-		bd.addBuilt(ref.Idx, n)
-		files, bytes := n.totals()
-		out = append(out, child{first: es[0].Path, ref: ref, files: files, bytes: bytes})
-	}
-	return out
-}
-
-// stored resolves the pending references of the built nodes now that the
-// commit's pack has an ID, and caches them: the next operation on the
-// thread finds its tree decoded already.
+// stored caches the built nodes and the pack now that the commit's pack has
+// an ID: the next operation on the thread finds its tree decoded already.
 func (e *Engine) stored(id int64, bd *build) {
 	if !bd.pb.empty() {
 		// The objects are never modified once built: share them.
@@ -351,28 +398,7 @@ func (e *Engine) stored(id int64, bd *build) {
 		e.packs.put(id, v, v.size())
 	}
 	for _, b := range bd.nodes {
-		n := b.n
-		if !n.leaf {
-			n.pack = id // its Pack 0 refs, the pending ones, are resolved by it
-		}
-		for i := range n.entries {
-			ent := &n.entries[i]
-			ent.List = resolvePending(ent.List, id)
-			// Unchanged entries share their chunk lists with older nodes that
-			// readers may be using: only new (pending) references are written.
-			for j := range ent.Chunks {
-				if ent.Chunks[j].Ref.Pack == pendingPack {
-					ent.Chunks[j].Ref.Pack = id
-				}
-			}
-		}
-		e.nodes.put(Ref{Pack: id, Idx: b.idx}, n, n.cost())
+		b.n.pack = id // its Pack 0 refs, the pending ones, resolve to it
+		e.nodes.put(Ref{Pack: id, Idx: b.idx}, b.n, b.n.cost())
 	}
-}
-
-func resolvePending(r Ref, id int64) Ref {
-	if r.Pack == pendingPack {
-		r.Pack = id
-	}
-	return r
 }

@@ -16,6 +16,7 @@ type View interface {
 	// Content returns an entry's content.
 	Content(ctx context.Context, ent *Entry) (string, error)
 	// Scan calls fn for each entry with from <= path < to ("" = no bound),
+	// which is valid only during the call (its Path may be kept),
 	// in path order, until fn returns false.
 	Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error
 	// Totals returns the number of files and their JSON bytes (DESIGN §2.4).
@@ -563,10 +564,5 @@ func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
 		}
 		changes[i].ent = &ent
 	}
-	sp := scratches.Get().(*[]byte)
-	bd.scratch = (*sp)[:0]
-	root, err := tx.e.applyTree(ctx, tx.base, changes, bd)
-	*sp, bd.scratch = bd.scratch[:0], nil
-	scratches.Put(sp)
-	return root, err
+	return tx.e.applyTree(ctx, tx.base, changes, bd)
 }

@@ -135,12 +135,12 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 			}
 			return nil
 		}
-		for i := range n.entries {
-			ent := &n.entries[i]
+		for i := range n.count() {
+			ent := n.entry(i, nil)
 			if !ent.List.IsZero() {
 				mark(ent.List)
 			}
-			cs, err := e.chunks(ctx, ent)
+			cs, err := e.chunks(ctx, &ent)
 			if err != nil {
 				return err
 			}
@@ -340,8 +340,9 @@ func (e *Engine) expand(ctx context.Context, items []diffItem) ([]diffItem, erro
 			return nil, err
 		}
 		if n.leaf {
-			for i := range n.entries {
-				out = append(out, diffItem{ent: &n.entries[i]})
+			for i := range n.count() {
+				ent := n.entry(i, nil)
+				out = append(out, diffItem{ent: &ent})
 			}
 			continue
 		}
