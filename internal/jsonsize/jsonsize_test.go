@@ -62,16 +62,18 @@ func TestStringAllocs(t *testing.T) {
 	}
 }
 
-// TestStringRandom compares String with encoding/json on long strings
-// drawn from bytes that the word-at-a-time scan treats differently (plain,
-// escaped, control, 0x7f, high), at every alignment.
+// TestStringRandom compares String with encoding/json on strings drawn
+// from bytes that the scans treat differently (plain, escaped, control,
+// 0x7f, high), at every alignment, short and long, with specials dense
+// and sparse (so that long strings have plain blocks between them).
 func TestStringRandom(t *testing.T) {
 	alphabet := []byte("ab \"\\\n\t\r\x00\x01\x1f\x7f\xc3\xa9\xe2\x80\xa8\xff")
 	r := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
-		b := make([]byte, r.IntN(80))
+	for range 5000 {
+		b := make([]byte, r.IntN(400))
+		sparse := 1 + r.IntN(100)
 		for i := range b {
-			if r.IntN(4) == 0 {
+			if r.IntN(4*sparse) == 0 {
 				b[i] = alphabet[r.IntN(len(alphabet))]
 			} else {
 				b[i] = 'a' + byte(r.IntN(26))
@@ -84,15 +86,70 @@ func TestStringRandom(t *testing.T) {
 	}
 }
 
+// TestStringBlocks puts each byte or character the scans treat apart at
+// every position of strings of every length up to three 64-byte blocks,
+// around the length at which String changes method, in plain text and in
+// text with newlines.
+func TestStringBlocks(t *testing.T) {
+	specials := []string{
+		"\n", "\t", "\r", "\b", "\f", "\x00", "\x0b", "\x1f", " ", "\x7f", `"`, `\`,
+		"é", "\u2028", "\u2029", "\u2027", "\u202a", "日", "😀", "\ufffd",
+		"\xff", "\x80", "\xc3", "\xe2\x80", "\xe0\x80\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+	}
+	plain := strings.Repeat("abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789.", 4)
+	lined := strings.Repeat("line of text\n", 20)
+	for _, base := range []string{plain, lined} {
+		for n := range 3*64 + 9 {
+			check(t, base[:n])
+			for p := 0; p <= n; p++ {
+				for _, c := range specials {
+					check(t, base[:p]+c+base[p:n])
+				}
+			}
+		}
+	}
+}
+
+// TestStringControls covers the ways String counts control characters in
+// long strings: none but newlines, tabs and carriage returns besides, and
+// others.
+func TestStringControls(t *testing.T) {
+	line := strings.Repeat("x", 70)
+	for _, c := range []string{"", "\t", "\r", "\t\r", "\b", "\f", "\x00", "\x01\t", "\x1f\r"} {
+		for _, s := range []string{
+			strings.Repeat(line+c+"\n", 10),
+			strings.Repeat(c+line, 10),
+			strings.Repeat("é"+c+line, 10),
+		} {
+			check(t, s)
+		}
+	}
+}
+
+// check compares String with encoding/json on s, and the method for long
+// strings too, whatever the length from which String uses it.
+func check(t *testing.T, s string) {
+	t.Helper()
+	want := len(encoded(t, s))
+	if got := String(s); got != want {
+		t.Fatalf("String(%q) = %d, encoding/json writes %d bytes", s, got, want)
+	}
+	if len(s) >= 8 {
+		if got := long(s); got != want {
+			t.Fatalf("long(%q) = %d, encoding/json writes %d bytes", s, got, want)
+		}
+	}
+}
+
 func FuzzString(f *testing.F) {
 	for _, s := range []string{"", "abc", "\"\\", "\x00\x1f\x7f", "\n\r\t\b\f", "é日本", "\xff\xfe", "\u2028\u2029", "<&>", "\xed\xa0\x80", "\xf4\x90\x80\x80"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := String(s), len(encoded(t, s)); got != want {
-			t.Fatalf("String(%q) = %d, encoding/json writes %d bytes", s, got, want)
-		}
-	})
+	// Long enough for the block scan, with a little of everything.
+	f.Add(strings.Repeat("line 1 of the file: \"quoted\" \\ back\n", 4))
+	f.Add(strings.Repeat("\tif x {\r\n\t\treturn \"é\u2028\"\n\t}\n", 5))
+	f.Add(strings.Repeat("le renard — «vite» \xff\x00 ", 6))
+	f.Fuzz(check)
 }
 
 func BenchmarkString(b *testing.B) {
@@ -103,7 +160,8 @@ func BenchmarkString(b *testing.B) {
 		line := fmt.Sprintf("line %d of file 1: ", k+1)
 		w1.WriteString(line + strings.Repeat("x", 72-len(line)) + "\n")
 	}
-	for name, s := range map[string]string{"ascii": ascii, "mixed": mixed, "w1": w1.String()} {
+	path := "notes/d07/n1.md" // every write counts its path too
+	for name, s := range map[string]string{"ascii": ascii, "mixed": mixed, "w1": w1.String(), "path": path} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
 			b.ReportAllocs()
