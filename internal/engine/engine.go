@@ -35,7 +35,7 @@ type Options struct {
 type Engine struct {
 	b       backend.Backend
 	packs   *lru[int64, *packView]
-	nodes   *lru[Ref, *node]
+	nodes   *lru[uint64, *node] // by nodeKey
 	commits *committer
 	heads   headCache
 	tails   tails
@@ -63,7 +63,7 @@ func New(b backend.Backend, o Options) *Engine {
 	return &Engine{
 		b:       b,
 		packs:   newLRU[int64, *packView](o.CacheBytes * 3 / 4),
-		nodes:   newLRU[Ref, *node](o.CacheBytes / 4),
+		nodes:   newLRU[uint64, *node](o.CacheBytes / 4),
 		commits: c,
 		retries: o.MaxRetries,
 		locks:   map[int64]*threadLock{},
@@ -135,8 +135,17 @@ func (e *Engine) object(ctx context.Context, r Ref) (byte, string, error) {
 	return v.object(r.Idx)
 }
 
+// nodeKey packs a Ref into the node cache's key: a map of integers costs
+// about half what one of structs does, and every write makes a dozen node
+// look-ups. Refs beyond 2^40 packs or 2^24 objects in a pack, which no
+// store reaches, are not cached.
+func nodeKey(r Ref) (uint64, bool) {
+	return uint64(r.Pack)<<24 | uint64(r.Idx), r.Pack >= 0 && r.Pack < 1<<40 && r.Idx < 1<<24
+}
+
 func (e *Engine) node(ctx context.Context, r Ref) (*node, error) {
-	if n, ok := e.nodes.get(r); ok {
+	key, cacheable := nodeKey(r)
+	if n, ok := e.nodes.get(key); ok && cacheable {
 		return n, nil
 	}
 	kind, data, err := e.object(ctx, r)
@@ -147,7 +156,9 @@ func (e *Engine) node(ctx context.Context, r Ref) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.nodes.put(r, n, n.cost())
+	if cacheable {
+		e.nodes.put(key, n, n.cost())
+	}
 	return n, nil
 }
 

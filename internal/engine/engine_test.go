@@ -595,3 +595,27 @@ func TestNodesMatchTheirEncoding(t *testing.T) {
 	}
 	model(t, cold, s, want)
 }
+
+// TestNodeKey: refs in range get distinct cache keys; refs out of range
+// are not cached (a shared key would return another node).
+func TestNodeKey(t *testing.T) {
+	seen := map[uint64]Ref{}
+	for _, p := range []int64{1, 2, 1 << 20, 1<<40 - 1} {
+		for _, i := range []uint32{0, 1, 1 << 23, 1<<24 - 1} {
+			r := Ref{Pack: p, Idx: i}
+			k, ok := nodeKey(r)
+			if !ok {
+				t.Fatalf("%v not cacheable", r)
+			}
+			if o, dup := seen[k]; dup {
+				t.Fatalf("%v and %v share key %d", o, r, k)
+			}
+			seen[k] = r
+		}
+	}
+	for _, r := range []Ref{{Pack: 1 << 40}, {Pack: 1, Idx: 1 << 24}, {Pack: -1}} {
+		if _, ok := nodeKey(r); ok {
+			t.Errorf("%v is cacheable", r)
+		}
+	}
+}

@@ -399,6 +399,8 @@ func (e *Engine) stored(id int64, bd *build) {
 	}
 	for _, b := range bd.nodes {
 		b.n.pack = id // its Pack 0 refs, the pending ones, resolve to it
-		e.nodes.put(Ref{Pack: id, Idx: b.idx}, b.n, b.n.cost())
+		if key, ok := nodeKey(Ref{Pack: id, Idx: b.idx}); ok {
+			e.nodes.put(key, b.n, b.n.cost())
+		}
 	}
 }
