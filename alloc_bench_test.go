@@ -23,11 +23,13 @@ func BenchmarkWriteMemory(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for i := 0; i < b.N; i++ {
 		if err := ws.Write(ctx, bench.W1Path(i%10000), contents[(i+1)%10000]); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkW1PhasesMemory: W1's write phase (10,000 files of 7.3 KiB into
@@ -42,6 +44,7 @@ func BenchmarkW1PhasesMemory(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for b.Loop() {
 		st, _ := satchel.Open(ctx, "memory:")
 		ws, _ := st.Workspace(ctx, "default", "main")
@@ -57,4 +60,5 @@ func BenchmarkW1PhasesMemory(b *testing.B) {
 		}
 		st.Close()
 	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -15,6 +15,7 @@ func BenchmarkAppendMemory(b *testing.B) {
 	st, _ := satchel.Open(ctx, "memory:")
 	ws, _ := st.Workspace(ctx, "default", "main")
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	for i := 0; i < b.N; i++ {
 		if i%10000 == 0 {
 			_ = ws.Delete(ctx, "log.txt")
@@ -23,4 +24,5 @@ func BenchmarkAppendMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
