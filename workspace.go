@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/engine"
@@ -30,23 +30,13 @@ type Workspace struct {
 	ref *threadRef // the backend's thread, shared by the handles of one workspace
 }
 
-// threadRef holds the backend's ID of a workspace's thread once known.
-type threadRef struct {
-	mu sync.Mutex
-	id int64
-}
+// threadRef holds the backend's ID of a workspace's thread once known
+// (0 until then).
+type threadRef struct{ id atomic.Int64 }
 
-func (r *threadRef) get() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.id
-}
+func (r *threadRef) get() int64 { return r.id.Load() }
 
-func (r *threadRef) set(id int64) {
-	r.mu.Lock()
-	r.id = id
-	r.mu.Unlock()
-}
+func (r *threadRef) set(id int64) { r.id.Store(id) }
 
 // WorkspaceOption configures Store.Workspace.
 type WorkspaceOption func(*Workspace)
@@ -154,21 +144,6 @@ func (w *Workspace) head(ctx context.Context) (*engine.Snapshot, backend.Commit,
 	}
 }
 
-// commitMeta is what every commit records (DESIGN §2.6).
-type commitMeta struct {
-	Op      string `json:"op"`
-	Summary string `json:"summary"`
-	Actor
-}
-
-func (w *Workspace) meta(op, summary string) []byte {
-	if len(summary) > 200 {
-		summary = summary[:200] + "…"
-	}
-	b, _ := json.Marshal(commitMeta{Op: op, Summary: summary, Actor: w.actor})
-	return b
-}
-
 // Batch applies several mutations as one commit. Its operations have the
 // semantics of the Workspace methods of the same names; they apply in call
 // order, each against the state the previous one left, and are visible to
@@ -177,7 +152,8 @@ type Batch struct {
 	w          *Workspace
 	tx         *engine.Tx
 	limits     Limits
-	ops        []string
+	ops        []opNote // what the commit's summary names
+	op1        [1]opNote
 	claimed    []string // fanout claims to undo if the commit fails
 	checkpoint string   // a name for the commit (WithCheckpoint)
 }
@@ -185,20 +161,12 @@ type Batch struct {
 // Batch runs fn and commits everything it did as one commit. If fn returns
 // an error, nothing is committed.
 func (w *Workspace) Batch(ctx context.Context, fn func(ctx context.Context, b *Batch) error) error {
-	var ops []string
-	_, err := w.update(ctx, "batch", func(b *Batch) error {
-		if err := fn(ctx, b); err != nil {
-			return err
-		}
-		ops = b.ops
-		return nil
-	}, func() string { return strings.Join(ops, "; ") })
-	return err
+	return w.mutate(ctx, "batch", func(b *Batch) error { return fn(ctx, b) })
 }
 
 // update runs fn as one commit, retrying against a new head when another
-// writer wins; summary (nil: the batch's operations) describes the commit.
-func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) error, summary func() string) (backend.Commit, error) {
+// writer wins; the commit's summary names the batch's operations.
+func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) error) (backend.Commit, error) {
 	limits, err := w.Limits(ctx)
 	if err != nil {
 		return backend.Commit{}, err
@@ -217,11 +185,7 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 			if err := fn(bt); err != nil {
 				return engine.CommitInfo{}, err
 			}
-			sum := strings.Join(bt.ops, "; ")
-			if summary != nil {
-				sum = summary()
-			}
-			return engine.CommitInfo{Meta: w.meta(op, sum), Checkpoint: bt.checkpoint}, nil
+			return engine.CommitInfo{Meta: w.metaOps(op, bt.ops), Checkpoint: bt.checkpoint}, nil
 		})
 		if errors.Is(err, backend.ErrNoThread) && attempt == 0 {
 			w.forget()
@@ -241,7 +205,7 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 }
 
 func (w *Workspace) mutate(ctx context.Context, op string, fn func(b *Batch) error) error {
-	_, err := w.update(ctx, op, fn, nil)
+	_, err := w.update(ctx, op, fn)
 	return err
 }
 
@@ -268,6 +232,9 @@ func WithCheckpoint(name string) WriteOption { return func(o *writeOpts) { o.che
 func Overwrite() WriteOption { return func(o *writeOpts) { o.overwrite = true } }
 
 func collect(opts []WriteOption) writeOpts {
+	if len(opts) == 0 {
+		return writeOpts{} // before o, which the options' pointer puts on the heap
+	}
 	var o writeOpts
 	for _, f := range opts {
 		f(&o)
@@ -333,8 +300,12 @@ func (w *Workspace) Move(ctx context.Context, from, to string, opts ...WriteOpti
 	return w.mutate(ctx, "move", func(b *Batch) error { return b.Move(ctx, from, to, opts...) })
 }
 
-func (b *Batch) note(op, path string) {
-	b.ops = append(b.ops, op+" "+path)
+// note records an operation for the commit's summary.
+func (b *Batch) note(op, path, to string) {
+	if b.ops == nil {
+		b.ops = b.op1[:0] // most commits make one
+	}
+	b.ops = append(b.ops, opNote{op, path, to})
 }
 
 // checkPrecondition refuses when the file's hash is not o.ifHash.
@@ -466,7 +437,7 @@ func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOp
 	if err := b.tx.Put(ctx, path, content); err != nil {
 		return err
 	}
-	b.note("write", path)
+	b.note("write", path, "")
 	return b.checkBounds(ctx, path, int64(len(content)))
 }
 
@@ -493,7 +464,7 @@ func (b *Batch) Append(ctx context.Context, path, text string) error {
 	if err := b.tx.Append(ctx, path, text); err != nil {
 		return err
 	}
-	b.note("append", path)
+	b.note("append", path, "")
 	return b.checkBounds(ctx, path, ent.Size+int64(len(text)))
 }
 
@@ -533,7 +504,7 @@ func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAl
 	if err := b.tx.Put(ctx, path, out); err != nil {
 		return 0, err
 	}
-	b.note("edit", path)
+	b.note("edit", path, "")
 	return n, b.checkBounds(ctx, path, int64(len(out)))
 }
 
@@ -567,7 +538,7 @@ func (b *Batch) Delete(ctx context.Context, path string, opts ...WriteOption) er
 	if err := b.checkPrecondition(ctx, path, o); err != nil {
 		return err
 	}
-	b.note("delete", path)
+	b.note("delete", path, "")
 	return b.tx.Delete(ctx, path)
 }
 
@@ -613,7 +584,7 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 			return err
 		}
 	}
-	b.note("move", from+" -> "+to)
+	b.note("move", from, to)
 	return b.checkBounds(ctx, to, 0)
 }
 

@@ -1,0 +1,164 @@
+package satchel
+
+import (
+	"unicode/utf8"
+)
+
+// commitMeta is what every commit records (DESIGN §2.6). It is stored as
+// the JSON that json.Marshal gives it; appendMeta writes that JSON by hand
+// (every commit makes one, and reflection cost a write about 2% of its
+// time), and commitOf reads it back with json.Unmarshal.
+type commitMeta struct {
+	Op      string `json:"op"`
+	Summary string `json:"summary"`
+	Actor
+}
+
+// maxSummary is how many bytes of a summary a commit keeps; a longer one
+// is cut there (perhaps inside a character) and ends with "…".
+const maxSummary = 200
+
+// summary collects a commit's summary, keeping its first maxSummary bytes
+// and whether there were more, without allocating.
+type summary struct {
+	b   [maxSummary + len("…")]byte
+	n   int
+	cut bool
+}
+
+func (s *summary) add(x string) {
+	k := copy(s.b[s.n:maxSummary], x)
+	s.n += k
+	s.cut = s.cut || k < len(x)
+}
+
+// bytes returns the summary as stored: cut, with "…", when it was longer
+// than maxSummary bytes.
+func (s *summary) bytes() []byte {
+	if s.cut {
+		return append(s.b[:maxSummary], "…"...)
+	}
+	return s.b[:s.n]
+}
+
+// opNote is one operation of a commit, as its summary names it:
+// "op path", or "op path -> to" for a move.
+type opNote struct{ op, path, to string }
+
+// ops adds ops to s, separated by "; ".
+func (s *summary) ops(ops []opNote) {
+	for i, o := range ops {
+		if i > 0 {
+			s.add("; ")
+		}
+		s.add(o.op)
+		s.add(" ")
+		s.add(o.path)
+		if o.to != "" {
+			s.add(" -> ")
+			s.add(o.to)
+		}
+	}
+}
+
+// meta returns the metadata of a commit made by the workspace.
+func (w *Workspace) meta(op, sum string) []byte {
+	var s summary
+	s.add(sum)
+	return appendMeta(nil, op, s.bytes(), w.actor)
+}
+
+// metaOps is meta for a commit of ops, summarized as "op path; op path".
+func (w *Workspace) metaOps(op string, ops []opNote) []byte {
+	var s summary
+	s.ops(ops)
+	return appendMeta(nil, op, s.bytes(), w.actor)
+}
+
+// appendMeta appends what json.Marshal writes for commitMeta{op, sum, a}.
+func appendMeta(b []byte, op string, sum []byte, a Actor) []byte {
+	if b == nil {
+		// The keys, quotes and punctuation take 58 bytes; escapes may grow it.
+		b = make([]byte, 0, 64+len(op)+len(sum)+len(a.Agent)+len(a.Credential)+len(a.Via))
+	}
+	b = append(b, `{"op":`...)
+	b = appendHTMLString(b, op)
+	b = append(b, `,"summary":`...)
+	b = appendHTMLString(b, sum)
+	if a.Agent != "" {
+		b = append(b, `,"agent":`...)
+		b = appendHTMLString(b, a.Agent)
+	}
+	if a.Credential != "" {
+		b = append(b, `,"credential":`...)
+		b = appendHTMLString(b, a.Credential)
+	}
+	if a.Via != "" {
+		b = append(b, `,"via":`...)
+		b = appendHTMLString(b, a.Via)
+	}
+	return append(b, '}')
+}
+
+// htmlSafe[c] reports whether json.Marshal writes the ASCII byte c as is.
+var htmlSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// appendHTMLString quotes s as json.Marshal does: appendString's escapes,
+// and also <, > and & (encoding/json's HTML escaping, on by default).
+func appendHTMLString[S string | []byte](b []byte, s S) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf && htmlSafe[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default: // other control characters, <, >, &
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		n := min(len(s)-i, utf8.UTFMax)
+		r, size := utf8.DecodeRuneInString(string(s[i : i+n]))
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
