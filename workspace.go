@@ -308,19 +308,16 @@ func (b *Batch) note(op, path, to string) {
 	b.ops = append(b.ops, opNote{op, path, to})
 }
 
-// checkPrecondition refuses when the file's hash is not o.ifHash.
-func (b *Batch) checkPrecondition(ctx context.Context, path string, o writeOpts) error {
+// checkPrecondition refuses when the file's hash is not o.ifHash; ent is
+// the file (nil: there is none).
+func (b *Batch) checkPrecondition(ctx context.Context, path string, ent *engine.Entry, o writeOpts) error {
 	if o.ifHash == "" {
 		return nil
 	}
-	ent, ok, err := b.tx.Get(ctx, path)
-	if err != nil {
-		return err
-	}
-	if !ok {
+	if ent == nil {
 		return errs.New(errs.ErrConflict, "conflict: %s does not exist (expected hash %s)", path, o.ifHash)
 	}
-	content, err := b.tx.Content(ctx, &ent)
+	content, err := b.tx.Content(ctx, ent)
 	if err != nil {
 		return err
 	}
@@ -328,6 +325,14 @@ func (b *Batch) checkPrecondition(ctx context.Context, path string, o writeOpts)
 		return errs.New(errs.ErrConflict, "conflict: %s has changed since hash %s (its hash is now %s); read it again", path, o.ifHash, h)
 	}
 	return nil
+}
+
+// entryOrNil returns ent when ok, else nil.
+func entryOrNil(ent *engine.Entry, ok bool) *engine.Entry {
+	if !ok {
+		return nil
+	}
+	return ent
 }
 
 // isDir reports whether any file lies under path.
@@ -421,12 +426,14 @@ func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOp
 	if err := b.claim(path, claimWrite); err != nil {
 		return err
 	}
-	if err := b.checkPrecondition(ctx, path, o); err != nil {
+	ent, ok, err := b.tx.Get(ctx, path)
+	if err != nil {
 		return err
 	}
-	if _, ok, err := b.tx.Get(ctx, path); err != nil {
+	if err := b.checkPrecondition(ctx, path, entryOrNil(&ent, ok), o); err != nil {
 		return err
-	} else if !ok {
+	}
+	if !ok {
 		if err := b.checkCreatable(ctx, path); err != nil {
 			return err
 		}
@@ -487,7 +494,7 @@ func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAl
 	if err != nil {
 		return 0, err
 	}
-	if err := b.checkPrecondition(ctx, path, o); err != nil {
+	if err := b.checkPrecondition(ctx, path, &ent, o); err != nil {
 		return 0, err
 	}
 	content, err := b.tx.Content(ctx, &ent)
@@ -520,7 +527,7 @@ func (b *Batch) Delete(ctx context.Context, path string, opts ...WriteOption) er
 	if err := b.claim(path, claimWrite); err != nil {
 		return err
 	}
-	_, ok, err := b.tx.Get(ctx, path)
+	ent, ok, err := b.tx.Get(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -530,12 +537,9 @@ func (b *Batch) Delete(ctx context.Context, path string, opts ...WriteOption) er
 		} else if dir {
 			return errs.New(errs.ErrIsDirectory, "%s is a directory", path)
 		}
-		if o.ifHash != "" {
-			return b.checkPrecondition(ctx, path, o)
-		}
-		return nil // idempotent
+		return b.checkPrecondition(ctx, path, nil, o) // else idempotent
 	}
-	if err := b.checkPrecondition(ctx, path, o); err != nil {
+	if err := b.checkPrecondition(ctx, path, &ent, o); err != nil {
 		return err
 	}
 	b.note("delete", path, "")
@@ -560,10 +564,11 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 	if err := b.claim(to, claimWrite); err != nil {
 		return err
 	}
-	if _, err := needFile(ctx, b.tx, from); err != nil {
+	ent, err := needFile(ctx, b.tx, from)
+	if err != nil {
 		return err
 	}
-	if err := b.checkPrecondition(ctx, from, o); err != nil {
+	if err := b.checkPrecondition(ctx, from, &ent, o); err != nil {
 		return err
 	}
 	if from == to {
