@@ -65,6 +65,9 @@
 //	16 writers, group commit,
 //	  10 KB packs               2,900-8,700 commits/s   110-150 µs CPU each
 //	  1 KB packs                6,900-13,000 commits/s  ~55 µs CPU each
+//	  idle machine, heads read once a batch (docs/decisions/0014):
+//	  10 KB packs               12,500-13,400 commits/s 92-99 µs CPU each
+//	  1 KB packs                ~29,600 commits/s       ~40 µs CPU each
 //	Head                        18-23 µs
 //	Pack (10 KB)                45-68 µs
 //
