@@ -354,6 +354,21 @@ func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
 	return p.data, nil
 }
 
+// PackParts returns a pack as it is kept (engine.PartsReader): the parts
+// AppendParts was given, or one string. Nothing is joined or copied.
+func (b *Backend) PackParts(ctx context.Context, id int64) ([]string, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	p, ok := b.packs[id]
+	if !ok {
+		return nil, backend.ErrNoPack
+	}
+	if p.parts != nil {
+		return p.parts, nil
+	}
+	return []string{p.data}, nil
+}
+
 func (b *Backend) SetCheckpoint(ctx context.Context, id int64, name string, seq int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -225,6 +225,15 @@ type PartsAppender interface {
 	AppendParts(ctx context.Context, commits []backend.NewCommit, packs [][]string) ([]backend.AppendResult, error)
 }
 
+// PartsReader is implemented by the backends that implement PartsAppender:
+// PackParts returns a pack as it is kept, the parts AppendParts was given
+// (header first) or the pack as one string, without joining them. The
+// engine then does not cache those packs: reading one is as cheap as a
+// cache hit.
+type PartsReader interface {
+	PackParts(ctx context.Context, id int64) ([]string, error)
+}
+
 // committer batches concurrent commits into one backend Append (group
 // commit): while one batch is being stored, the commits that arrive wait
 // and go together in the next. Each caller returns only once its own

@@ -37,7 +37,10 @@ type Engine struct {
 	packs   *lru[int64, *packView]
 	nodes   *lru[uint64, *node] // by nodeKey
 	commits *committer
-	heads   headCache
+	// partsReader is b when it keeps packs in memory: its packs are read
+	// from it, not cached.
+	partsReader PartsReader
+	heads       headCache
 	tails   tails
 	retries int
 
@@ -60,7 +63,9 @@ func New(b backend.Backend, o Options) *Engine {
 	}
 	c := &committer{b: b, arrived: make(chan struct{}, 1)}
 	c.parts, _ = b.(PartsAppender)
+	pr, _ := b.(PartsReader)
 	return &Engine{
+		partsReader: pr,
 		b:       b,
 		packs:   newLRU[int64, *packView](o.CacheBytes * 3 / 4),
 		nodes:   newLRU[uint64, *node](o.CacheBytes / 4),
@@ -105,6 +110,19 @@ func (e *Engine) unlock(thread int64, l *threadLock) {
 var threadLocks = sync.Pool{New: func() any { return new(threadLock) }}
 
 func (e *Engine) pack(ctx context.Context, id int64) (*packView, error) {
+	if e.partsReader != nil {
+		parts, err := e.partsReader.PackParts(ctx, id)
+		if errors.Is(err, backend.ErrNoPack) {
+			return nil, ErrCollected
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(parts) == 1 {
+			return parsePack(id, parts[0])
+		}
+		return parsePackParts(id, parts)
+	}
 	if v, ok := e.packs.get(id); ok {
 		return v, nil
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -616,6 +617,37 @@ func TestNodeKey(t *testing.T) {
 	for _, r := range []Ref{{Pack: 1 << 40}, {Pack: 1, Idx: 1 << 24}, {Pack: -1}} {
 		if _, ok := nodeKey(r); ok {
 			t.Errorf("%v is cacheable", r)
+		}
+	}
+}
+
+// TestPackParts: a pack read as parts (PartsReader) is the pack read as
+// bytes, and parts that disagree with their header are refused as
+// corrupt rather than misread.
+func TestPackParts(t *testing.T) {
+	var pb packBuilder
+	pb.addString(kindChunk, "hello")
+	pb.addString(kindLeaf, "leaf bytes")
+	parts := pb.parts()
+	whole, err := parsePack(7, string(pb.bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := parsePackParts(7, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.kinds, whole.kinds) || !slices.Equal(got.objs, whole.objs) {
+		t.Fatalf("parts %v %q, bytes %v %q", got.kinds, got.objs, whole.kinds, whole.objs)
+	}
+	for name, bad := range map[string][]string{
+		"object missing":   parts[:2],
+		"object too long":  {parts[0], "hello!", parts[2]},
+		"object extra":     append(slices.Clone(parts), "x"),
+		"header truncated": {parts[0][:3], parts[1], parts[2]},
+	} {
+		if _, err := parsePackParts(7, bad); !errors.Is(err, errCorrupt) {
+			t.Errorf("%s: %v, want corrupt", name, err)
 		}
 	}
 }

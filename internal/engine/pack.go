@@ -131,38 +131,67 @@ func parsePack(id int64, data string) (*packView, error) {
 	if data == "" {
 		return &packView{id: id}, nil
 	}
-	if len(data) < 2 || data[0] != 'P' || data[1] != 1 {
-		return nil, fmt.Errorf("%w: pack %d has no header", errCorrupt, id)
+	kinds, lens, p, err := parseHeader(id, data)
+	if err != nil {
+		return nil, err
 	}
-	p := 2
-	n, w := uvarintStr(data[p:])
-	if w <= 0 || n > uint64(len(data)) {
-		return nil, fmt.Errorf("%w: pack %d count", errCorrupt, id)
-	}
-	p += w
-	v := &packView{id: id, kinds: make([]byte, n), objs: make([]string, n)}
-	lens := make([]int, n)
-	for i := range v.kinds {
-		if p >= len(data) {
-			return nil, fmt.Errorf("%w: pack %d header", errCorrupt, id)
-		}
-		v.kinds[i] = data[p]
-		p++
-		l, w := uvarintStr(data[p:])
-		if w <= 0 || l > uint64(len(data)) {
-			return nil, fmt.Errorf("%w: pack %d length", errCorrupt, id)
-		}
-		p += w
-		lens[i] = int(l)
-	}
+	v := &packView{id: id, kinds: kinds, objs: make([]string, len(kinds))}
 	for i, l := range lens {
-		if l > len(data)-p {
+		if l > uint64(len(data)-p) {
 			return nil, fmt.Errorf("%w: pack %d truncated", errCorrupt, id)
 		}
-		v.objs[i] = data[p : p+l]
-		p += l
+		v.objs[i] = data[p : p+int(l)]
+		p += int(l)
 	}
 	return v, nil
+}
+
+// parsePackParts is parsePack for a pack kept as parts: the header, then
+// each object (PartsAppender), which the view shares.
+func parsePackParts(id int64, parts []string) (*packView, error) {
+	kinds, lens, p, err := parseHeader(id, parts[0])
+	if err != nil {
+		return nil, err
+	}
+	objs := parts[1:]
+	if p != len(parts[0]) || len(kinds) != len(objs) {
+		return nil, fmt.Errorf("%w: pack %d has %d objects in %d parts", errCorrupt, id, len(kinds), len(objs))
+	}
+	for i, l := range lens {
+		if l != uint64(len(objs[i])) {
+			return nil, fmt.Errorf("%w: pack %d object %d", errCorrupt, id, i)
+		}
+	}
+	return &packView{id: id, kinds: kinds, objs: objs}, nil
+}
+
+// parseHeader parses a pack's header: each object's kind and length, and
+// where the objects start.
+func parseHeader(id int64, data string) (kinds []byte, lens []uint64, p int, err error) {
+	if len(data) < 2 || data[0] != 'P' || data[1] != 1 {
+		return nil, nil, 0, fmt.Errorf("%w: pack %d has no header", errCorrupt, id)
+	}
+	p = 2
+	n, w := uvarintStr(data[p:])
+	if w <= 0 || n > uint64(len(data)) {
+		return nil, nil, 0, fmt.Errorf("%w: pack %d count", errCorrupt, id)
+	}
+	p += w
+	kinds, lens = make([]byte, n), make([]uint64, n)
+	for i := range kinds {
+		if p >= len(data) {
+			return nil, nil, 0, fmt.Errorf("%w: pack %d header", errCorrupt, id)
+		}
+		kinds[i] = data[p]
+		p++
+		l, w := uvarintStr(data[p:])
+		if w <= 0 {
+			return nil, nil, 0, fmt.Errorf("%w: pack %d length", errCorrupt, id)
+		}
+		p += w
+		lens[i] = l
+	}
+	return kinds, lens, p, nil
 }
 
 func (v *packView) object(idx uint32) (byte, string, error) {

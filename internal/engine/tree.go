@@ -392,7 +392,7 @@ func groups(out [][2]int, n, maxBytes int, size func(int) int) [][2]int {
 // stored caches the built nodes and the pack now that the commit's pack has
 // an ID: the next operation on the thread finds its tree decoded already.
 func (e *Engine) stored(id int64, bd *build) {
-	if !bd.pb.empty() {
+	if !bd.pb.empty() && e.partsReader == nil {
 		// The objects are never modified once built: share them.
 		v := bd.pb.view(id)
 		e.packs.put(id, v, v.size())
