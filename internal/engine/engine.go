@@ -41,8 +41,8 @@ type Engine struct {
 	// from it, not cached.
 	partsReader PartsReader
 	heads       headCache
-	tails   tails
-	retries int
+	tails       tails
+	retries     int
 
 	lockMu sync.Mutex
 	locks  map[int64]*threadLock
@@ -66,12 +66,12 @@ func New(b backend.Backend, o Options) *Engine {
 	pr, _ := b.(PartsReader)
 	return &Engine{
 		partsReader: pr,
-		b:       b,
-		packs:   newLRU[int64, *packView](o.CacheBytes * 3 / 4),
-		nodes:   newLRU[uint64, *node](o.CacheBytes / 4),
-		commits: c,
-		retries: o.MaxRetries,
-		locks:   map[int64]*threadLock{},
+		b:           b,
+		packs:       newLRU[int64, *packView](o.CacheBytes * 3 / 4),
+		nodes:       newLRU[uint64, *node](o.CacheBytes / 4),
+		commits:     c,
+		retries:     o.MaxRetries,
+		locks:       map[int64]*threadLock{},
 	}
 }
 
