@@ -67,6 +67,14 @@ type Tx struct {
 	files   int64
 	bytes   int64
 	counted bool
+	// last is the last path looked up in the base tree, which never
+	// changes: a mutation looks its path up in its checks, then again to
+	// apply it.
+	last struct {
+		path  string
+		ent   Entry
+		found bool
+	}
 }
 
 // pendingFile is a new version of a file: its entry (chunks not yet built)
@@ -111,7 +119,14 @@ func (tx *Tx) Get(ctx context.Context, path string) (Entry, bool, error) {
 		}
 		return p.ent, true, nil
 	}
-	return tx.e.lookup(ctx, tx.base, path)
+	if path == tx.last.path && path != "" {
+		return tx.last.ent, tx.last.found, nil
+	}
+	ent, found, err := tx.e.lookup(ctx, tx.base, path)
+	if err == nil {
+		tx.last.path, tx.last.ent, tx.last.found = path, ent, found
+	}
+	return ent, found, err
 }
 
 // Content implements View.
