@@ -85,28 +85,27 @@ type pendingFile struct {
 }
 
 type part struct {
-	chunk Chunk  // reused, when text == "" and chunk.Len > 0
-	text  string // new content
+	chunks []Chunk // reused chunks, when text == ""
+	text   string  // new content
 	// known is how much of text is an old last chunk (no cut in it).
 	known int
 }
 
 func (p *pendingFile) content(ctx context.Context, e *Engine) (string, error) {
-	if len(p.parts) == 1 && p.parts[0].chunk.Len == 0 {
+	if len(p.parts) == 1 && p.parts[0].chunks == nil {
 		return p.parts[0].text, nil
 	}
 	var b strings.Builder
 	b.Grow(int(p.ent.Size))
 	for _, pt := range p.parts {
-		if pt.chunk.Len == 0 {
-			b.WriteString(pt.text)
-			continue
+		b.WriteString(pt.text)
+		for _, c := range pt.chunks {
+			s, err := e.chunk(ctx, c.Ref)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(s)
 		}
-		s, err := e.chunk(ctx, pt.chunk.Ref)
-		if err != nil {
-			return "", err
-		}
-		b.WriteString(s)
 	}
 	return b.String(), nil
 }
@@ -346,26 +345,29 @@ func (tx *Tx) reuse(ctx context.Context, old *Entry, content string) ([]part, er
 	}
 	pre := commonPrefix(oc, content)
 	suf := commonSuffix(oc[pre:], content[pre:])
-	var head, tail []part
 	off := int64(0)
 	i := 0
 	for ; i < len(cs) && off+cs[i].Len <= int64(pre); i++ {
-		head = append(head, part{chunk: cs[i]})
 		off += cs[i].Len
 	}
 	midStart := off
 	end := int64(len(oc))
-	j := len(cs) - 1
-	for ; j >= i && end-cs[j].Len >= int64(len(oc)-suf); j-- {
-		end -= cs[j].Len
-		tail = append([]part{{chunk: cs[j]}}, tail...)
+	j := len(cs)
+	for ; j > i && end-cs[j-1].Len >= int64(len(oc)-suf); j-- {
+		end -= cs[j-1].Len
 	}
 	midEnd := int64(len(content)) - (int64(len(oc)) - end)
-	parts := head
+	parts := make([]part, 0, 3)
+	if i > 0 {
+		parts = append(parts, part{chunks: cs[:i:i]})
+	}
 	if midEnd > midStart {
 		parts = append(parts, part{text: content[midStart:midEnd]})
 	}
-	return append(parts, tail...), nil
+	if j < len(cs) {
+		parts = append(parts, part{chunks: cs[j:]})
+	}
+	return parts, nil
 }
 
 // chunksOf returns the chunks of a stored entry, or nil for a pending one.
@@ -414,10 +416,8 @@ func (tx *Tx) Append(ctx context.Context, path, text string) error {
 		return err
 	}
 	if len(cs) > 1 {
-		prefix = make([]part, 0, len(cs)) // and the last part
-		for _, c := range cs[:len(cs)-1] {
-			prefix = append(prefix, part{chunk: c})
-		}
+		prefix = make([]part, 1, 2) // and the last part
+		prefix[0].chunks = cs[: len(cs)-1 : len(cs)-1]
 		if tail, err = tx.e.chunk(ctx, cs[len(cs)-1].Ref); err != nil {
 			return err
 		}
@@ -504,12 +504,9 @@ func (tx *Tx) Rename(ctx context.Context, from, to string) error {
 		if err != nil {
 			return err
 		}
-		parts := make([]part, len(cs))
-		for i, c := range cs {
-			parts[i] = part{chunk: c}
-		}
-		if len(parts) == 0 {
-			parts = []part{{}}
+		parts := []part{{}}
+		if len(cs) > 0 {
+			parts[0].chunks = cs
 		}
 		p = &pendingFile{ent: ent, parts: parts}
 	}
@@ -541,6 +538,15 @@ func (tx *Tx) Paths() []string {
 	return out
 }
 
+// reusedChunks counts the old chunks parts reuse.
+func reusedChunks(parts []part) int {
+	n := 0
+	for _, pt := range parts {
+		n += len(pt.chunks)
+	}
+	return n
+}
+
 // build turns the pending files into chunks and tree nodes.
 func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
 	paths := tx.Paths()
@@ -553,14 +559,11 @@ func (tx *Tx) build(ctx context.Context, bd *build) (Ref, error) {
 		}
 		ent := p.ent
 		var cs []Chunk // nil for an empty file
-		if len(p.parts) > 1 {
-			cs = make([]Chunk, 0, len(p.parts))
+		if n := reusedChunks(p.parts); n > 0 {
+			cs = make([]Chunk, 0, n+1)
 		}
 		for _, pt := range p.parts {
-			if pt.chunk.Len > 0 {
-				cs = append(cs, pt.chunk)
-				continue
-			}
+			cs = append(cs, pt.chunks...)
 			if pt.text == "" {
 				continue
 			}
