@@ -150,9 +150,9 @@ func globView(ctx context.Context, v engine.View, pattern string) ([]string, err
 	}
 	prefix := g.Prefix()
 	out := []string{}
-	err = v.Scan(ctx, prefix, upper(prefix), func(ent *engine.Entry) (bool, error) {
-		if g.Match(ent.Path) {
-			out = append(out, ent.Path)
+	err = v.ScanPaths(ctx, prefix, upper(prefix), func(path string) (bool, error) {
+		if g.Match(path) {
+			out = append(out, path)
 		}
 		return true, ctx.Err()
 	})
@@ -184,11 +184,11 @@ func listView(ctx context.Context, v engine.View, under string, o ListOptions) (
 		start = o.After + "\x00"
 	}
 	out := []string{}
-	err = v.Scan(ctx, start, upper(from), func(ent *engine.Entry) (bool, error) {
-		if o.Accept != nil && !o.Accept(ent.Path) {
+	err = v.ScanPaths(ctx, start, upper(from), func(path string) (bool, error) {
+		if o.Accept != nil && !o.Accept(path) {
 			return true, nil
 		}
-		out = append(out, ent.Path)
+		out = append(out, path)
 		return o.Limit <= 0 || len(out) < o.Limit, ctx.Err()
 	})
 	return out, err

@@ -341,7 +341,7 @@ func isDir(ctx context.Context, v engine.View, path string) (bool, error) {
 		return tx.HasUnder(ctx, path)
 	}
 	found := false
-	err := v.Scan(ctx, path+"/", path+"0", func(*engine.Entry) (bool, error) {
+	err := v.ScanPaths(ctx, path+"/", path+"0", func(string) (bool, error) {
 		found = true
 		return false, nil
 	})

@@ -267,11 +267,12 @@ func childFor(n *node, key string) int {
 // scan calls fn for each entry with from <= path < to (to == "" means no
 // upper bound), in path order, visiting only subtrees that overlap the
 // range. fn returns false to stop.
-func (e *Engine) scan(ctx context.Context, root Ref, from, to string, fn func(*Entry) (bool, error)) error {
+// When full is false, the entries hold only their paths.
+func (e *Engine) scan(ctx context.Context, root Ref, from, to string, full bool, fn func(*Entry) (bool, error)) error {
 	if root.IsZero() {
 		return nil
 	}
-	var sc scanner
+	sc := scanner{full: full}
 	_, err := sc.node(ctx, e, root, from, to, fn)
 	return err
 }
@@ -279,6 +280,7 @@ func (e *Engine) scan(ctx context.Context, root Ref, from, to string, fn func(*E
 // scanner is one scan's state: the entry it decodes each file into, whose
 // chunk list's storage it reuses.
 type scanner struct {
+	full   bool // decode whole entries, not only paths
 	ent    Entry
 	chunks []Chunk
 }
@@ -293,8 +295,9 @@ func (sc *scanner) node(ctx context.Context, e *Engine, r Ref, from, to string, 
 			if to != "" && n.key(i) >= to {
 				return false, nil
 			}
-			sc.ent = n.entry(i, sc.chunks)
-			if sc.ent.Chunks != nil {
+			if !sc.full {
+				sc.ent.Path = n.key(i)
+			} else if sc.ent = n.entry(i, sc.chunks); sc.ent.Chunks != nil {
 				sc.chunks = sc.ent.Chunks
 			}
 			more, err := fn(&sc.ent)

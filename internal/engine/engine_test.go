@@ -651,3 +651,45 @@ func TestPackParts(t *testing.T) {
 		}
 	}
 }
+
+// TestScanPaths: ScanPaths lists the paths Scan does, on a snapshot and on
+// a transaction whose pending writes and deletes it merges, over ranges.
+func TestScanPaths(t *testing.T) {
+	ctx := context.Background()
+	e, th := newThread(t)
+	files := map[string]string{}
+	for i := range 500 {
+		files[fmt.Sprintf("d%d/f%03d", i%5, i)] = fmt.Sprint(i)
+	}
+	put(t, e, th, files)
+	head, _, _, err := e.Head(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := &Tx{e: e, base: head.Root()}
+	if err := tx.Put(ctx, "d2/new", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Delete(ctx, "d2/f002"); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []View{head, tx} {
+		for _, r := range [][2]string{{"", ""}, {"d2/", "d20"}, {"d1/f1", "d3"}, {"e", ""}} {
+			var full, paths []string
+			if err := v.Scan(ctx, r[0], r[1], func(ent *Entry) (bool, error) { full = append(full, ent.Path); return true, nil }); err != nil {
+				t.Fatal(err)
+			}
+			if err := v.ScanPaths(ctx, r[0], r[1], func(p string) (bool, error) { paths = append(paths, p); return true, nil }); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(full, paths) {
+				t.Fatalf("%T %q: Scan %d paths, ScanPaths %d", v, r, len(full), len(paths))
+			}
+		}
+	}
+	var got []string
+	_ = tx.ScanPaths(ctx, "d2/f00", "d2/f01", func(p string) (bool, error) { got = append(got, p); return true, nil })
+	if len(got) != 1 || got[0] != "d2/f007" {
+		t.Fatalf("tx ScanPaths d2/f00*: %v", got)
+	}
+}

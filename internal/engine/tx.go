@@ -19,6 +19,9 @@ type View interface {
 	// which is valid only during the call (its Path may be kept),
 	// in path order, until fn returns false.
 	Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error
+	// ScanPaths is Scan for callers that need only the paths (glob, list):
+	// it decodes nothing else.
+	ScanPaths(ctx context.Context, from, to string, fn func(path string) (bool, error)) error
 	// Totals returns the number of files and their JSON bytes (DESIGN §2.4).
 	Totals(ctx context.Context) (files, bytes int64, err error)
 }
@@ -41,7 +44,12 @@ func (s *Snapshot) Content(ctx context.Context, ent *Entry) (string, error) {
 
 // Scan implements View.
 func (s *Snapshot) Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error {
-	return s.e.scan(ctx, s.root, from, to, fn)
+	return s.e.scan(ctx, s.root, from, to, true, fn)
+}
+
+// ScanPaths implements View.
+func (s *Snapshot) ScanPaths(ctx context.Context, from, to string, fn func(string) (bool, error)) error {
+	return s.e.scan(ctx, s.root, from, to, false, func(ent *Entry) (bool, error) { return fn(ent.Path) })
 }
 
 // Totals implements View.
@@ -138,6 +146,17 @@ func (tx *Tx) Content(ctx context.Context, ent *Entry) (string, error) {
 
 // Scan implements View, merging the pending changes into the base.
 func (tx *Tx) Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error {
+	return tx.scan(ctx, from, to, true, fn)
+}
+
+// ScanPaths implements View.
+func (tx *Tx) ScanPaths(ctx context.Context, from, to string, fn func(string) (bool, error)) error {
+	return tx.scan(ctx, from, to, false, func(ent *Entry) (bool, error) { return fn(ent.Path) })
+}
+
+// scan is Scan; when full is false, the entries of the base tree hold
+// only their paths.
+func (tx *Tx) scan(ctx context.Context, from, to string, full bool, fn func(*Entry) (bool, error)) error {
 	var keys []string
 	for k := range tx.pending {
 		if k >= from && (to == "" || k < to) {
@@ -145,7 +164,7 @@ func (tx *Tx) Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, 
 		}
 	}
 	if len(keys) == 0 {
-		return tx.e.scan(ctx, tx.base, from, to, fn)
+		return tx.e.scan(ctx, tx.base, from, to, full, fn)
 	}
 	sort.Strings(keys)
 	stopped := false
@@ -164,7 +183,7 @@ func (tx *Tx) Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, 
 		}
 		return true, nil
 	}
-	err := tx.e.scan(ctx, tx.base, from, to, func(ent *Entry) (bool, error) {
+	err := tx.e.scan(ctx, tx.base, from, to, full, func(ent *Entry) (bool, error) {
 		if more, err := emitUpTo(ent.Path, false); !more {
 			return false, err
 		}
@@ -285,7 +304,7 @@ func (tx *Tx) HasUnder(ctx context.Context, dir string) (bool, error) {
 		}
 	}
 	found := false
-	err := tx.e.scan(ctx, tx.base, dir+"/", dir+"0", func(ent *Entry) (bool, error) {
+	err := tx.e.scan(ctx, tx.base, dir+"/", dir+"0", false, func(ent *Entry) (bool, error) {
 		if p, ok := tx.pending[ent.Path]; ok && p == nil {
 			return true, nil // deleted in this transaction
 		}
