@@ -105,6 +105,13 @@ func (w *Workspace) resolve(ctx context.Context, ref string) (backend.Commit, er
 	if !ok {
 		return backend.Commit{}, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)
 	}
+	if r, ok := w.s.b.(backend.CheckpointResolver); ok {
+		c, err := r.CheckpointCommit(ctx, id, ref)
+		if errors.Is(err, backend.ErrNoCheckpoint) {
+			return c, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)
+		}
+		return c, err
+	}
 	seq, err := w.s.b.CheckpointSeq(ctx, id, ref)
 	if errors.Is(err, backend.ErrNoCheckpoint) {
 		return backend.Commit{}, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)
@@ -309,23 +316,22 @@ func (w *Workspace) Fork(ctx context.Context, ref, newThread string) (*Workspace
 	if err != nil {
 		return nil, err
 	}
-	t, err := w.s.b.CreateThread(ctx, w.scope, newThread)
-	if errors.Is(err, backend.ErrThreadExists) {
-		return nil, errs.New(errs.ErrExists, "thread %s already exists", newThread)
-	}
-	if err != nil {
-		return nil, err
-	}
-	w.s.eng.NewThread(t.ID)
-	meta := w.meta("fork", fmt.Sprintf("fork of %s@%d", w.thread, src.Seq))
-	if src.ID != 0 {
-		if _, err := w.s.eng.Point(ctx, t.ID, src, meta, ""); err != nil {
-			_ = w.s.b.DeleteThread(ctx, t.ID)
-			if errors.Is(err, backend.ErrNotRetained) {
-				return nil, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
-			}
-			return nil, err
+	var t backend.Thread
+	if src.ID == 0 { // the empty tree: nothing to point at
+		if t, err = w.s.b.CreateThread(ctx, w.scope, newThread); err == nil {
+			w.s.eng.NewThread(t.ID)
 		}
+	} else {
+		meta := w.meta("fork", fmt.Sprintf("fork of %s@%d", w.thread, src.Seq))
+		t, err = w.s.eng.Fork(ctx, w.scope, newThread, src, meta)
+	}
+	switch {
+	case errors.Is(err, backend.ErrThreadExists):
+		return nil, errs.New(errs.ErrExists, "thread %s already exists", newThread)
+	case errors.Is(err, backend.ErrNotRetained):
+		return nil, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
+	case err != nil:
+		return nil, err
 	}
 	nw, err := w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
 	if err != nil {

@@ -55,6 +55,8 @@ var contractChecks = []contractCheck{
 	{"ThreadsList", checkThreadsList},
 	{"Scopes", checkScopes},
 	{"DeleteThread", checkDeleteThread},
+	{"Fork", checkFork},
+	{"CheckpointCommit", checkCheckpointCommit},
 	{"HeadEmpty", checkHeadEmpty},
 	{"AppendFirstAndNext", checkAppendFirstAndNext},
 	{"AppendStale", checkAppendStale},
@@ -1630,4 +1632,76 @@ func checkConcurrentDropRequires(t *testing.T, b backend.Backend) {
 			t.Errorf("round %d: the required commit was not dropped: %v", round, err)
 		}
 	}
+}
+
+// checkFork: a backend.Forker creates the thread and its first commit
+// together, and when it refuses (name taken, source not retained) it
+// creates neither. Backends that are not Forkers skip it.
+func checkFork(t *testing.T, b backend.Backend) {
+	f, ok := b.(backend.Forker)
+	if !ok {
+		t.Skip("not a backend.Forker")
+	}
+	ctx := t.Context()
+	src := newThread(t, b, "s", "src")
+	cs := commits(t, b, src.ID, 2)
+	first := func(name string, seq int64) backend.NewCommit {
+		c := nc(0, 1)
+		c.Root = []byte("root of " + name)
+		c.Requires = &backend.CommitID{Thread: src.ID, Seq: seq}
+		return c
+	}
+	th, c, err := f.Fork(ctx, "s", "fork", first("fork", 1))
+	if err != nil {
+		t.Fatalf("Fork: %v", err)
+	}
+	if th.Name != "fork" || th.Scope != "s" || c.Thread != th.ID || c.Seq != 1 || string(c.Root) != "root of fork" {
+		t.Fatalf("Fork returned thread %+v, commit %s", th, fmtCommit(c))
+	}
+	if h, ok := head(t, b, th.ID); !ok {
+		t.Fatal("the fork has no head")
+	} else {
+		sameCommit(t, "the fork's head", h, c)
+	}
+	if got, err := b.Thread(ctx, "s", "fork", false); err != nil || got.ID != th.ID {
+		t.Fatalf("Thread(fork): %+v %v", got, err)
+	}
+
+	_, _, err = f.Fork(ctx, "s", "fork", first("fork", 2))
+	wantErr(t, "Fork to a taken name", err, backend.ErrThreadExists)
+	if n := headSeq(t, b, th.ID); n != 1 {
+		t.Errorf("the taken thread's head moved to %d", n)
+	}
+
+	drop(t, b, src.ID, cs[0].Seq)
+	_, _, err = f.Fork(ctx, "s", "late", first("late", cs[0].Seq))
+	wantErr(t, "Fork of a dropped commit", err, backend.ErrNotRetained)
+	if _, err := b.Thread(ctx, "s", "late", false); !errors.Is(err, backend.ErrNoThread) {
+		t.Errorf("a refused fork left its thread: %v", err)
+	}
+}
+
+// checkCheckpointCommit: a backend.CheckpointResolver finds the commit a
+// checkpoint names, and fails as CheckpointSeq would. Other backends skip
+// it.
+func checkCheckpointCommit(t *testing.T, b backend.Backend) {
+	r, ok := b.(backend.CheckpointResolver)
+	if !ok {
+		t.Skip("not a backend.CheckpointResolver")
+	}
+	ctx := t.Context()
+	th := newThread(t, b, "s", "main")
+	cs := commits(t, b, th.ID, 3)
+	if err := b.SetCheckpoint(ctx, th.ID, "cp", 2); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.CheckpointCommit(ctx, th.ID, "cp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCommit(t, "CheckpointCommit(cp)", got, cs[1])
+	_, err = r.CheckpointCommit(ctx, th.ID, "nope")
+	wantErr(t, "CheckpointCommit of a missing name", err, backend.ErrNoCheckpoint)
+	_, err = r.CheckpointCommit(ctx, th.ID+1000, "cp")
+	wantErr(t, "CheckpointCommit on a missing thread", err, backend.ErrNoThread)
 }

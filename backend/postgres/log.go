@@ -292,6 +292,27 @@ FROM (SELECT 1) AS one LEFT JOIN LATERAL (
 	SELECT ` + commitCols + ` FROM commits WHERE thread_id = $1 AND seq = $2 AND dropped_at IS NULL
 ) AS c ON true`
 
+// checkpointSQL is commitAtSQL for the commit a checkpoint names.
+const checkpointSQL = `SELECT EXISTS (SELECT 1 FROM threads WHERE id = $1), c.* FROM (SELECT 1) AS one LEFT JOIN (
+	SELECT ` + commitCols + ` FROM commits
+	WHERE thread_id = $1 AND dropped_at IS NULL
+		AND seq = (SELECT seq FROM checkpoints WHERE thread_id = $1 AND name = $2)
+) AS c ON true`
+
+// CheckpointCommit implements backend.CheckpointResolver.
+func (b *Backend) CheckpointCommit(ctx context.Context, thread int64, name string) (backend.Commit, error) {
+	c, found, exists, err := b.oneCommit(ctx, thread, checkpointSQL, thread, name)
+	switch {
+	case err != nil:
+		return backend.Commit{}, fmt.Errorf("postgres: checkpoint: %w", err)
+	case !exists:
+		return backend.Commit{}, backend.ErrNoThread
+	case !found:
+		return backend.Commit{}, backend.ErrNoCheckpoint
+	}
+	return c, nil
+}
+
 // oneCommit runs headSQL or commitAtSQL.
 func (b *Backend) oneCommit(ctx context.Context, thread int64, q string, args ...any) (c backend.Commit, found, exists bool, err error) {
 	var (

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -206,4 +209,60 @@ func (b *Backend) Settings(ctx context.Context, scope, thread, prefix string) (m
 		return nil, fmt.Errorf("postgres: settings: %w", err)
 	}
 	return out, nil
+}
+
+// forkSQL creates a thread and its first commit, which requires the source
+// commit ($6, $7) to be retained, read FOR SHARE so that a concurrent Drop
+// serialises with it. Both inserts always run (a data-modifying CTE does);
+// when the thread was made but the commit could not be, the statement
+// fails on purpose (division by zero, SQLSTATE 22012), which rolls the
+// thread back: nothing is created.
+const forkSQL = `WITH th AS (
+	INSERT INTO threads (scope, name) VALUES ($1, $2)
+	ON CONFLICT DO NOTHING
+	RETURNING id, created
+), req AS (
+	SELECT 1 FROM commits
+	WHERE thread_id = $6::bigint AND seq = $7::bigint AND dropped_at IS NULL
+	FOR SHARE
+), ins AS (
+	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce)
+	SELECT th.id, 1, $1, $3::bytea, $4::bytea, $5::bytea, $8::bigint FROM th
+	WHERE EXISTS (SELECT 1 FROM req)
+	RETURNING id, time
+)
+SELECT th.id, th.created, ins.id, ins.time,
+	1 / CASE WHEN th.id IS NOT NULL AND ins.id IS NULL THEN 0 ELSE 1 END
+FROM (SELECT 1) AS one LEFT JOIN th ON true LEFT JOIN ins ON true`
+
+// Fork implements backend.Forker: the thread and its first commit in one
+// statement, one round trip and one durable flush (a fork was two of
+// each: CreateThread, then Append). A connection lost before the answer
+// leaves the outcome unknown, as for CreateThread: the error says so, and
+// a retry finds the thread made or not.
+func (b *Backend) Fork(ctx context.Context, scope, name string, c backend.NewCommit) (backend.Thread, backend.Commit, error) {
+	if c.Requires == nil || c.Seq != 1 {
+		return backend.Thread{}, backend.Commit{}, fmt.Errorf("postgres: fork: the first commit must be seq 1 and require its source")
+	}
+	var (
+		thread, id  *int64
+		created, at *time.Time
+		guard       int64
+	)
+	err := b.pool.QueryRow(ctx, forkSQL, scope, name, bytea(c.Root), bytea(c.Meta), bytea(c.Pack),
+		c.Requires.Thread, c.Requires.Seq, rand.Int64()).Scan(&thread, &created, &id, &at, &guard)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "22012":
+		return backend.Thread{}, backend.Commit{}, backend.ErrNotRetained
+	case err != nil:
+		return backend.Thread{}, backend.Commit{}, fmt.Errorf("postgres: fork: %w", err)
+	case thread == nil:
+		return backend.Thread{}, backend.Commit{}, backend.ErrThreadExists
+	}
+	t := backend.Thread{ID: *thread, Scope: scope, Name: name, Created: created.UTC()}
+	return t, backend.Commit{
+		ID: *id, Thread: t.ID, Seq: 1,
+		Root: slices.Clone(c.Root), Meta: slices.Clone(c.Meta), Time: at.UTC(),
+	}, nil
 }

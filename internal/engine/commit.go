@@ -182,6 +182,37 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 	}
 }
 
+// Fork creates thread name in scope whose first commit has the tree of
+// src, a retained commit, without copying anything: in one transaction
+// when the backend is a backend.Forker, else as CreateThread then Point
+// (the thread is deleted again if Point fails).
+func (e *Engine) Fork(ctx context.Context, scope, name string, src backend.Commit, meta []byte) (backend.Thread, error) {
+	root, err := decodeRoot(src.Root, src.ID)
+	if err != nil {
+		return backend.Thread{}, err
+	}
+	if f, ok := e.b.(backend.Forker); ok {
+		t, c, err := f.Fork(ctx, scope, name, backend.NewCommit{
+			Seq: 1, Root: encodeRoot(root), Meta: meta,
+			Requires: &backend.CommitID{Thread: src.Thread, Seq: src.Seq},
+		})
+		if err == nil {
+			e.heads.set(t.ID, c)
+		}
+		return t, err
+	}
+	t, err := e.b.CreateThread(ctx, scope, name)
+	if err != nil {
+		return t, err
+	}
+	e.NewThread(t.ID)
+	if _, err := e.Point(ctx, t.ID, src, meta, ""); err != nil {
+		_ = e.b.DeleteThread(ctx, t.ID)
+		return backend.Thread{}, err
+	}
+	return t, nil
+}
+
 // headCache remembers the last head this process committed per thread, so
 // that a mutation need not read it back. It is only a guess: the
 // compare-and-swap refuses a stale one.
