@@ -1,9 +1,5 @@
 package satchel
 
-import (
-	"unicode/utf8"
-)
-
 // commitMeta is what every commit records (DESIGN §2.6). It is stored as
 // the JSON that json.Marshal gives it; appendMeta writes that JSON by hand
 // (every commit makes one, and reflection cost a write about 2% of its
@@ -100,65 +96,8 @@ func appendMeta(b []byte, op string, sum []byte, a Actor) []byte {
 	return append(b, '}')
 }
 
-// htmlSafe[c] reports whether json.Marshal writes the ASCII byte c as is.
-var htmlSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := byte(0x20); c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
 // appendHTMLString quotes s as json.Marshal does: appendString's escapes,
 // and also <, > and & (encoding/json's HTML escaping, on by default).
 func appendHTMLString[S string | []byte](b []byte, s S) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf && htmlSafe[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default: // other control characters, <, >, &
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		n := min(len(s)-i, utf8.UTFMax)
-		r, size := utf8.DecodeRuneInString(string(s[i : i+n]))
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return appendQuoted(b, s, &htmlSafe)
 }

@@ -125,13 +125,27 @@ const hexDigits = "0123456789abcdef"
 
 // appendString quotes s as encoding/json does with HTML escaping off:
 // invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029 are escaped.
-func appendString(b []byte, s string) []byte {
+func appendString(b []byte, s string) []byte { return appendQuoted(b, s, &plainSafe) }
+
+// plainSafe and htmlSafe tell which ASCII bytes encoding/json writes as
+// they are, without and with HTML escaping.
+var plainSafe, htmlSafe = func() (plain, html [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\'
+		html[c] = plain[c] && c != '<' && c != '>' && c != '&'
+	}
+	return plain, html
+}()
+
+// appendQuoted quotes s as a JSON string, writing the ASCII bytes safe
+// marks as they are and escaping the others as encoding/json does.
+func appendQuoted[S string | []byte](b []byte, s S, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if safe[c] {
 				i++
 				continue
 			}
@@ -149,14 +163,15 @@ func appendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'b')
 			case '\f':
 				b = append(b, '\\', 'f')
-			default:
+			default: // other control characters; <, > and & when escaped
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		n := min(len(s)-i, utf8.UTFMax)
+		r, size := utf8.DecodeRuneInString(string(s[i : i+n]))
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
