@@ -219,3 +219,44 @@ func TestAppendLostConnectionWorkspace(t *testing.T) {
 		t.Fatalf("log.md = %q, %v; want %q", got, err, "a\nappended-marker\n")
 	}
 }
+
+// TestForkLostConnection cuts the connection of a Fork before and after
+// its statement commits: either way Fork reports the fork as made, and
+// the thread exists once, with its one first commit.
+func TestForkLostConnection(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		mode int32
+	}{{"before", cutBefore}, {"after", cutAfter}} {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := t.Context()
+			b, p := openThroughProxy(t, "fork-marker")
+			src, err := b.CreateThread(ctx, "s", "src")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Append(ctx, []backend.NewCommit{{Thread: src.ID, Seq: 1, Root: []byte("r"), Meta: []byte("m"), Pack: []byte("p")}}); err != nil {
+				t.Fatal(err)
+			}
+			p.mode.Store(mode.mode)
+			th, c, err := b.Fork(ctx, "s", "fork", backend.NewCommit{
+				Seq: 1, Root: []byte("fork-marker"), Meta: []byte("m"),
+				Requires: &backend.CommitID{Thread: src.ID, Seq: 1},
+			})
+			if err != nil {
+				t.Fatalf("Fork: %v", err)
+			}
+			if p.cuts.Load() != 1 {
+				t.Fatalf("the proxy cut %d connections, want 1", p.cuts.Load())
+			}
+			got, err := b.Thread(ctx, "s", "fork", false)
+			if err != nil || got.ID != th.ID {
+				t.Fatalf("thread fork: %+v %v, Fork said %+v", got, err, th)
+			}
+			log, err := b.Log(ctx, th.ID, 0, 10)
+			if err != nil || len(log) != 1 || log[0].ID != c.ID || string(log[0].Root) != "fork-marker" {
+				t.Fatalf("log of the fork: %+v %v, Fork said %+v", log, err, c)
+			}
+		})
+	}
+}

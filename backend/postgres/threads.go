@@ -237,32 +237,80 @@ FROM (SELECT 1) AS one LEFT JOIN th ON true LEFT JOIN ins ON true`
 
 // Fork implements backend.Forker: the thread and its first commit in one
 // statement, one round trip and one durable flush (a fork was two of
-// each: CreateThread, then Append). A connection lost before the answer
-// leaves the outcome unknown, as for CreateThread: the error says so, and
-// a retry finds the thread made or not.
+// each: CreateThread, then Append). When the connection fails after the
+// statement was sent, Fork sends it again until the server answers: the
+// name then taken by a thread whose first commit holds this fork's nonce
+// means the first attempt committed, and the caller is told so.
 func (b *Backend) Fork(ctx context.Context, scope, name string, c backend.NewCommit) (backend.Thread, backend.Commit, error) {
 	if c.Requires == nil || c.Seq != 1 {
 		return backend.Thread{}, backend.Commit{}, fmt.Errorf("postgres: fork: the first commit must be seq 1 and require its source")
 	}
+	nonce := rand.Int64()
+	unknown := false // an earlier attempt may have committed
+	for attempt := 1; ; attempt++ {
+		t, cm, err, lost := b.forkOnce(ctx, scope, name, c, nonce)
+		if unknown && errors.Is(err, backend.ErrThreadExists) {
+			return b.claimFork(ctx, scope, name, c, nonce)
+		}
+		if !lost {
+			return t, cm, err
+		}
+		if !unknown {
+			unknown = true
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+			defer cancel()
+		}
+		b.retries.Add(1)
+		select {
+		case <-ctx.Done():
+			return backend.Thread{}, backend.Commit{}, fmt.Errorf("postgres: fork: the connection failed before the outcome was known, and it could not be learned: %w", err)
+		case <-time.After(min(time.Second, 10*time.Millisecond<<min(attempt, 7))):
+		}
+	}
+}
+
+// forkOnce runs forkSQL once; lost reports an error that leaves open
+// whether it committed.
+func (b *Backend) forkOnce(ctx context.Context, scope, name string, c backend.NewCommit, nonce int64) (_ backend.Thread, _ backend.Commit, _ error, lost bool) {
 	var (
 		thread, id  *int64
 		created, at *time.Time
 		guard       int64
 	)
 	err := b.pool.QueryRow(ctx, forkSQL, scope, name, bytea(c.Root), bytea(c.Meta), bytea(c.Pack),
-		c.Requires.Thread, c.Requires.Seq, rand.Int64()).Scan(&thread, &created, &id, &at, &guard)
+		c.Requires.Thread, c.Requires.Seq, nonce).Scan(&thread, &created, &id, &at, &guard)
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "22012":
-		return backend.Thread{}, backend.Commit{}, backend.ErrNotRetained
+		return backend.Thread{}, backend.Commit{}, backend.ErrNotRetained, false
 	case err != nil:
-		return backend.Thread{}, backend.Commit{}, fmt.Errorf("postgres: fork: %w", err)
+		return backend.Thread{}, backend.Commit{}, fmt.Errorf("postgres: fork: %w", err), outcomeUnknown(err)
 	case thread == nil:
-		return backend.Thread{}, backend.Commit{}, backend.ErrThreadExists
+		return backend.Thread{}, backend.Commit{}, backend.ErrThreadExists, false
 	}
 	t := backend.Thread{ID: *thread, Scope: scope, Name: name, Created: created.UTC()}
 	return t, backend.Commit{
 		ID: *id, Thread: t.ID, Seq: 1,
 		Root: slices.Clone(c.Root), Meta: slices.Clone(c.Meta), Time: at.UTC(),
-	}, nil
+	}, nil, false
+}
+
+// claimFork finds the fork an attempt whose answer was lost made: the
+// thread of that name whose first commit holds nonce. Another thread of
+// the name is ErrThreadExists.
+func (b *Backend) claimFork(ctx context.Context, scope, name string, c backend.NewCommit, nonce int64) (backend.Thread, backend.Commit, error) {
+	t := backend.Thread{Scope: scope, Name: name}
+	cm := backend.Commit{Seq: 1, Root: slices.Clone(c.Root), Meta: slices.Clone(c.Meta)}
+	err := b.pool.QueryRow(ctx, `SELECT t.id, t.created, c.id, c.time FROM threads t
+		JOIN commits c ON c.thread_id = t.id AND c.seq = 1 AND c.nonce = $3
+		WHERE t.scope = $1 AND t.name = $2`, scope, name, nonce).Scan(&t.ID, &t.Created, &cm.ID, &cm.Time)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return backend.Thread{}, backend.Commit{}, backend.ErrThreadExists
+	}
+	if err != nil {
+		return backend.Thread{}, backend.Commit{}, fmt.Errorf("postgres: fork: %w", err)
+	}
+	t.Created, cm.Thread, cm.Time = t.Created.UTC(), t.ID, cm.Time.UTC()
+	return t, cm, nil
 }
