@@ -24,7 +24,7 @@ import (
 
 // Options tune an Engine.
 type Options struct {
-	// CacheBytes bounds the cache of packs and decoded nodes (default 256 MiB).
+	// CacheBytes bounds the cache of packs and indexed nodes (default 256 MiB).
 	CacheBytes int64
 	// MaxRetries bounds how often a mutation is re-applied after losing the
 	// head's compare-and-swap to another process (default 64).
