@@ -1,7 +1,11 @@
 package satchel_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"encoding/binary"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -114,4 +118,133 @@ func BenchmarkGroupCommit(b *testing.B) {
 			b.ReportMetric(100*float64(cb.appendTime.Load())/float64(b.Elapsed()), "%writer-busy")
 		})
 	}
+}
+
+// BenchmarkGroupCommitFrames runs BenchmarkGroupCommit's 16 writers of 100
+// bytes, then reads the SQLite write-ahead log and reports what a
+// transaction wrote: its frames (pages) in all, and how many belong to the
+// commits table, to its (thread_id, seq) index, and to everything else
+// (sqlite_sequence, page 1, pointer maps). Pages touched per transaction is
+// what a SQLite commit costs (docs/performance.md, "Group commit").
+func BenchmarkGroupCommitFrames(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "frames.db")
+	sb, err := sqlite.Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := satchel.New(sb)
+	defer st.Close()
+	const writers = 16
+	wss := make([]*satchel.Workspace, writers)
+	for i := range wss {
+		if wss[i], err = st.Workspace(ctx, "bench", "t"+strconv.Itoa(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				content := bench.W1AppendLine(int(i)) + "0123456789abcdefghi\n"
+				if err := wss[w].Write(ctx, "notes/f"+strconv.FormatInt(i%500, 10)+".md", content); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	frames, err := walFrames(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	trees, err := pageTrees(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var txs, all, table, index int
+	for _, f := range frames {
+		all++
+		switch trees[f.page] {
+		case "commits":
+			table++
+		case "sqlite_autoindex_commits_1":
+			index++
+		}
+		if f.commit {
+			txs++
+		}
+	}
+	if txs == 0 {
+		b.Skip("the log holds no transaction (checkpointed and restarted)")
+	}
+	per := func(n int) float64 { return float64(n) / float64(txs) }
+	b.ReportMetric(per(all), "frames/tx")
+	b.ReportMetric(per(table), "table-frames/tx")
+	b.ReportMetric(per(index), "index-frames/tx")
+	b.ReportMetric(per(all-table-index), "other-frames/tx")
+	b.ReportMetric(float64(txs), "tx")
+}
+
+type walFrame struct {
+	page   uint32
+	commit bool // the last frame of a transaction
+}
+
+// walFrames reads the valid frames of a SQLite write-ahead log (those
+// whose salts match the header's: the log is reused after a restart).
+func walFrames(db string) ([]walFrame, error) {
+	wal, err := os.ReadFile(db + "-wal")
+	if err != nil {
+		return nil, err
+	}
+	if len(wal) < 32 {
+		return nil, nil
+	}
+	pageSize := int(binary.BigEndian.Uint32(wal[8:]))
+	salts := wal[16:24]
+	var frames []walFrame
+	for off := 32; off+24+pageSize <= len(wal); off += 24 + pageSize {
+		if !bytes.Equal(wal[off+8:off+16], salts) {
+			break
+		}
+		frames = append(frames, walFrame{
+			page:   binary.BigEndian.Uint32(wal[off:]),
+			commit: binary.BigEndian.Uint32(wal[off+4:]) != 0,
+		})
+	}
+	return frames, nil
+}
+
+// pageTrees maps each page of the database to the table or index it
+// belongs to (SQLite's dbstat table).
+func pageTrees(db string) (map[uint32]string, error) {
+	conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rows, err := conn.Query("SELECT name, pageno FROM dbstat")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	trees := map[uint32]string{}
+	for rows.Next() {
+		var name string
+		var page uint32
+		if err := rows.Scan(&name, &page); err != nil {
+			return nil, err
+		}
+		trees[page] = name
+	}
+	return trees, rows.Err()
 }
