@@ -125,6 +125,13 @@ func (c *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, ctx.Err()
 	case in = <-c.incoming:
 		if in.err != nil {
+			select {
+			case <-c.closed:
+				// Close closed the reader under the read loop: its
+				// error is Close's doing, not the input's.
+				return nil, io.EOF
+			default:
+			}
 			return nil, in.err
 		}
 	case <-c.closed:
@@ -259,12 +266,14 @@ func encodeResponse(r *jsonrpc.Response) []byte {
 // Close implements mcp.Connection.
 func (c *ioConn) Close() error {
 	c.closeOnce.Do(func() {
+		// closed first: a Read that the reader's closing wakes must
+		// find it so (and report EOF, not the closed reader's error).
+		close(c.closed)
 		var werr error
 		if c.w != nil {
 			werr = c.w.Close()
 		}
 		c.closeErr = errors.Join(c.r.Close(), werr)
-		close(c.closed)
 	})
 	return c.closeErr
 }
