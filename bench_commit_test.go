@@ -171,7 +171,9 @@ func BenchmarkGroupCommitFrames(b *testing.B) {
 		b.Fatal(err)
 	}
 	var txs, all, table, index int
+	byTree := map[string]int{}
 	for _, f := range frames {
+		byTree[trees[f.page]]++
 		all++
 		switch trees[f.page] {
 		case "commits":
@@ -187,6 +189,11 @@ func BenchmarkGroupCommitFrames(b *testing.B) {
 		b.Skip("the log holds no transaction (checkpointed and restarted)")
 	}
 	per := func(n int) float64 { return float64(n) / float64(txs) }
+	if os.Getenv("FRAMES_BY_TREE") != "" && b.N > 100 {
+		for name, n := range byTree {
+			b.Logf("%-30q %.2f frames/tx", name, per(n))
+		}
+	}
 	b.ReportMetric(per(all), "frames/tx")
 	b.ReportMetric(per(table), "table-frames/tx")
 	b.ReportMetric(per(index), "index-frames/tx")

@@ -3,9 +3,11 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/backendtest"
 	"github.com/satchel-dev/satchel/backend/sqlite"
 	"github.com/satchel-dev/satchel/satcheltest"
 )
@@ -19,4 +21,24 @@ func TestBehaviour(t *testing.T) {
 		t.Cleanup(func() { b.Close() })
 		return b
 	})
+}
+
+// TestIndexEvery runs the contract and the behaviours with commit_seq
+// written every commit and every second commit: the default (256) leaves
+// most of a test's commits in the recent half of thread_commits.
+func TestIndexEvery(t *testing.T) {
+	for _, k := range []int64{1, 2} {
+		open := func(t *testing.T) backend.Backend {
+			b, err := sqlite.OpenIndexEvery(context.Background(), filepath.Join(t.TempDir(), "satchel.db"), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return b
+		}
+		t.Run("k="+strconv.FormatInt(k, 10), func(t *testing.T) {
+			backendtest.RunContract(t, open)
+			satcheltest.RunBehaviour(t, open)
+		})
+	}
 }

@@ -39,12 +39,13 @@ func (b *Backend) Drop(ctx context.Context, thread int64, seqs []int64) error {
 			return err
 		}
 		var head int64
-		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM commits WHERE thread_id = ?", thread).Scan(&head); err != nil {
+		if err := tx.QueryRowContext(ctx, newestSeq, thread).Scan(&head); err != nil {
 			return err
 		}
 		list := jsonInts(seqs)
 		if _, err := tx.ExecContext(ctx, `UPDATE commits SET dropped_at = ?1
-			WHERE thread_id = ?2 AND seq IN (SELECT value FROM json_each(?3)) AND seq <> ?4 AND dropped_at IS NULL`,
+			WHERE id IN (SELECT id FROM thread_commits WHERE thread_id = ?2 AND seq IN (SELECT value FROM json_each(?3)) AND seq <> ?4)
+			AND dropped_at IS NULL`,
 			nanos(b.now()), thread, list, head); err != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func (b *Backend) GCSnapshot(ctx context.Context, scope string, cutoff time.Time
 	var s backend.GCSnapshot
 	err := b.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT c.id, c.thread_id, c.seq, c.time, c.root
-			FROM threads t JOIN commits c ON c.thread_id = t.id
+			FROM threads t JOIN thread_commits v ON v.thread_id = t.id JOIN commits c ON c.id = v.id
 			WHERE t.scope = ? AND c.dropped_at IS NULL ORDER BY c.id`, scope)
 		if err != nil {
 			return err
@@ -103,7 +104,8 @@ func (b *Backend) GCSnapshot(ctx context.Context, scope string, cutoff time.Time
 	return s, nil
 }
 
-// DeletePacks deletes the rows of dropped commits, packs and all; ids of
+// DeletePacks deletes the rows of dropped commits, packs, commit_seq
+// entries and all; ids of
 // retained commits are ignored. The ids are never given again
 // (AUTOINCREMENT).
 func (b *Backend) DeletePacks(ctx context.Context, ids []int64) error {
@@ -111,8 +113,13 @@ func (b *Backend) DeletePacks(ctx context.Context, ids []int64) error {
 		return nil
 	}
 	err := b.write(ctx, func(tx *sql.Tx) error {
+		list := jsonInts(ids)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM commit_seq WHERE (thread_id, seq) IN (SELECT thread_id, seq FROM commits
+			WHERE id IN (SELECT value FROM json_each(?)) AND dropped_at IS NOT NULL)`, list); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM commits
-			WHERE id IN (SELECT value FROM json_each(?)) AND dropped_at IS NOT NULL`, jsonInts(ids))
+			WHERE id IN (SELECT value FROM json_each(?)) AND dropped_at IS NOT NULL`, list)
 		return err
 	})
 	if err != nil {

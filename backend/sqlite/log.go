@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -17,35 +16,52 @@ import (
 // transaction, which is what makes the engine's group commit pay.
 //
 // The transaction holds the database's write lock from its first
-// statement, so the heads it reads cannot move before it commits: one
-// query reads the scope and the newest seq of every thread of the batch,
-// the compare-and-swap of each entry is decided from them (a later entry
-// of the same thread sees the earlier one's seq), and each accepted entry
-// is one plain INSERT.
+// statement, so the heads it reads cannot move before it commits. The
+// heads come from the last Append when nothing else has written since
+// (headCache), else from one query for the whole batch; the compare-and-
+// swap of each entry is decided from them (a later entry of the same
+// thread sees the earlier one's seq), and each accepted entry is one plain
+// INSERT. Every indexEvery commits of the database, the Append that passes
+// the mark also writes their commit_seq entries (decision 0015).
 func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
 	res := make([]backend.AppendResult, len(ncs))
 	if len(ncs) == 0 {
 		return res, nil
 	}
 	now := nanos(b.now())
-	err := b.write(ctx, func(tx *sql.Tx) error {
+	var known headsKnown
+	err := b.writeKeeping(ctx, func(tx *sql.Tx) error {
 		st := writeTx{ctx: ctx, tx: tx, s: &b.ws}
-		heads, err := st.readHeads(ncs)
-		if err != nil {
+		var err error
+		if known, err = b.heads.load(&st, ncs); err != nil {
 			return err
 		}
+		var last int64
 		for i := range ncs {
-			c, err := st.append(&ncs[i], heads, now)
+			c, err := st.append(&ncs[i], known.heads, now)
 			if err != nil && !isEntryErr(err) {
 				return err
 			}
 			res[i] = backend.AppendResult{Commit: c, Err: err}
+			if err == nil {
+				last = c.ID
+			}
+		}
+		if last-known.upto >= b.indexEvery {
+			for _, q := range indexCommits {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return err
+				}
+			}
+			known.upto = last
 		}
 		return nil
 	})
 	if err != nil {
+		b.heads.forget() // the commit's outcome may be unknown
 		return nil, fmt.Errorf("sqlite: append: %w", err)
 	}
+	b.heads.keep(known)
 	if b.ckpt != nil {
 		var n int64
 		for i := range ncs {
@@ -67,10 +83,10 @@ func isEntryErr(err error) bool {
 // writeTx binds the writer's prepared statements to one transaction, as
 // they are first needed.
 type writeTx struct {
-	ctx                                  context.Context
-	tx                                   *sql.Tx
-	s                                    *writeStmts
-	insert, head, retained, cpExists, cp *sql.Stmt
+	ctx                                        context.Context
+	tx                                         *sql.Tx
+	s                                          *writeStmts
+	insert, head, conn, retained, cpExists, cp *sql.Stmt
 }
 
 func (w *writeTx) stmt(p **sql.Stmt, s *sql.Stmt) *sql.Stmt {
@@ -87,33 +103,25 @@ type head struct {
 	top   int64
 }
 
-// readHeads reads the head of every thread of ncs, in one query; a thread
-// that does not exist is missing from the map.
-func (w *writeTx) readHeads(ncs []backend.NewCommit) (map[int64]*head, error) {
-	ids := make([]byte, 0, 8+8*len(ncs))
-	ids = append(ids, '[')
-	for i := range ncs {
-		if i > 0 {
-			ids = append(ids, ',')
-		}
-		ids = strconv.AppendInt(ids, ncs[i].Thread, 10)
-	}
-	ids = append(ids, ']')
+// readHeads reads the heads of the threads ids lists (a JSON array) into
+// m, in one query (a thread that does not exist stays missing), and
+// returns seq_indexed.upto.
+func (w *writeTx) readHeads(ids []byte, m map[int64]*head) (int64, error) {
 	rows, err := w.stmt(&w.head, w.s.heads).QueryContext(w.ctx, string(ids))
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer rows.Close()
-	m := make(map[int64]*head, len(ncs))
+	var upto int64
 	for rows.Next() {
 		var id int64
 		h := new(head)
-		if err := rows.Scan(&id, &h.scope, &h.top); err != nil {
-			return nil, err
+		if err := rows.Scan(&id, &h.scope, &h.top, &upto); err != nil {
+			return 0, err
 		}
 		m[id] = h
 	}
-	return m, rows.Err()
+	return upto, rows.Err()
 }
 
 func (w *writeTx) append(nc *backend.NewCommit, heads map[int64]*head, now int64) (backend.Commit, error) {
@@ -294,7 +302,7 @@ func (b *Backend) SetCheckpoint(ctx context.Context, thread int64, name string, 
 		if err != nil {
 			return err
 		}
-		err = tx.QueryRowContext(ctx, "SELECT 1 FROM commits WHERE thread_id = ? AND seq = ? AND dropped_at IS NULL", thread, seq).Scan(&one)
+		err = tx.QueryRowContext(ctx, retainedSQL, thread, seq).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return backend.ErrNoCommit
 		}

@@ -112,6 +112,10 @@ type Backend struct {
 	rs    readStmts
 	stmts []*sql.Stmt   // all of ws and rs, to close
 	ckpt  *checkpointer // nil: the writer checkpoints (SQLite's default)
+	// indexEvery is how many commits may wait above seq_indexed.upto
+	// before an Append writes their commit_seq entries (decision 0015).
+	indexEvery int64
+	heads      headCache
 
 	clock     atomic.Pointer[func() time.Time]
 	closeOnce sync.Once
@@ -156,7 +160,15 @@ type options struct {
 	// inlineCheckpoints leaves checkpoints to the writer (SQLite's
 	// default), as a baseline for the benchmarks.
 	inlineCheckpoints bool
+	// indexEvery replaces defaultIndexEvery (tests: 1 writes every
+	// commit's entry at once, as version 2 did).
+	indexEvery int64
 }
+
+// defaultIndexEvery: the commits above seq_indexed.upto are found by a
+// scan of commits_recent, about 300 entries a page; a thread writes its
+// commit_seq leaf once per this many commits of the database.
+const defaultIndexEvery = 256
 
 // Open opens (creating it if needed) the SQLite database at dsn, a file
 // path optionally prefixed with "file:", and brings its schema up to date.
@@ -169,7 +181,10 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{path: path}
+	b := &Backend{path: path, indexEvery: defaultIndexEvery}
+	if opt.indexEvery > 0 {
+		b.indexEvery = opt.indexEvery
+	}
 	clock := time.Now
 	b.clock.Store(&clock)
 
@@ -369,7 +384,17 @@ func (b *Backend) Close() error {
 }
 
 // write runs f in one BEGIN IMMEDIATE transaction on the writer.
+// Every write but Append forgets the heads Appends remember, inside its
+// transaction (headCache).
 func (b *Backend) write(ctx context.Context, f func(tx *sql.Tx) error) error {
+	return b.writeKeeping(ctx, func(tx *sql.Tx) error {
+		b.heads.forget()
+		return f(tx)
+	})
+}
+
+// writeKeeping is write without forgetting the heads: Append's.
+func (b *Backend) writeKeeping(ctx context.Context, f func(tx *sql.Tx) error) error {
 	tx, err := b.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -128,7 +128,7 @@ func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 			sql  string
 			args []any
 		}{
-			{"UPDATE commits SET dropped_at = ? WHERE thread_id = ? AND dropped_at IS NULL", []any{nanos(b.now()), id}},
+			{"UPDATE commits SET dropped_at = ? WHERE id IN (SELECT id FROM thread_commits WHERE thread_id = ?) AND dropped_at IS NULL", []any{nanos(b.now()), id}},
 			{"DELETE FROM checkpoints WHERE thread_id = ?", []any{id}},
 			{"DELETE FROM settings WHERE scope = ? AND thread = ?", []any{scope, name}},
 			{"DELETE FROM threads WHERE id = ?", []any{id}},
@@ -150,10 +150,15 @@ func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 	err := b.write(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{
-			// The commits of live threads, through the (thread_id, seq)
-			// index; then those of deleted threads, all dropped, through
-			// the index of dropped commits.
-			"DELETE FROM commits WHERE thread_id IN (SELECT id FROM threads WHERE scope = ?1)",
+			// The commits of live threads, through thread_commits; then
+			// those of deleted threads, all dropped, through the index of
+			// dropped commits (their commit_seq entries first, found from
+			// their rows).
+			`DELETE FROM commits WHERE id IN (SELECT v.id FROM thread_commits v
+				WHERE v.thread_id IN (SELECT id FROM threads WHERE scope = ?1))`,
+			"DELETE FROM commit_seq WHERE thread_id IN (SELECT id FROM threads WHERE scope = ?1)",
+			`DELETE FROM commit_seq WHERE (thread_id, seq) IN (SELECT thread_id, seq FROM commits
+				WHERE scope = ?1 AND dropped_at IS NOT NULL)`,
 			"DELETE FROM commits WHERE scope = ?1 AND dropped_at IS NOT NULL",
 			"DELETE FROM checkpoints WHERE thread_id IN (SELECT id FROM threads WHERE scope = ?1)",
 			"DELETE FROM threads WHERE scope = ?1",

@@ -1,0 +1,127 @@
+package sqlite
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// headCache keeps, from one Append to the next, the heads of the threads
+// the last one wrote and seq_indexed.upto, so that an Append of a busy
+// process reads nothing before it inserts: the heads query is about a
+// fifth of a group commit's transaction (decision 0015).
+//
+// What it keeps is only used while still true:
+//   - no other connection has committed since: SQLite's data_version, read
+//     in the Append's own transaction (under the write lock), is the one
+//     it was read at;
+//   - it is the same connection: database/sql may replace a broken one,
+//     whose data_version would mean nothing, and a new connection lacks
+//     the temporary table satchel_conn;
+//   - no other write of this backend has begun since (gen): every write
+//     but Append forgets the cache inside its transaction, before it can
+//     change a thread (DeleteThread, PurgeScope), and an Append keeps what
+//     it learnt only if no write began after it.
+type headCache struct {
+	mu    sync.Mutex
+	gen   uint64 // writes begun
+	valid bool
+	known headsKnown
+}
+
+// headsKnown is what an Append knew, at a data_version.
+type headsKnown struct {
+	version int64
+	gen     uint64
+	upto    int64
+	heads   map[int64]*head
+}
+
+// forget is called by every write but Append, inside its transaction.
+func (c *headCache) forget() {
+	c.mu.Lock()
+	c.gen++
+	c.valid = false
+	c.known = headsKnown{}
+	c.mu.Unlock()
+}
+
+// load returns the heads of the threads of ncs and seq_indexed.upto, from
+// the cache where it still holds, else from the database. The heads are
+// the Append's to move.
+func (c *headCache) load(w *writeTx, ncs []backend.NewCommit) (headsKnown, error) {
+	var k headsKnown
+	var marked int
+	if err := w.stmt(&w.conn, w.s.connState).QueryRowContext(w.ctx).Scan(&k.version, &marked); err != nil {
+		return k, err
+	}
+	if marked == 0 {
+		if _, err := w.tx.ExecContext(w.ctx, "CREATE TEMP TABLE IF NOT EXISTS satchel_conn (x)"); err != nil {
+			return k, err
+		}
+	}
+	k.heads = make(map[int64]*head, len(ncs))
+	c.mu.Lock()
+	k.gen = c.gen
+	cached := c.valid && marked != 0 && c.known.version == k.version
+	if cached {
+		k.upto = c.known.upto
+		for i := range ncs {
+			if h := c.known.heads[ncs[i].Thread]; h != nil {
+				hc := *h
+				k.heads[ncs[i].Thread] = &hc
+			}
+		}
+	}
+	c.mu.Unlock()
+	var ids []byte
+	for i := range ncs {
+		if k.heads[ncs[i].Thread] != nil {
+			continue
+		}
+		if ids == nil {
+			ids = append(ids, '[')
+		} else {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, ncs[i].Thread, 10)
+	}
+	if ids == nil {
+		return k, nil
+	}
+	upto, err := w.readHeads(append(ids, ']'), k.heads)
+	if err != nil {
+		return k, err
+	}
+	if !cached {
+		k.upto = upto
+	}
+	return k, nil
+}
+
+// keep remembers what a committed Append knew, unless another write began
+// after it did.
+func (c *headCache) keep(k headsKnown) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != k.gen {
+		return
+	}
+	if !c.valid || c.known.version != k.version {
+		c.known = headsKnown{version: k.version, heads: make(map[int64]*head, len(k.heads))}
+	}
+	c.valid = true
+	c.known.gen = k.gen
+	c.known.upto = k.upto
+	for id, h := range k.heads {
+		c.known.heads[id] = h
+	}
+	if len(c.known.heads) > maxCachedHeads {
+		c.known.heads = k.heads
+	}
+}
+
+// maxCachedHeads bounds the cache: beyond it, only the last Append's
+// threads are kept.
+const maxCachedHeads = 4096

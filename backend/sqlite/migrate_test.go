@@ -1,0 +1,97 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// TestMigrateFromVersion2 builds a database with the schema of version 2
+// (the (thread_id, seq) index on commits), fills it as that version would
+// have, opens it, and checks that migration 0003 kept every commit, every
+// head and the AUTOINCREMENT counter: the newest commits had been
+// collected, so the next id is past them, not max(id) + 1.
+func TestMigrateFromVersion2(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`,
+		ms[0].sql, ms[1].sql,
+		`INSERT INTO schema_migrations VALUES (1, '0001_init.sql', 0), (2, '0002_docs.sql', 0)`,
+		`INSERT INTO threads (id, scope, name, created) VALUES (1, 's', 'a', 0), (2, 's', 'b', 0)`,
+		// a: seqs 1-3, 2 dropped; b: seqs 1-2; then a deleted thread's
+		// three newest commits (ids 6-8), collected.
+		`INSERT INTO commits (thread_id, seq, time, dropped_at, scope, root, meta, pack) VALUES
+			(1, 1, 10, NULL, 's', x'01', x'', x'aa'),
+			(2, 1, 11, NULL, 's', x'02', x'', x'bb'),
+			(1, 2, 12, 99,   's', x'03', x'', x'cc'),
+			(1, 3, 13, NULL, 's', x'04', x'', x'dd'),
+			(2, 2, 14, NULL, 's', x'05', x'', x'ee'),
+			(9, 1, 15, 99,   's', x'06', x'', x''),
+			(9, 2, 16, 99,   's', x'07', x'', x''),
+			(9, 3, 17, 99,   's', x'08', x'', x'')`,
+		`DELETE FROM commits WHERE thread_id = 9`,
+		`INSERT INTO checkpoints (thread_id, name, seq) VALUES (1, 'c', 3)`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	b, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if v, err := b.SchemaVersion(ctx); err != nil || v != len(ms) {
+		t.Fatalf("schema version %d, %v; want %d", v, err, len(ms))
+	}
+	log, err := b.Log(ctx, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 || log[0].ID != 4 || log[0].Seq != 3 || log[1].ID != 1 || log[1].Seq != 1 {
+		t.Errorf("log of a: %+v, want ids 4 (seq 3) and 1 (seq 1)", log)
+	}
+	if h, ok, err := b.Head(ctx, 2); err != nil || !ok || h.ID != 5 || h.Seq != 2 || string(h.Root) != "\x05" {
+		t.Errorf("head of b: %+v %v %v", h, ok, err)
+	}
+	if _, err := b.CommitAt(ctx, 1, 2); !errors.Is(err, backend.ErrNoCommit) {
+		t.Errorf("dropped commit: %v, want ErrNoCommit", err)
+	}
+	if p, err := b.Pack(ctx, 3); err != nil || p != "\xcc" {
+		t.Errorf("pack of a dropped commit: %q %v", p, err)
+	}
+	if seq, err := b.CheckpointSeq(ctx, 1, "c"); err != nil || seq != 3 {
+		t.Errorf("checkpoint: %d %v", seq, err)
+	}
+	res, err := b.Append(ctx, []backend.NewCommit{
+		{Thread: 1, Seq: 3, Root: []byte{9}},  // stale: a's head is 3
+		{Thread: 1, Seq: 4, Root: []byte{10}}, // next
+		{Thread: 2, Seq: 3, Root: []byte{11}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(res[0].Err, backend.ErrStale) {
+		t.Errorf("append at a taken seq: %v, want ErrStale", res[0].Err)
+	}
+	if res[1].Err != nil || res[1].Commit.ID != 9 || res[2].Err != nil || res[2].Commit.ID != 10 {
+		t.Errorf("appends: %+v; want ids 9 and 10 (8 was given before)", res[1:])
+	}
+	if c, err := b.CommitAt(ctx, 1, 4); err != nil || c.ID != 9 {
+		t.Errorf("new commit: %+v %v", c, err)
+	}
+}
