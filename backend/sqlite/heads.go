@@ -21,8 +21,10 @@ import (
 //     the temporary table satchel_conn;
 //   - no other write of this backend has begun since (gen): every write
 //     but Append forgets the cache inside its transaction, before it can
-//     change a thread (DeleteThread, PurgeScope), and an Append keeps what
-//     it learnt only if no write began after it.
+//     change a thread (DeleteThread, PurgeScope);
+//   - an Append commits while holding mu and updates the cache before it
+//     lets go, so the next Append (which may take the connection the
+//     moment this one commits) never reads heads older than the commit.
 type headCache struct {
 	mu    sync.Mutex
 	gen   uint64 // writes begun
@@ -41,10 +43,14 @@ type headsKnown struct {
 // forget is called by every write but Append, inside its transaction.
 func (c *headCache) forget() {
 	c.mu.Lock()
+	c.forgetLocked()
+	c.mu.Unlock()
+}
+
+func (c *headCache) forgetLocked() {
 	c.gen++
 	c.valid = false
 	c.known = headsKnown{}
-	c.mu.Unlock()
 }
 
 // load returns the heads of the threads of ncs and seq_indexed.upto, from
@@ -100,11 +106,10 @@ func (c *headCache) load(w *writeTx, ncs []backend.NewCommit) (headsKnown, error
 	return k, nil
 }
 
-// keep remembers what a committed Append knew, unless another write began
-// after it did.
-func (c *headCache) keep(k headsKnown) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// keepLocked remembers what a committed Append knew, unless another write
+// began after it did. The caller holds c.mu, and took it before its
+// commit.
+func (c *headCache) keepLocked(k headsKnown) {
 	if c.gen != k.gen {
 		return
 	}

@@ -29,18 +29,18 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		return res, nil
 	}
 	now := nanos(b.now())
-	var known headsKnown
-	err := b.writeKeeping(ctx, func(tx *sql.Tx) error {
+	err := b.appendTx(ctx, func(tx *sql.Tx) (headsKnown, error) {
+		var known headsKnown
 		st := writeTx{ctx: ctx, tx: tx, s: &b.ws}
 		var err error
 		if known, err = b.heads.load(&st, ncs); err != nil {
-			return err
+			return known, err
 		}
 		var last int64
 		for i := range ncs {
 			c, err := st.append(&ncs[i], known.heads, now)
 			if err != nil && !isEntryErr(err) {
-				return err
+				return known, err
 			}
 			res[i] = backend.AppendResult{Commit: c, Err: err}
 			if err == nil {
@@ -50,18 +50,16 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		if last-known.upto >= b.indexEvery {
 			for _, q := range indexCommits {
 				if _, err := tx.ExecContext(ctx, q); err != nil {
-					return err
+					return known, err
 				}
 			}
 			known.upto = last
 		}
-		return nil
+		return known, nil
 	})
 	if err != nil {
-		b.heads.forget() // the commit's outcome may be unknown
 		return nil, fmt.Errorf("sqlite: append: %w", err)
 	}
-	b.heads.keep(known)
 	if b.ckpt != nil {
 		var n int64
 		for i := range ncs {
@@ -72,6 +70,30 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		b.ckpt.wrote(n)
 	}
 	return res, nil
+}
+
+// appendTx runs f in a write transaction and commits it while holding the
+// head cache's lock, then keeps the heads f learnt (or forgets the cache
+// when the commit failed): the next Append, which may take the connection
+// as soon as this one commits, reads the cache only after that.
+func (b *Backend) appendTx(ctx context.Context, f func(tx *sql.Tx) (headsKnown, error)) error {
+	tx, err := b.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	known, err := f(tx)
+	if err != nil {
+		tx.Rollback() // nothing changed: what the cache holds is still true
+		return err
+	}
+	b.heads.mu.Lock()
+	defer b.heads.mu.Unlock()
+	if err := tx.Commit(); err != nil {
+		b.heads.forgetLocked() // the commit's outcome may be unknown
+		return err
+	}
+	b.heads.keepLocked(known)
+	return nil
 }
 
 // isEntryErr tells the refusals of one entry from failures of the call.

@@ -384,21 +384,14 @@ func (b *Backend) Close() error {
 }
 
 // write runs f in one BEGIN IMMEDIATE transaction on the writer.
-// Every write but Append forgets the heads Appends remember, inside its
-// transaction (headCache).
+// Every write but Append (appendTx) forgets the heads Appends remember,
+// inside its transaction (headCache).
 func (b *Backend) write(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return b.writeKeeping(ctx, func(tx *sql.Tx) error {
-		b.heads.forget()
-		return f(tx)
-	})
-}
-
-// writeKeeping is write without forgetting the heads: Append's.
-func (b *Backend) writeKeeping(ctx context.Context, f func(tx *sql.Tx) error) error {
 	tx, err := b.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	b.heads.forget()
 	if err := f(tx); err != nil {
 		tx.Rollback()
 		return err
