@@ -71,9 +71,18 @@ const (
 	// on its side).
 	commitCols    = "c.id, v.seq, c.time, c.root, c.meta"
 	threadCommits = " FROM thread_commits v JOIN commits c ON c.id = v.id "
-	retainedSQL   = "SELECT 1" + threadCommits + "WHERE v.thread_id = ? AND v.seq = ? AND c.dropped_at IS NULL"
-	threadByID    = "SELECT 1 FROM threads WHERE id = ?"
-	threadByKey   = "SELECT id, created FROM threads WHERE scope = ? AND name = ?"
+	// headSQL takes the newest entry of each half of thread_commits (a
+	// seek at the end of commit_seq's range; a sort of the recent entries
+	// of commits_recent alone), then reads one row of commits: the newest
+	// commit is never dropped.
+	headSQL = `SELECT c.id, c.seq, c.time, c.root, c.meta FROM commits c WHERE c.id = (SELECT id FROM (
+	SELECT * FROM (SELECT id, seq FROM commit_seq WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1)
+	UNION ALL
+	SELECT * FROM (SELECT id, seq FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = ?1 ORDER BY seq DESC LIMIT 1)
+) ORDER BY seq DESC LIMIT 1) AND c.dropped_at IS NULL`
+	retainedSQL = "SELECT 1" + threadCommits + "WHERE v.thread_id = ? AND v.seq = ? AND c.dropped_at IS NULL"
+	threadByID  = "SELECT 1 FROM threads WHERE id = ?"
+	threadByKey = "SELECT id, created FROM threads WHERE scope = ? AND name = ?"
 )
 
 func (b *Backend) prepare(ctx context.Context) error {
@@ -100,7 +109,7 @@ func (b *Backend) prepare(ctx context.Context) error {
 		s   **sql.Stmt
 		sql string
 	}{
-		{&b.rs.head, "SELECT " + commitCols + threadCommits + "WHERE v.thread_id = ? AND c.dropped_at IS NULL ORDER BY v.seq DESC LIMIT 1"},
+		{&b.rs.head, headSQL},
 		{&b.rs.commitAt, "SELECT " + commitCols + threadCommits + "WHERE v.thread_id = ? AND v.seq = ? AND c.dropped_at IS NULL"},
 		{&b.rs.log, "SELECT " + commitCols + threadCommits + "WHERE v.thread_id = ? AND v.seq < ? AND c.dropped_at IS NULL ORDER BY v.seq DESC LIMIT ?"},
 		{&b.rs.pack, "SELECT pack FROM commits WHERE id = ?"},
