@@ -19,7 +19,7 @@ import (
 // commits_recent.
 const heads = `SELECT t.id, t.scope, max(
 	coalesce((SELECT max(seq) FROM commit_seq s WHERE s.thread_id = t.id), 0),
-	coalesce((SELECT max(seq) FROM commits c WHERE c.id > u.upto AND c.thread_id = t.id), 0)),
+	coalesce((SELECT seq FROM commits c WHERE c.id > u.upto AND c.thread_id = t.id ORDER BY c.id DESC LIMIT 1), 0)),
 	u.upto
 FROM json_each(?1) j CROSS JOIN threads t ON t.id = j.value CROSS JOIN seq_indexed u`
 
@@ -28,7 +28,7 @@ FROM json_each(?1) j CROSS JOIN threads t ON t.id = j.value CROSS JOIN seq_index
 const newestSeq = `SELECT coalesce(max(m), 0) FROM (
 	SELECT max(seq) AS m FROM commit_seq WHERE thread_id = ?1
 	UNION ALL
-	SELECT max(seq) FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = ?1)`
+	SELECT seq FROM (SELECT seq FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = ?1 ORDER BY id DESC LIMIT 1))`
 
 // connState tells whether the heads an Append remembers are still true:
 // data_version changes when another connection (another process) has
@@ -72,13 +72,14 @@ const (
 	commitCols    = "c.id, v.seq, c.time, c.root, c.meta"
 	threadCommits = " FROM thread_commits v JOIN commits c ON c.id = v.id "
 	// headSQL takes the newest entry of each half of thread_commits (a
-	// seek at the end of commit_seq's range; a sort of the recent entries
-	// of commits_recent alone), then reads one row of commits: the newest
-	// commit is never dropped.
+	// seek at the end of commit_seq's range; commits_recent walked back
+	// from its end to the thread's first entry: a thread's commits have
+	// increasing ids), then reads one row of commits: the newest commit is
+	// never dropped.
 	headSQL = `SELECT c.id, c.seq, c.time, c.root, c.meta FROM commits c WHERE c.id = (SELECT id FROM (
 	SELECT * FROM (SELECT id, seq FROM commit_seq WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1)
 	UNION ALL
-	SELECT * FROM (SELECT id, seq FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = ?1 ORDER BY seq DESC LIMIT 1)
+	SELECT * FROM (SELECT id, seq FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = ?1 ORDER BY id DESC LIMIT 1)
 ) ORDER BY seq DESC LIMIT 1) AND c.dropped_at IS NULL`
 	retainedSQL = "SELECT 1" + threadCommits + "WHERE v.thread_id = ? AND v.seq = ? AND c.dropped_at IS NULL"
 	threadByID  = "SELECT 1 FROM threads WHERE id = ?"
