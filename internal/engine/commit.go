@@ -105,7 +105,11 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 		}
 		if err != nil {
 			e.commits.building.Add(-1)
-			if retry() {
+			// A base whose storage garbage collection took (its grace
+			// period ran out while this mutation ran) is stale: the head
+			// has moved past it. Run again on the new head, as after a
+			// lost compare-and-swap.
+			if retry() || (errors.Is(err, ErrCollected) && attempt < e.retries) {
 				continue
 			}
 			return c, false, err

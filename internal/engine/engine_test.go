@@ -693,3 +693,38 @@ func TestScanPaths(t *testing.T) {
 		t.Fatalf("tx ScanPaths d2/f00*: %v", got)
 	}
 }
+
+// TestUpdateRetriesCollectedBase: a mutation whose base was collected
+// under it (ErrCollected: the grace period ran out while it ran) runs
+// again on the backend's head, even when that head was not a cached one,
+// as after a lost compare-and-swap; an error that is not ErrCollected is
+// returned at once.
+func TestUpdateRetriesCollectedBase(t *testing.T) {
+	ctx := context.Background()
+	b := memory.New()
+	th, err := b.Thread(ctx, "s", "main", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(b, Options{}) // no cached head: the first attempt reads the backend's
+	calls := 0
+	_, changed, err := e.Update(ctx, th.ID, func(tx *Tx) (CommitInfo, error) {
+		calls++
+		if calls == 1 {
+			return CommitInfo{}, fmt.Errorf("reading: %w", ErrCollected)
+		}
+		return CommitInfo{}, tx.Put(ctx, "f", "x")
+	})
+	if err != nil || !changed || calls != 2 {
+		t.Fatalf("Update: changed %v, %v after %d calls; want a commit after 2", changed, err, calls)
+	}
+	other := errors.New("refused")
+	calls = 0
+	_, _, err = New(b, Options{}).Update(ctx, th.ID, func(tx *Tx) (CommitInfo, error) {
+		calls++
+		return CommitInfo{}, other
+	})
+	if !errors.Is(err, other) || calls != 1 {
+		t.Fatalf("Update with a refusal: %v after %d calls; want it after 1", err, calls)
+	}
+}
