@@ -61,7 +61,7 @@ func New(b backend.Backend, o Options) *Engine {
 	if o.MaxRetries <= 0 {
 		o.MaxRetries = 64
 	}
-	c := &committer{b: b, arrived: make(chan struct{}, 1)}
+	c := &committer{b: b}
 	c.parts, _ = b.(PartsAppender)
 	pr, _ := b.(PartsReader)
 	return &Engine{
