@@ -71,16 +71,14 @@ const (
 	// on its side).
 	commitCols    = "c.id, v.seq, c.time, c.root, c.meta"
 	threadCommits = " FROM thread_commits v JOIN commits c ON c.id = v.id "
-	// headSQL takes the newest entry of each half of thread_commits (a
-	// seek at the end of commit_seq's range; commits_recent walked back
-	// from its end to the thread's first entry: a thread's commits have
-	// increasing ids), then reads one row of commits: the newest commit is
-	// never dropped.
-	headSQL = `SELECT c.id, c.seq, c.time, c.root, c.meta FROM commits c WHERE c.id = (SELECT id FROM (
-	SELECT * FROM (SELECT id, seq FROM commit_seq WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1)
-	UNION ALL
-	SELECT * FROM (SELECT id, seq FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = ?1 ORDER BY id DESC LIMIT 1)
-) ORDER BY seq DESC LIMIT 1) AND c.dropped_at IS NULL`
+	// headSQL reads the thread's newest commit, the one with the highest
+	// id (ids grow with seq): among the recent entries if it has any
+	// (commits_recent walked back from its end), else at the end of its
+	// commit_seq range; coalesce tries the second only when the first
+	// finds nothing. The newest commit is never dropped.
+	headSQL = `SELECT c.id, c.seq, c.time, c.root, c.meta FROM commits c WHERE c.id = coalesce(
+	(SELECT id FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = ?1 ORDER BY id DESC LIMIT 1),
+	(SELECT id FROM commit_seq WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1)) AND c.dropped_at IS NULL`
 	retainedSQL = "SELECT 1" + threadCommits + "WHERE v.thread_id = ? AND v.seq = ? AND c.dropped_at IS NULL"
 	threadByID  = "SELECT 1 FROM threads WHERE id = ?"
 	threadByKey = "SELECT id, created FROM threads WHERE scope = ? AND name = ?"
