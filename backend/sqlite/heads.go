@@ -9,8 +9,8 @@ import (
 
 // headCache keeps, from one Append to the next, the heads of the threads
 // the last one wrote and seq_indexed.upto, so that an Append of a busy
-// process reads nothing before it inserts: the heads query is about a
-// fifth of a group commit's transaction (decision 0015).
+// process reads nothing before it inserts: the heads query was 13–16% of
+// the CPU of a group commit's Append (decision 0015).
 //
 // What it keeps is only used while still true:
 //   - no other connection has committed since: SQLite's data_version, read
