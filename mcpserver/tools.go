@@ -535,13 +535,18 @@ func runGrep(ctx context.Context, c *call) (*outcome, error) {
 		fmt.Fprintf(&b, "%s:%d:%s", m.Path, m.Line, m.Text)
 	}
 	matches := nonNil(res.Matches)
+	structured := map[string]any{"matches": matches, "truncated": res.Truncated}
 	out := &outcome{
 		text:       b.String(),
-		structured: map[string]any{"matches": matches, "truncated": res.Truncated},
+		structured: structured,
 		untrusted:  true,
 	}
 	if res.Truncated {
 		out.notices = []string{fmt.Sprintf("[stopped at the limit of %d matches: there may be more. Narrow the pattern, path or include, or raise limit]", limit)}
+	}
+	if res.Stopped != "" {
+		structured["stopped"] = res.Stopped
+		out.notices = append(out.notices, "["+res.Stopped+"]")
 	}
 	return out, nil
 }
