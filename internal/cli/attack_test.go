@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/spill"
 )
 
 // A grep that reaches its timeout inside one long line prints the
@@ -24,5 +29,50 @@ func TestAttackGrepStopped(t *testing.T) {
 	r := h.run("fs", "grep", `.{1000}.{1000}.{1000}b|^b$`, "--timeout", "50ms")
 	if r.Code == 0 || r.Out != "a.txt:1:b\n" || !strings.HasPrefix(r.Err, "grep stopped after 50ms") {
 		t.Fatalf("grep past its timeout: %+v", r)
+	}
+}
+
+// endless yields zeros forever, counting them.
+type endless struct{ n int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	clear(p)
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// runReader runs args with r as standard input.
+func (h *harness) runReader(r io.Reader, args ...string) result {
+	var out, errb bytes.Buffer
+	a := newApp(r, &out, &errb)
+	a.getenv = func(k string) string { return h.env[k] }
+	a.openStore = func(context.Context, string) (*satchel.Store, error) { return h.store, nil }
+	a.closeStore = false
+	code := run(context.Background(), a, args)
+	return result{Code: code, Out: out.String(), Err: errb.String()}
+}
+
+// fs write, fs append and spill save read standard input only to their
+// limit plus one byte: an endless input is refused, not read whole.
+func TestAttackEndlessStandardInput(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	if err := h.store.SetLimits(ctx, "default", "", satchel.Limits{MaxFileBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"fs", "write", "a.txt"}, {"fs", "append", "a.txt"}} {
+		e := &endless{}
+		r := h.runReader(e, cmd...)
+		if r.Code == 0 || r.Err != "limit exceeded: standard input is over the per-file limit of 1048576 bytes\n" {
+			t.Errorf("%v: %+v", cmd, r)
+		}
+		if e.n != 1<<20+1 {
+			t.Errorf("%v read %d bytes, want %d", cmd, e.n, 1<<20+1)
+		}
+	}
+	e := &endless{}
+	r := h.runReader(e, "spill", "save", "--backend", "workspace", "--name", "x")
+	if r.Code == 0 || !strings.Contains(r.Err, "over the spill limit of 67108864 bytes") || e.n != spill.MaxSaveBytes+1 {
+		t.Errorf("spill save: %+v after %d bytes", r, e.n)
 	}
 }

@@ -158,7 +158,7 @@ Prints the key and the new version; with --json, {"key": ..., "version": N}.`,
 		Args: argsBetween([]string{"STORE"}, "JSON"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			doc, err := a.input(args, 1)
+			doc, err := a.input(args, 1, maxImportLine, "the document limit")
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bounded"
 	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
@@ -53,9 +54,13 @@ of them.`,
 				if err != nil {
 					return err
 				}
+				l, err := ws.Limits(ctx)
+				if err != nil {
+					return err
+				}
 				err = ws.Batch(ctx, func(ctx context.Context, b *satchel.Batch) error {
 					for _, f := range files {
-						content, err := os.ReadFile(f.host)
+						content, err := bounded.ReadFile(f.host, l.MaxFileBytes, "the per-file limit")
 						if err != nil {
 							return fmt.Errorf("cannot import %s: %w", f.host, err)
 						}
