@@ -173,4 +173,3 @@ func TestAttackCallWithoutSession(t *testing.T) {
 		t.Fatalf("tools/call without a session: %d %q, want 400", code, body)
 	}
 }
-
