@@ -18,10 +18,13 @@ import (
 
 // loadCollections loads the collections of a project directory (--dir):
 // the stores and agents the server's collection tools come from.
-var loadCollections = func(ctx context.Context, st *satchel.Store, dir string) (mcpserver.Collections, error) {
+var loadCollections = func(ctx context.Context, st *satchel.Store, dir string, log *slog.Logger) (mcpserver.Collections, error) {
 	p, err := satchel.LoadProject(dir)
 	if err != nil {
 		return nil, err
+	}
+	for _, s := range p.Skipped() {
+		log.Warn("project entry not read", "entry", s)
 	}
 	return mcpserver.ProjectCollections(st, p), nil
 }
@@ -164,13 +167,13 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	var cols mcpserver.Collections
 	if dir := projectDir(cmd, f.dir); dir != "" {
-		if cols, err = loadCollections(ctx, st, dir); err != nil {
+		if cols, err = loadCollections(ctx, st, dir, log); err != nil {
 			return err
 		}
 	}
-	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	s, err := mcpserver.New(mcpserver.Config{
 		Store: st, Scope: a.scope, Thread: a.thread, Agent: f.agent,
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
