@@ -173,3 +173,19 @@ func TestAttackCallWithoutSession(t *testing.T) {
 		t.Fatalf("tools/call without a session: %d %q, want 400", code, body)
 	}
 }
+
+// A grep that its call's deadline stops answers with the matches so far
+// and says it stopped (it used to answer an empty OK after the deadline).
+func TestAttackGrepStoppedOverMCP(t *testing.T) {
+	c, _ := newClient(t, Config{CallTimeout: 100 * time.Millisecond})
+	c.ok("write_file", map[string]any{"path": "a.txt", "content": "b\n"})
+	c.ok("write_file", map[string]any{"path": "big.txt", "content": strings.Repeat("x", 1<<20)})
+	r := c.call("grep", map[string]any{"pattern": `.{1000}.{1000}.{1000}b|^b$`})
+	ts := texts(t, r)
+	if r.IsError || len(ts) != 2 || ts[0] != "a.txt:1:b" || !strings.HasPrefix(ts[1], "[grep stopped at the call's deadline") {
+		t.Fatalf("grep at its deadline: error %v, %q", r.IsError, ts)
+	}
+	if m := structured(t, r); m["stopped"] == nil {
+		t.Fatalf("structured content does not say it stopped: %v", m)
+	}
+}

@@ -70,10 +70,10 @@ type outcome struct {
 	text       string
 	notices    []string
 	structured any
-	// untrusted marks text that is file or document content, which the
-	// envelope wraps when the server is configured to. Only the text
-	// content is wrapped (what a model reads); structured content is the
-	// data itself, for programs.
+	// untrusted marks text that is file or document content. With
+	// Config.WrapUntrusted, render wraps the text of every result, content
+	// or not (names are stored text too); only the text content is wrapped
+	// (what a model reads), structured content is the data itself.
 	untrusted bool
 	// noSpill is set for read_file, which max_chars caps instead.
 	noSpill bool
