@@ -133,6 +133,10 @@ func (s *Server) authenticate(next, open http.Handler) http.Handler {
 			http.Error(w, "cannot check the token now", http.StatusServiceUnavailable)
 			return
 		}
+		if t.Operator {
+			http.Error(w, fmt.Sprintf("token %s is an operator token (for the inspector): the MCP server takes an agent's token", t.ID), http.StatusForbidden)
+			return
+		}
 		c := caller{id: Identity{Scope: t.Scope, Agent: t.Agent, Thread: t.Thread, Credential: t.ID}}
 		if c.id.Thread == "" {
 			c.id.Thread = "main"
