@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -187,5 +189,37 @@ func TestAttackGrepStoppedOverMCP(t *testing.T) {
 	}
 	if m := structured(t, r); m["stopped"] == nil {
 		t.Fatalf("structured content does not say it stopped: %v", m)
+	}
+}
+
+// /metrics describes every scope: open on loopback, and elsewhere only to
+// an operator's token.
+func TestAttackMetricsOffLoopback(t *testing.T) {
+	f := newHTTP(t, Config{})
+	agent, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	op, _ := token(t, f.st, satchel.TokenSpec{Operator: true})
+	get := func(secret string, local string) (int, string) {
+		req := httptest.NewRequest(http.MethodGet, MetricsPath, nil)
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.ParseIP(local), Port: 8080}))
+		req.Host = local + ":8080"
+		if secret != "" {
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+		rec := httptest.NewRecorder()
+		f.s.Handler().ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := get("", "127.0.0.1"); code != http.StatusOK || !strings.Contains(body, "satchel_mcp_sessions") {
+		t.Errorf("on loopback without a token: %d", code)
+	}
+	const public = "192.0.2.10" // a documentation address: the request is handed to the handler, never sent
+	if code, body := get("", public); code != http.StatusUnauthorized || !strings.Contains(body, "needs an operator token") {
+		t.Errorf("off loopback without a token: %d %q", code, body)
+	}
+	if code, body := get(agent, public); code != http.StatusForbidden || !strings.Contains(body, "is an agent's token") {
+		t.Errorf("off loopback with an agent's token: %d %q", code, body)
+	}
+	if code, body := get(op, public); code != http.StatusOK || !strings.Contains(body, "satchel_mcp_sessions") {
+		t.Errorf("off loopback with an operator token: %d", code)
 	}
 }

@@ -193,6 +193,7 @@ func New(cfg Config) (*Server, error) {
 		servers: map[serverKey]*mcp.Server{},
 		guards:  newGuard(cfg),
 	}
+	s.metrics.gate = s.operatorOnly
 	// Build the stdio server now, so that a collection loader's error
 	// shows at start rather than at the first call.
 	if _, err := s.server(serverKey{agent: cfg.Agent}); err != nil {
