@@ -76,3 +76,16 @@ func TestAttackEndlessStandardInput(t *testing.T) {
 		t.Errorf("spill save: %+v after %d bytes", r, e.n)
 	}
 }
+
+// A doc import line over 64 MiB used to end with "bufio.Scanner: token
+// too long": the refusal names the limit and the line.
+func TestAttackDocImportLongLine(t *testing.T) {
+	h := newHarness(t)
+	dir := seedProject(t)
+	in := io.MultiReader(strings.NewReader(noteJSON("a", "t", 0.5)+"\n"), &endless{})
+	r := h.runReader(in, "doc", "--dir", dir, "import", "research-notes", "-")
+	want := "limit exceeded: line 2 of - is over 67108864 bytes (64 MiB), the longest line doc import reads; documents imported before it: 1\n"
+	if r.Code == 0 || r.Err != want {
+		t.Fatalf("a line over the limit: exit %d, stderr %q", r.Code, r.Err)
+	}
+}
