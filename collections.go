@@ -435,7 +435,7 @@ func checkKey(key string) error {
 	case len(key) > docs.MaxKeyLen:
 		return errs.New(errs.ErrInvalidArgument, "key is %d bytes, more than the %d allowed", len(key), docs.MaxKeyLen)
 	}
-	return nil
+	return docs.CheckNoNUL("key", key)
 }
 
 func notFound(key string) error { return errs.New(errs.ErrNotFound, "document not found: %s", key) }

@@ -248,6 +248,10 @@ func (v *validator) value(path []seg, n *node, x any) (y any, replaced bool) {
 		}
 		return x, false
 	}
+	if s, ok := x.(string); ok && strings.IndexByte(s, 0) >= 0 {
+		v.fail(path, "%s", nulRefusal)
+		return x, false
+	}
 	switch n.typ {
 	case TypeString:
 		if _, ok := x.(string); !ok {
@@ -496,4 +500,17 @@ func (n *node) hasValue(s string) bool {
 		return ok
 	}
 	return contains(n.values, s)
+}
+
+// nulRefusal is the refusal of a string holding U+0000, which PostgreSQL
+// cannot store in text or JSON: refused on every backend alike.
+const nulRefusal = "must not contain U+0000 (NUL): not every backend can store it"
+
+// CheckNoNUL refuses (ErrInvalidArgument) a request field holding U+0000,
+// naming the field.
+func CheckNoNUL(field, s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return errs.New(errs.ErrInvalidArgument, "%s %s", field, nulRefusal)
+	}
+	return nil
 }
