@@ -2,10 +2,10 @@ package cli
 
 import (
 	"bufio"
-	"errors"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
