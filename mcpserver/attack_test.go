@@ -223,3 +223,24 @@ func TestAttackMetricsOffLoopback(t *testing.T) {
 		t.Errorf("off loopback with an operator token: %d", code)
 	}
 }
+
+// One token holds at most a quarter of the bytes in flight (or one
+// request of the largest size): a client that sends large bodies without
+// pause leaves room for the others.
+func TestAttackBytesInFlightPerToken(t *testing.T) {
+	b := newByteSemaphore(64<<10, 16<<10)
+	ctx := context.Background()
+	if !b.acquire(ctx, "a", 16<<10, time.Millisecond) {
+		t.Fatal("a's first request was refused")
+	}
+	if b.acquire(ctx, "a", 1, time.Millisecond) {
+		t.Fatal("a went past its share")
+	}
+	if !b.acquire(ctx, "b", 16<<10, time.Millisecond) {
+		t.Fatal("b was refused while a held its share")
+	}
+	b.release("a", 16<<10)
+	if !b.acquire(ctx, "a", 1, time.Millisecond) {
+		t.Fatal("a was refused after its release")
+	}
+}

@@ -23,7 +23,8 @@ const (
 	// nothing for this long.
 	DefaultSessionIdleTimeout = 10 * time.Minute
 	// DefaultMaxInflightBytes bounds the request bytes the HTTP server
-	// holds at once, over every request.
+	// holds at once, over every request; one token may hold a quarter of
+	// it, or one request of the largest size if that is more.
 	DefaultMaxInflightBytes = 32 << 20
 	// inflightWait is how long a request waits for room among the bytes
 	// in flight before it is refused.
@@ -55,7 +56,7 @@ func newGuard(cfg Config) *guard {
 		maxRequest: cfg.MaxRequestBytes,
 		wait:       inflightWait,
 		sessions:   map[string]int{},
-		bytes:      newByteSemaphore(max(cfg.MaxInflightBytes, cfg.MaxRequestBytes)),
+		bytes:      newByteSemaphore(max(cfg.MaxInflightBytes, cfg.MaxRequestBytes), cfg.MaxRequestBytes),
 	}
 }
 
@@ -118,12 +119,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			n = g.maxRequest // unknown length: reserve the most it may be
 		}
 		n = max(n, 1)
-		if !g.bytes.acquire(r.Context(), n, g.wait) {
+		c, _ := r.Context().Value(callerCtxKey{}).(caller)
+		if !g.bytes.acquire(r.Context(), c.id.Credential, n, g.wait) {
 			w.Header().Set("Retry-After", "1")
-			http.Error(w, fmt.Sprintf("the server is busy: requests holding %d bytes are in flight, its limit (--max-inflight-bytes); retry shortly", g.bytes.max), http.StatusServiceUnavailable)
+			http.Error(w, fmt.Sprintf("the server is busy: requests holding %d bytes are in flight (--max-inflight-bytes; one token may hold %d); retry shortly", g.bytes.max, g.bytes.perKey), http.StatusServiceUnavailable)
 			return
 		}
-		defer g.bytes.release(n)
+		defer g.bytes.release(c.id.Credential, n)
 		if r.Header.Get(sessionIDHeader) != "" || r.Header.Get(protocolVersionHeader) >= "2026-07-28" {
 			next.ServeHTTP(w, r)
 			return
@@ -152,7 +154,6 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				what, sessionIDHeader, sessionIDHeader), http.StatusBadRequest)
 			return
 		}
-		c, _ := r.Context().Value(callerCtxKey{}).(caller)
 		if code, why := g.take(c.id.Credential); code != 0 {
 			s.log.Info("session refused", "request_id", r.Header.Get(RequestIDHeader), "credential", c.id.Credential, "reason", why)
 			if code == http.StatusServiceUnavailable {
@@ -169,28 +170,32 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// byteSemaphore shares a budget of bytes among requests.
+// byteSemaphore shares a budget of bytes among requests, of which one
+// credential may hold a quarter (or one request of the largest size):
+// a client that sends large bodies without pause cannot take all of it.
 type byteSemaphore struct {
-	max  int64
-	mu   sync.Mutex
-	used int64
-	wake chan struct{} // closed (and replaced) on every release
+	max, perKey int64
+	mu          sync.Mutex
+	used        int64
+	byKey       map[string]int64
+	wake        chan struct{} // closed (and replaced) on every release
 }
 
-func newByteSemaphore(max int64) *byteSemaphore {
-	return &byteSemaphore{max: max, wake: make(chan struct{})}
+func newByteSemaphore(total, largest int64) *byteSemaphore {
+	return &byteSemaphore{max: total, perKey: min(total, max(largest, total/4)), byKey: map[string]int64{}, wake: make(chan struct{})}
 }
 
-// acquire takes n bytes of the budget, waiting at most wait for them (or
-// until ctx ends); it reports whether it took them.
-func (b *byteSemaphore) acquire(ctx context.Context, n int64, wait time.Duration) bool {
-	n = min(n, b.max)
+// acquire takes n bytes of the budget for key, waiting at most wait for
+// them (or until ctx ends); it reports whether it took them.
+func (b *byteSemaphore) acquire(ctx context.Context, key string, n int64, wait time.Duration) bool {
+	n = min(n, b.perKey)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
 		b.mu.Lock()
-		if b.used+n <= b.max {
+		if b.used+n <= b.max && b.byKey[key]+n <= b.perKey {
 			b.used += n
+			b.byKey[key] += n
 			b.mu.Unlock()
 			return true
 		}
@@ -206,10 +211,13 @@ func (b *byteSemaphore) acquire(ctx context.Context, n int64, wait time.Duration
 	}
 }
 
-func (b *byteSemaphore) release(n int64) {
-	n = min(n, b.max)
+func (b *byteSemaphore) release(key string, n int64) {
+	n = min(n, b.perKey)
 	b.mu.Lock()
 	b.used -= n
+	if b.byKey[key] -= n; b.byKey[key] <= 0 {
+		delete(b.byKey, key)
+	}
 	close(b.wake)
 	b.wake = make(chan struct{})
 	b.mu.Unlock()
