@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,5 +89,33 @@ func TestAttackDocImportLongLine(t *testing.T) {
 	want := "limit exceeded: line 2 of - is over 67108864 bytes (64 MiB), the longest line doc import reads; documents imported before it: 1\n"
 	if r.Code == 0 || r.Err != want {
 		t.Fatalf("a line over the limit: exit %d, stderr %q", r.Code, r.Err)
+	}
+}
+
+// fs import of a file over the per-file limit (a 2 GiB sparse file used
+// to be read whole, 4.2 GB at the peak) is refused from its size.
+func TestAttackImportSparseFile(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "sparse.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(2 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := h.run("fs", "import", dir)
+	if r.Code == 0 || !strings.Contains(r.Err, "is 2147483648 bytes, over the per-file limit of 67108864 bytes") {
+		t.Fatalf("import of a 2 GiB sparse file: %+v", r)
+	}
+	if ok, err := func() (bool, error) {
+		ws, err := h.store.Workspace(context.Background(), "default", "main")
+		if err != nil {
+			return false, err
+		}
+		return ws.Exists(context.Background(), "sparse.bin")
+	}(); err != nil || ok {
+		t.Fatalf("the refused file was imported: %v %v", ok, err)
 	}
 }
