@@ -73,6 +73,10 @@ func TestAttackEndlessStandardInput(t *testing.T) {
 		}
 	}
 	e := &endless{}
+	if r := h.runReader(e, "untrusted"); r.Code == 0 || e.n != satchel.DefaultMaxFileBytes+1 {
+		t.Errorf("untrusted: %+v after %d bytes", r, e.n)
+	}
+	e = &endless{}
 	r := h.runReader(e, "spill", "save", "--backend", "workspace", "--name", "x")
 	if r.Code == 0 || !strings.Contains(r.Err, "over the spill limit of 67108864 bytes") || e.n != spill.MaxSaveBytes+1 {
 		t.Errorf("spill save: %+v after %d bytes", r, e.n)
