@@ -17,7 +17,7 @@ func TestAttackFIFOInProject(t *testing.T) {
 		"stores/notes.json":        `{"key": "{id}", "schema": {"id": {"type": "string"}}}`,
 		"agents/writer/agent.json": `{"stores": {"notes": "rw"}}`,
 	})
-	for _, p := range []string{"stores/fifo.json", "agents/reader/agent.json"} {
+	for _, p := range []string{"stores/fifo.json", "agents/reader/agent.json", "agents/pipe"} {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ func TestAttackFIFOInProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(p.Skipped, "\n")
-	want := "stores/fifo.json: skipped: a FIFO, not a regular file\nagents/reader/agent.json: skipped: a FIFO, not a regular file"
+	want := "stores/fifo.json: skipped: a FIFO, not a regular file\nagents/pipe: skipped: a FIFO, not a directory\nagents/reader/agent.json: skipped: a FIFO, not a regular file"
 	if got != want {
 		t.Fatalf("skipped:\n%s\nwant:\n%s", got, want)
 	}

@@ -75,6 +75,10 @@ func LoadProjectFS(fsys fs.FS) (*Project, error) {
 	}
 
 	for _, e := range l.readDir("agents") {
+		if e.Type()&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeSocket|fs.ModeIrregular) != 0 {
+			l.skipped = append(l.skipped, fmt.Sprintf("agents/%s: skipped: %s, not a directory", e.Name(), fileKind(e.Type())))
+			continue
+		}
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
