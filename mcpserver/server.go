@@ -194,6 +194,11 @@ func New(cfg Config) (*Server, error) {
 		guards:  newGuard(cfg),
 	}
 	s.metrics.gate = s.operatorOnly
+	if sk, ok := cfg.Collections.(interface{ skipped() []string }); ok {
+		for _, e := range sk.skipped() {
+			log.Warn("project entry not read", "entry", e)
+		}
+	}
 	// Build the stdio server now, so that a collection loader's error
 	// shows at start rather than at the first call.
 	if _, err := s.server(serverKey{agent: cfg.Agent}); err != nil {

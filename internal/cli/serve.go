@@ -18,13 +18,10 @@ import (
 
 // loadCollections loads the collections of a project directory (--dir):
 // the stores and agents the server's collection tools come from.
-var loadCollections = func(ctx context.Context, st *satchel.Store, dir string, log *slog.Logger) (mcpserver.Collections, error) {
+var loadCollections = func(ctx context.Context, st *satchel.Store, dir string) (mcpserver.Collections, error) {
 	p, err := satchel.LoadProject(dir)
 	if err != nil {
 		return nil, err
-	}
-	for _, s := range p.Skipped() {
-		log.Warn("project entry not read", "entry", s)
 	}
 	return mcpserver.ProjectCollections(st, p), nil
 }
@@ -167,21 +164,21 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	var cols mcpserver.Collections
 	if dir := projectDir(cmd, f.dir); dir != "" {
-		if cols, err = loadCollections(ctx, st, dir, log); err != nil {
+		if cols, err = loadCollections(ctx, st, dir); err != nil {
 			return err
 		}
 	}
+	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	s, err := mcpserver.New(mcpserver.Config{
+		MaxSessions: f.maxSessions, MaxSessionsPerToken: f.maxSessionsPerToken,
+		SessionIdleTimeout: f.sessionIdle, MaxInflightBytes: f.maxInflight,
 		Store: st, Scope: a.scope, Thread: a.thread, Agent: f.agent,
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
 		InsecureNoAuth: f.insecureNoAuth,
-		MaxSessions:    f.maxSessions, MaxSessionsPerToken: f.maxSessionsPerToken,
-		SessionIdleTimeout: f.sessionIdle, MaxInflightBytes: f.maxInflight,
 	})
 	if err != nil {
 		return err
