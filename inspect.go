@@ -8,6 +8,8 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/engine"
+	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/udiff"
 	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
@@ -221,4 +223,46 @@ func (w *Workspace) FileHistory(ctx context.Context, path string, before int64, 
 		cur, curOK = prev, prevOK
 	}
 	return page, nil
+}
+
+// DiffSnapshots lists the files that differ between two snapshots, which
+// may be of different threads of one scope (a fork and its parent), in
+// path order. Like Diff, it walks only the subtrees whose hashes differ.
+func (s *Store) DiffSnapshots(ctx context.Context, a, b *Snapshot) ([]Change, error) {
+	cs, err := s.eng.Diff(ctx, a.snap, b.snap)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Change, len(cs))
+	for i, c := range cs {
+		out[i] = Change{Path: c.Path, Kind: c.Kind.String()}
+	}
+	return out, nil
+}
+
+// DiffSnapshotFile is DiffFile between two snapshots, which may be of
+// different threads of one scope.
+func (s *Store) DiffSnapshotFile(ctx context.Context, a, b *Snapshot, path string) (string, error) {
+	if err := vpath.Validate(path); err != nil {
+		return "", err
+	}
+	ca, okA, err := contentAt(ctx, a.snap, path)
+	if err != nil {
+		return "", err
+	}
+	cb, okB, err := contentAt(ctx, b.snap, path)
+	if err != nil {
+		return "", err
+	}
+	if !okA && !okB {
+		return "", errs.New(errs.ErrNotFound, "file not found: %s (in neither commit)", path)
+	}
+	oldName, newName := "a/"+path, "b/"+path
+	if !okA {
+		oldName = "/dev/null"
+	}
+	if !okB {
+		newName = "/dev/null"
+	}
+	return udiff.Unified(oldName, newName, ca, cb, 3), nil
 }

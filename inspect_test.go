@@ -176,3 +176,36 @@ func TestFileHistoryScanBound(t *testing.T) {
 		t.Errorf("%d calls for %d commits, want 3 (each examines %d)", calls, n+2, satchel.MaxFileHistoryScan)
 	}
 }
+
+func TestDiffSnapshotsAcrossThreads(t *testing.T) {
+	ctx := context.Background()
+	st, err := satchel.Open(ctx, "memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.Workspace(ctx, "acme", "main")
+	_ = ws.Write(ctx, "a.md", "one\n")
+	_ = ws.Write(ctx, "b.md", "b\n")
+	alt, err := ws.Fork(ctx, "head", "alt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = alt.Write(ctx, "a.md", "two\n")
+	_ = alt.Delete(ctx, "b.md")
+	_ = alt.Write(ctx, "c.md", "c\n")
+	a, _ := ws.At(ctx, "head")
+	b, _ := alt.At(ctx, "head")
+	cs, err := st.DiffSnapshots(ctx, a, b)
+	want := []satchel.Change{{Path: "a.md", Kind: "changed"}, {Path: "b.md", Kind: "removed"}, {Path: "c.md", Kind: "added"}}
+	if err != nil || !cmp.Equal(cs, want) {
+		t.Errorf("DiffSnapshots = %v, %v; want %v", cs, err, want)
+	}
+	d, err := st.DiffSnapshotFile(ctx, a, b, "a.md")
+	if wantD := "--- a/a.md\n+++ b/a.md\n@@ -1 +1 @@\n-one\n+two\n"; err != nil || d != wantD {
+		t.Errorf("DiffSnapshotFile = %q, %v; want %q", d, err, wantD)
+	}
+	if _, err := st.DiffSnapshotFile(ctx, a, b, "zz.md"); !errors.Is(err, satchel.ErrNotFound) {
+		t.Errorf("a file in neither: %v", err)
+	}
+}
