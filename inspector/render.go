@@ -20,7 +20,7 @@ type pageData struct {
 	Base     string
 	Who      string
 	SignedIn bool
-	Crumbs []crumb
+	Crumbs   []crumb
 	// Live, when set, is the URL of the event stream that refreshes the
 	// page's #live region.
 	Live string
