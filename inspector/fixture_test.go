@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 }
 
 var projectFS = fstest.MapFS{
-	"stores/notes.json": {Data: []byte(`{"name": "notes", "key": "{id}", "schema": {"id": {"type": "string"}, "text": {"type": "string"}, "score": {"type": "number"}}, "history": {"versions": 5}}`)},
+	"stores/notes.json":          {Data: []byte(`{"name": "notes", "key": "{id}", "schema": {"id": {"type": "string"}, "text": {"type": "string"}, "score": {"type": "number"}}, "history": {"versions": 5}}`)},
 	"agents/research/agent.json": {Data: []byte(`{"stores": {"notes": "read"}}`)},
 }
 
