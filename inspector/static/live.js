@@ -31,6 +31,7 @@
     if (status) { status.textContent = "Commit " + c.seq + " arrived: " + c.summary; }
     refresh();
   });
+  es.onopen = function () { document.documentElement.setAttribute("data-live", "open"); };
   es.onerror = function () {
     if (status && es.readyState === EventSource.CLOSED) { status.textContent = "Live updates stopped."; }
   };
