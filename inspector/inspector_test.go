@@ -3,6 +3,7 @@ package inspector
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -50,6 +51,11 @@ func TestPagesEscapeAndSecure(t *testing.T) {
 		if strings.Count(body, "<script") > 1 {
 			t.Errorf("GET %s: more than the inspector's own script", p)
 		}
+	}
+	// A checkpoint name cannot carry markup at all: it is refused.
+	ws, _ := f.st.Workspace(context.Background(), "acme", "main")
+	if _, err := ws.Checkpoint(context.Background(), evilScript); !errors.Is(err, satchel.ErrInvalidArgument) {
+		t.Errorf("a checkpoint named %q: %v, want a refusal", evilScript, err)
 	}
 	// The planted text is shown, escaped.
 	_, body := f.get(t, "/s/acme/t/main/files/notes/todo.md")
