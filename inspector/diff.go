@@ -151,6 +151,7 @@ type commitData struct {
 	Commit     satchel.Commit
 	Prev       int64
 	HasPrev    bool
+	Origin     *satchel.Origin
 	Changes    []satchel.Change
 	Files      []fileDiff
 	Page, Of   int
@@ -186,10 +187,24 @@ func (in *Inspector) commitPage(w http.ResponseWriter, r *http.Request) {
 	} else if len(prev) == 1 {
 		d.Prev, d.HasPrev = prev[0].Seq, true
 	}
-	a, err := ws.At(ctx, strconv.FormatInt(d.Prev, 10))
-	if err != nil {
+	// A fork's first commit is compared with the commit it forked from
+	// (they hold the same tree), not with the empty tree.
+	var a *satchel.Snapshot
+	if o, ok, err := ws.Origin(ctx); err != nil {
 		in.fail(w, r, err)
 		return
+	} else if ok && seq == 1 && viewerOf(ctx).seesThread(t.Scope, o.Thread) {
+		if pw, err := in.cfg.Store.Workspace(ctx, t.Scope, o.Thread); err == nil {
+			if a, err = pw.At(ctx, strconv.FormatInt(o.Seq, 10)); err == nil {
+				d.Origin = &o
+			}
+		}
+	}
+	if a == nil {
+		if a, err = ws.At(ctx, strconv.FormatInt(d.Prev, 10)); err != nil {
+			in.fail(w, r, err)
+			return
+		}
 	}
 	b, err := ws.At(ctx, strconv.FormatInt(seq, 10))
 	if err != nil {

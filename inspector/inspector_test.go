@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -387,5 +389,54 @@ func TestLiveStreamEnds(t *testing.T) {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream's handler is still running after the client left")
+	}
+}
+
+// A fork's first commit changes nothing against the commit it forked
+// from, and the page says what it compares with.
+func TestForkCommitAgainstOrigin(t *testing.T) {
+	f := newFixture(t)
+	_, body := f.get(t, "/s/acme/t/experiment/c/1")
+	if !strings.Contains(body, `main@2</a>, the commit it forked from`) || !strings.Contains(body, "0 files changed") {
+		t.Errorf("the fork's first commit:\n%s", body)
+	}
+}
+
+// Mounted under a base path (serve --http --ui), every link, the cookie
+// and the redirects keep it.
+func TestMountedUnderBase(t *testing.T) {
+	f := newFixture(t)
+	in, err := New(Config{Store: f.st, Base: "/ui/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/ui/", in.Handler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/ui/s/acme/t/main/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	body := string(b)
+	if resp.StatusCode != 200 || !strings.Contains(body, `href="/ui/static/style.css"`) || !strings.Contains(body, `href="/ui/s/acme/t/main/c/5"`) ||
+		!strings.Contains(body, `content="/ui/s/acme/t/main/events?after=5"`) || strings.Contains(body, `href="/s/`) {
+		t.Errorf("links under /ui/: %d\n%s", resp.StatusCode, body)
+	}
+	if resp, err := http.Get(srv.URL + "/ui/static/live.js"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the script under /ui/: %v %v", resp, err)
+	}
+	if _, _, err := f.st.CreateToken(context.Background(), satchel.TokenSpec{Operator: true}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = noRedirect.Get(srv.URL + "/ui/s/acme/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/ui/signin?next=%2Fs%2Facme%2F" {
+		t.Errorf("sign-in redirect under /ui/: %d %q", resp.StatusCode, loc)
 	}
 }

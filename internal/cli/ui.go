@@ -2,6 +2,7 @@ package cli
 
 import (
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -56,8 +57,15 @@ database, or serve both on one listener with satchel serve --http ADDR
 			if err != nil {
 				return err
 			}
-			a.notice("inspector at http://%s/", addr)
-			return in.ListenAndServe(ctx, addr)
+			if err := inspector.CheckExposure(ctx, st, addr); err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			a.notice("inspector at http://%s/", ln.Addr())
+			return in.Serve(ctx, ln)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", inspector.DefaultAddr, "listen on `ADDR` (host:port)")
