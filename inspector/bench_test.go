@@ -141,6 +141,7 @@ func BenchmarkPages(b *testing.B) {
 		{"file-history", "/s/big/t/main/history/" + benchPath(7)},
 		{"glob", "/s/big/t/main/search?glob=d042/*.txt"},
 		{"grep", "/s/big/t/main/search?grep=edited+at&under=d007"},
+		{"grep-miss", "/s/big/t/main/search?grep=no+such+text"},
 	}
 	for _, p := range pages {
 		b.Run(p.name, func(b *testing.B) {
