@@ -60,8 +60,12 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// do runs steps, each group within a minute (a wait that never ends fails
+// the test instead of hanging it).
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
