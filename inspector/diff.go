@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/internal/errs"
 )
 
 // diffRow is one line of a unified diff as a page shows it: a hunk
@@ -298,7 +297,7 @@ func (in *Inspector) comparePage(w http.ResponseWriter, r *http.Request) {
 			return nil, err
 		}
 		if !v.seesThread(t.Scope, thread) {
-			return nil, errs.New(errs.ErrNotFound, "thread not found: %s", thread)
+			return nil, refusal(satchel.ErrNotFound, "thread not found: %s", thread)
 		}
 		ws, err := in.cfg.Store.Workspace(ctx, t.Scope, thread)
 		if err != nil {
@@ -341,7 +340,7 @@ func (in *Inspector) comparePage(w http.ResponseWriter, r *http.Request) {
 		case okB:
 			all = []satchel.Change{{Path: d.Path, Kind: "added"}}
 		default:
-			in.fail(w, r, errs.New(errs.ErrNotFound, "file not found: %s (in neither commit)", d.Path))
+			in.fail(w, r, refusal(satchel.ErrNotFound, "file not found: %s (in neither commit)", d.Path))
 			return
 		}
 	} else if all, err = in.cfg.Store.DiffSnapshots(ctx, a, b); err != nil {

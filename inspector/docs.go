@@ -8,7 +8,6 @@ import (
 	"net/url"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/internal/errs"
 )
 
 // collection opens a store of the project in scope as the viewer: an
@@ -16,7 +15,7 @@ import (
 // user) as an operator, who may also ask for expired documents.
 func (in *Inspector) collection(r *http.Request, scope, store string, expired bool) (*satchel.Collection, error) {
 	if in.cfg.Project == nil {
-		return nil, errs.New(errs.ErrNotFound, "no collections: the inspector was started without a project directory (--dir)")
+		return nil, refusal(satchel.ErrNotFound, "no collections: the inspector was started without a project directory (--dir)")
 	}
 	v := viewerOf(r.Context())
 	var opts []satchel.CollectionOption
@@ -47,7 +46,7 @@ func (in *Inspector) storesPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.cfg.Project == nil {
-		in.fail(w, r, errs.New(errs.ErrNotFound, "no collections: the inspector was started without a project directory (--dir)"))
+		in.fail(w, r, refusal(satchel.ErrNotFound, "no collections: the inspector was started without a project directory (--dir)"))
 		return
 	}
 	d := storesData{Scope: scope}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/internal/errs"
 )
 
 // dirEntry is a child of a directory: a file or a directory.
@@ -119,7 +118,7 @@ func (in *Inspector) filesPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p != "" && len(d.Items) == 0 && after == "" {
-		in.fail(w, r, errs.New(errs.ErrNotFound, "file not found: %s", p))
+		in.fail(w, r, refusal(satchel.ErrNotFound, "file not found: %s", p))
 		return
 	}
 	if d.Next != "" {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/internal/errs"
 )
 
 // Page sizes: every list is cut in the server.
@@ -41,7 +40,7 @@ func (in *Inspector) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /s/{scope}/docs/{store}/{$}", in.documentsPage)
 	mux.HandleFunc("GET /s/{scope}/docs/{store}/doc", in.documentPage)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		in.fail(w, r, errs.New(errs.ErrNotFound, "no such page: %s", r.URL.Path))
+		in.fail(w, r, refusal(satchel.ErrNotFound, "no such page: %s", r.URL.Path))
 	})
 }
 
@@ -53,7 +52,7 @@ func (in *Inspector) scopeOf(r *http.Request) (string, error) {
 		return "", err
 	}
 	if !viewerOf(r.Context()).seesScope(scope) {
-		return "", errs.New(errs.ErrNotFound, "scope not found: %s", scope)
+		return "", refusal(satchel.ErrNotFound, "scope not found: %s", scope)
 	}
 	return scope, nil
 }
@@ -74,7 +73,7 @@ func (in *Inspector) workspaceOf(r *http.Request) (threadRef, *satchel.Workspace
 		return threadRef{}, nil, err
 	}
 	if !viewerOf(r.Context()).seesThread(scope, thread) {
-		return threadRef{}, nil, errs.New(errs.ErrNotFound, "thread not found: %s", thread)
+		return threadRef{}, nil, refusal(satchel.ErrNotFound, "thread not found: %s", thread)
 	}
 	ws, err := in.cfg.Store.Workspace(r.Context(), scope, thread)
 	return threadRef{scope, thread}, ws, err
@@ -223,7 +222,7 @@ func (in *Inspector) timelinePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(cs) == 0 && before == 0 {
-		in.fail(w, r, errs.New(errs.ErrNotFound, "thread not found: %s (it has no commits)", t.Thread))
+		in.fail(w, r, refusal(satchel.ErrNotFound, "thread not found: %s (it has no commits)", t.Thread))
 		return
 	}
 	d := timelineData{T: t, AtHead: before == 0}
@@ -261,7 +260,7 @@ func commitOf(ctx context.Context, ws *satchel.Workspace, seq int64) (satchel.Co
 		return satchel.Commit{}, err
 	}
 	if len(cs) == 0 || cs[0].Seq != seq {
-		return satchel.Commit{}, errs.New(errs.ErrNotFound, "commit not found: %d is not a retained commit of thread %s", seq, ws.Thread())
+		return satchel.Commit{}, refusal(satchel.ErrNotFound, "commit not found: %d is not a retained commit of thread %s", seq, ws.Thread())
 	}
 	return cs[0], nil
 }

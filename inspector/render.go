@@ -163,3 +163,9 @@ func intParam(r *http.Request, name string, def int64) (int64, error) {
 }
 
 func satchelNotFound(err error) bool { return errors.Is(err, satchel.ErrNotFound) }
+
+// refusal is a satchel error of kind, as the Go API makes them, so that
+// fail maps it to the same status.
+func refusal(kind error, format string, args ...any) error {
+	return &satchel.Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
