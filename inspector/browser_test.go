@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -321,4 +322,37 @@ func far(a, b uint32) bool {
 		return a-b > tolerance
 	}
 	return b-a > tolerance
+}
+
+// Signing in with a token in a real browser: the form posts with the
+// page's own Origin, the session cookie is invisible to scripts, and
+// signing out ends the session.
+func TestBrowserSignIn(t *testing.T) {
+	f := newFixture(t)
+	secret, _, err := f.st.CreateToken(context.Background(), satchel.TokenSpec{Agent: "research", Scope: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	u := f.srv.URL
+	do(t, ctx, "open a page", chromedp.Navigate(u+"/s/acme/t/main/"), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	do(t, ctx, "a wrong token", chromedp.SendKeys(chromedp.CSS(`#token`), "stk_wrong"), chromedp.Submit(chromedp.CSS(`#token`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.error`)))
+	if msg := eval[string](t, ctx, `document.querySelector('p.error').textContent`); msg != "invalid token" {
+		t.Errorf("a wrong token says %q", msg)
+	}
+	do(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS(`#token`), secret), chromedp.Submit(chromedp.CSS(`#token`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.timeline`)))
+	if loc := eval[string](t, ctx, `location.pathname`); loc != "/s/acme/t/main/" {
+		t.Errorf("after sign-in the browser is at %s, want the page it asked for", loc)
+	}
+	if c := eval[string](t, ctx, `document.cookie`); c != "" {
+		t.Errorf("scripts see the cookie %q", c)
+	}
+	do(t, ctx, "another scope", chromedp.Navigate(u+"/s/globex/"), chromedp.WaitVisible(chromedp.CSS(`p.error`)))
+	if msg := eval[string](t, ctx, `document.querySelector('p.error').textContent`); msg != "scope not found: globex" {
+		t.Errorf("another scope says %q", msg)
+	}
+	do(t, ctx, "sign out", chromedp.Navigate(u+"/"), chromedp.Click(chromedp.CSS(`header button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	do(t, ctx, "after sign-out", chromedp.Navigate(u+"/s/acme/"), chromedp.WaitVisible(chromedp.CSS(`#token`)))
 }
