@@ -3,6 +3,7 @@ package inspector
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -22,8 +23,9 @@ type diffRow struct {
 type fileDiff struct {
 	Path, Kind string
 	Rows       []diffRow
-	// Cut is set when the diff had more than maxDiffRows rows.
-	Cut bool
+	// More, when set, is the page with the diff's next rows: a diff
+	// shows at most maxDiffRows rows a page.
+	More string
 	// Note explains a diff that is not shown (too large, binary).
 	Note string
 }
@@ -102,8 +104,9 @@ func capLine(s string) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// diffFiles makes the diffs of changes between two snapshots.
-func (in *Inspector) diffFiles(ctx context.Context, a, b *satchel.Snapshot, changes []satchel.Change) ([]fileDiff, error) {
+// diffFiles makes the diffs of changes between two snapshots, from row
+// skip of each; more(path, row) is the URL of a file's rows from row.
+func (in *Inspector) diffFiles(ctx context.Context, a, b *satchel.Snapshot, changes []satchel.Change, skip int, more func(path string, row int) string) ([]fileDiff, error) {
 	out := make([]fileDiff, 0, len(changes))
 	for _, c := range changes {
 		fd := fileDiff{Path: c.Path, Kind: c.Kind}
@@ -118,7 +121,11 @@ func (in *Inspector) diffFiles(ctx context.Context, a, b *satchel.Snapshot, chan
 		if err != nil {
 			return nil, err
 		}
-		fd.Rows, fd.Cut = parseUnified(text, maxDiffRows)
+		rows, cut := parseUnified(text, skip+maxDiffRows)
+		fd.Rows = rows[min(skip, len(rows)):]
+		if cut {
+			fd.More = more(c.Path, skip+maxDiffRows)
+		}
 		out = append(out, fd)
 	}
 	return out, nil
@@ -225,7 +232,16 @@ func (in *Inspector) commitPage(w http.ResponseWriter, r *http.Request) {
 	d.Page = int(min(max(page, 1), int64(d.Of)))
 	lo, hi := (d.Page-1)*changesPerPage, min(d.Page*changesPerPage, len(all))
 	d.Changes = all[lo:hi]
-	if d.Files, err = in.diffFiles(ctx, a, b, d.Changes); err != nil {
+	from := threadRef{t.Scope, t.Thread}
+	fromRef := strconv.FormatInt(d.Prev, 10)
+	if d.Origin != nil {
+		from, fromRef = threadRef{t.Scope, d.Origin.Thread}, strconv.FormatInt(d.Origin.Seq, 10)
+	}
+	more := func(path string, row int) string {
+		return threadURL(t) + "/compare?" + url.Values{"from_thread": {from.Thread}, "from": {fromRef},
+			"to": {strconv.FormatInt(seq, 10)}, "path": {path}, "row": {strconv.Itoa(row)}}.Encode()
+	}
+	if d.Files, err = in.diffFiles(ctx, a, b, d.Changes, 0, more); err != nil {
 		in.fail(w, r, err)
 		return
 	}
@@ -357,13 +373,27 @@ func (in *Inspector) comparePage(w http.ResponseWriter, r *http.Request) {
 	d.Page = int(min(max(page, 1), int64(d.Of)))
 	lo, hi := (d.Page-1)*changesPerPage, min(d.Page*changesPerPage, len(all))
 	d.Changes = all[lo:hi]
-	if d.Files, err = in.diffFiles(ctx, a, b, d.Changes); err != nil {
+	row, err := intParam(r, "row", 0)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	more := func(path string, next int) string {
+		v := url.Values{"from_thread": {d.FromThread}, "from": {d.From}, "to_thread": {d.ToThread}, "to": {d.To},
+			"path": {path}, "row": {strconv.Itoa(next)}}
+		return threadURL(t) + "/compare?" + v.Encode()
+	}
+	if d.Path == "" {
+		row = 0 // rows page one file's diff
+	}
+	if d.Files, err = in.diffFiles(ctx, a, b, d.Changes, int(row), more); err != nil {
 		in.fail(w, r, err)
 		return
 	}
 	// A file asked for by path whose content is equal shows no rows.
 	rest := r.URL.Query()
 	rest.Del("page")
+	rest.Del("row")
 	self := threadURL(t) + "/compare?" + rest.Encode()
 	if d.Page > 1 {
 		d.PrevPage = self + "&page=" + strconv.Itoa(d.Page-1)

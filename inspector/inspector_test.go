@@ -440,3 +440,39 @@ func TestMountedUnderBase(t *testing.T) {
 		t.Errorf("sign-in redirect under /ui/: %d %q", resp.StatusCode, loc)
 	}
 }
+
+// A long diff comes in pages of rows, and the pages hold every row once.
+func TestDiffRowPages(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ws, _ := f.st.Workspace(ctx, "acme", "big-diff")
+	var a, b strings.Builder
+	n := maxDiffRows + maxDiffRows/2
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&a, "old %d\n", i)
+		fmt.Fprintf(&b, "new %d\n", i)
+	}
+	_ = ws.Write(ctx, "f.txt", a.String())
+	_ = ws.Write(ctx, "f.txt", b.String())
+	next, total, pages := "/s/acme/t/big-diff/c/2", 0, 0
+	for next != "" {
+		pages++
+		_, body := f.get(t, next)
+		rows := strings.Count(body, `<tr class="del">`) + strings.Count(body, `<tr class="add">`) + strings.Count(body, `<tr class="hunk">`)
+		if rows > maxDiffRows {
+			t.Errorf("page %d has %d rows", pages, rows)
+		}
+		total += rows
+		next = ""
+		if i := strings.Index(body, "The next rows of this diff"); i >= 0 {
+			href := body[strings.LastIndex(body[:i], `href="`)+6:]
+			next = strings.ReplaceAll(href[:strings.IndexByte(href, '"')], "&amp;", "&")
+		}
+		if pages > 5 {
+			t.Fatal("no end")
+		}
+	}
+	if want := 2*n + 1; total != want || pages != 4 {
+		t.Errorf("%d rows in %d pages, want %d (every del and add row and the hunk header) in 4", total, pages, want)
+	}
+}
