@@ -37,8 +37,11 @@ type viewer struct {
 	scope, thread, agent string
 	// who describes the viewer for the page's header.
 	who string
-	// signedIn is set when a session carries the viewer (sign-out shows).
+	// signedIn is set when a session carries the viewer (sign-out shows);
+	// secret is then the session's token, which a live stream checks
+	// again while it runs.
 	signedIn bool
+	secret   string
 }
 
 func (v viewer) seesScope(scope string) bool { return v.all || scope == v.scope }
@@ -170,7 +173,9 @@ func (in *Inspector) viewerFor(w http.ResponseWriter, r *http.Request) (viewer, 
 		if secret, ok := in.sessions.get(c.Value); ok {
 			t, err := in.cfg.Store.Authenticate(r.Context(), secret)
 			if err == nil {
-				return tokenViewer(t), nil
+				v := tokenViewer(t)
+				v.secret = secret
+				return v, nil
 			}
 			if !errors.Is(err, satchel.ErrAccessDenied) {
 				return viewer{}, err
@@ -190,6 +195,22 @@ func (in *Inspector) viewerFor(w http.ResponseWriter, r *http.Request) (viewer, 
 		return viewer{}, errSignIn
 	}
 	return viewer{all: true, who: "local user (no token exists)"}, nil
+}
+
+// stillAllowed reports whether v may still read: its token is still
+// valid, or, for the local user, still no token exists. A live stream
+// asks it as it runs, so that revoking a token (or making the first one)
+// also ends the streams opened before.
+func (in *Inspector) stillAllowed(ctx context.Context, v viewer) (bool, error) {
+	if v.signedIn {
+		_, err := in.cfg.Store.Authenticate(ctx, v.secret)
+		if errors.Is(err, satchel.ErrAccessDenied) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	n, err := usableTokens(ctx, in.cfg.Store)
+	return err == nil && n == 0, err
 }
 
 func tokenViewer(t satchel.Token) viewer {

@@ -65,6 +65,7 @@ type Inspector struct {
 	static   http.Handler
 	sessions *sessions
 	streams  sync.WaitGroup // live streams in flight (tests wait on it)
+	recheck  time.Duration  // how often a live stream checks its access
 }
 
 //go:embed templates/*.html
@@ -82,7 +83,7 @@ func New(cfg Config) (*Inspector, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
-	in := &Inspector{cfg: cfg, log: cfg.Logger, sessions: newSessions()}
+	in := &Inspector{cfg: cfg, log: cfg.Logger, sessions: newSessions(), recheck: accessRecheck}
 	if in.log == nil {
 		in.log = slog.Default()
 	}

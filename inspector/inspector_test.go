@@ -476,3 +476,38 @@ func TestDiffRowPages(t *testing.T) {
 		t.Errorf("%d rows in %d pages, want %d (every del and add row and the hunk header) in 4", total, pages, want)
 	}
 }
+
+// Revoking a token ends the live streams its sessions opened.
+func TestLiveStreamEndsOnRevocation(t *testing.T) {
+	f := newFixture(t)
+	f.in.recheck = 0 // check at every poll
+	ctx := context.Background()
+	secret, tok, err := f.st.CreateToken(ctx, satchel.TokenSpec{Agent: "research", Scope: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := f.signIn(t, secret)
+	req, _ := http.NewRequest("GET", f.srv.URL+"/s/acme/t/main/events?after=0", nil)
+	req.AddCookie(c)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "event: commit") {
+	}
+	if err := f.st.RevokeToken(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "event: ") {
+			last = sc.Text()
+		}
+	}
+	// The stream ended (the scanner saw its end) with a signed-out event.
+	if last != "event: signed-out" {
+		t.Errorf("the stream's last event: %q, want signed-out", last)
+	}
+}

@@ -20,6 +20,10 @@ type liveEvent struct {
 	Checkpoints []string  `json:"checkpoints,omitempty"`
 }
 
+// accessRecheck is how often a live stream checks that its viewer may
+// still read (a revoked token ends its streams within this time).
+const accessRecheck = 5 * time.Second
+
 // maxEventsPerPoll bounds the commits one poll reports; a page that fell
 // further behind refreshes once anyway.
 const maxEventsPerPoll = 50
@@ -60,7 +64,20 @@ func (in *Inspector) events(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(in.cfg.PollInterval)
 	defer tick.Stop()
+	v := viewerOf(ctx)
+	checked := time.Now()
 	for {
+		if time.Since(checked) >= in.recheck {
+			checked = time.Now()
+			if ok, err := in.stillAllowed(ctx, v); !ok {
+				if err != nil {
+					in.log.Warn("live stream: checking access", "error", err.Error())
+				}
+				_, _ = w.Write([]byte("event: signed-out\ndata: {}\n\n"))
+				_ = rc.Flush()
+				return
+			}
+		}
 		head, err := headSeq(r, ws)
 		if err != nil {
 			in.log.Warn("live stream: reading the head", "thread", t.Thread, "error", err.Error())

@@ -31,6 +31,10 @@
     if (status) { status.textContent = "Commit " + c.seq + " arrived: " + c.summary; }
     refresh();
   });
+  es.addEventListener("signed-out", function () {
+    es.close();
+    if (status) { status.textContent = "Live updates stopped: sign in again."; }
+  });
   es.onopen = function () { document.documentElement.setAttribute("data-live", "open"); };
   es.onerror = function () {
     if (status && es.readyState === EventSource.CLOSED) { status.textContent = "Live updates stopped."; }
