@@ -68,8 +68,14 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	return newFixtureAt(t, filepath.Join(t.TempDir(), "inspector.db"))
+}
+
+// newFixtureAt is newFixture on the database db (a SQLite path or a
+// postgres:// URL).
+func newFixtureAt(t testing.TB, db string) *fixture {
+	t.Helper()
 	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "inspector.db")
 	st, err := satchel.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,27 @@ import (
 // planted content unescaped.
 func TestPagesEscapeAndSecure(t *testing.T) {
 	f := newFixture(t)
+	checkPages(t, f)
+	// A checkpoint name cannot carry markup at all: it is refused.
+	ws, _ := f.st.Workspace(context.Background(), "acme", "main")
+	if _, err := ws.Checkpoint(context.Background(), evilScript); !errors.Is(err, satchel.ErrInvalidArgument) {
+		t.Errorf("a checkpoint named %q: %v, want a refusal", evilScript, err)
+	}
+	// The planted text is shown, escaped.
+	_, body := f.get(t, "/s/acme/t/main/files/notes/todo.md")
+	if !strings.Contains(body, "&lt;script&gt;window.__pwned=1&lt;/script&gt;") {
+		t.Errorf("the file's text is not shown escaped:\n%s", body)
+	}
+	_, body = f.get(t, "/s/acme/t/main/")
+	if !strings.Contains(body, "&lt;script&gt;window.__pwned=4&lt;/script&gt;") {
+		t.Errorf("the commit's agent is not shown escaped")
+	}
+}
+
+// checkPages fetches every page of the fixture: each answers 200 with
+// the security headers and without the planted content unescaped.
+func checkPages(t *testing.T, f *fixture) {
+	t.Helper()
 	pages := []string{
 		"/", "/s/acme/", "/s/acme/tree", "/s/acme/t/main/", "/s/acme/t/main/?before=3",
 		"/s/acme/t/main/c/1", "/s/acme/t/main/c/4", "/s/acme/t/main/c/5",
@@ -53,20 +74,6 @@ func TestPagesEscapeAndSecure(t *testing.T) {
 		if strings.Count(body, "<script") > 1 {
 			t.Errorf("GET %s: more than the inspector's own script", p)
 		}
-	}
-	// A checkpoint name cannot carry markup at all: it is refused.
-	ws, _ := f.st.Workspace(context.Background(), "acme", "main")
-	if _, err := ws.Checkpoint(context.Background(), evilScript); !errors.Is(err, satchel.ErrInvalidArgument) {
-		t.Errorf("a checkpoint named %q: %v, want a refusal", evilScript, err)
-	}
-	// The planted text is shown, escaped.
-	_, body := f.get(t, "/s/acme/t/main/files/notes/todo.md")
-	if !strings.Contains(body, "&lt;script&gt;window.__pwned=1&lt;/script&gt;") {
-		t.Errorf("the file's text is not shown escaped:\n%s", body)
-	}
-	_, body = f.get(t, "/s/acme/t/main/")
-	if !strings.Contains(body, "&lt;script&gt;window.__pwned=4&lt;/script&gt;") {
-		t.Errorf("the commit's agent is not shown escaped")
 	}
 }
 
