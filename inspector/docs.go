@@ -96,9 +96,9 @@ func (in *Inspector) documentsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	var page satchel.DocumentPage
 	if d.Where != "" || d.Sort != "" {
-		page, err = c.Query(ctx, satchel.QueryRequest{Where: d.Where, Sort: d.Sort, Limit: documentsPerPg, Cursor: q.Get("cursor")})
+		page, err = c.Query(ctx, satchel.QueryRequest{Where: d.Where, Sort: d.Sort, Limit: documentsPerPage, Cursor: q.Get("cursor")})
 	} else {
-		page, err = c.List(ctx, documentsPerPg, q.Get("cursor"))
+		page, err = c.List(ctx, documentsPerPage, q.Get("cursor"))
 	}
 	code := http.StatusOK
 	if err != nil {

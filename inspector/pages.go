@@ -11,16 +11,16 @@ import (
 
 // Page sizes: every list is cut in the server.
 const (
-	threadsPerPage  = 100
-	commitsPerPage  = 50
-	changesPerPage  = 50
-	entriesPerPage  = 200
-	linesPerPage    = 1000
-	matchesPerPage  = 200
-	documentsPerPg  = 50
-	maxDiffRows     = 4000
-	maxLineChars    = 2000
-	maxDiffFileSize = 4 << 20
+	threadsPerPage   = 100
+	commitsPerPage   = 50
+	changesPerPage   = 50
+	entriesPerPage   = 200
+	linesPerPage     = 1000
+	matchesPerPage   = 200
+	documentsPerPage = 50
+	maxDiffRows      = 4000
+	maxLineChars     = 2000
+	maxDiffFileSize  = 4 << 20
 )
 
 func (in *Inspector) routes(mux *http.ServeMux) {

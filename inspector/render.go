@@ -42,7 +42,6 @@ func parsePages(base string) (map[string]*template.Template, error) {
 		"stamp": stamp,
 		"bytes": humanBytes,
 		"add":   func(a, b int) int { return a + b },
-		"ago":   func(t time.Time) string { return ago(t, time.Now()) },
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {
@@ -118,23 +117,6 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
-}
-
-// ago says how long before now t was, roughly.
-func ago(t, now time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + " min ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d/time.Hour)) + " h ago"
-	}
-	return strconv.Itoa(int(d/(24*time.Hour))) + " days ago"
 }
 
 func humanBytes(n int64) string {

@@ -248,7 +248,6 @@ func dedupNodes(ns []*treeNode) []*treeNode {
 			if n.Kind == "head" || (n.Kind == "checkpoint" && prev.Kind != "head") {
 				prev.Kind = n.Kind
 			}
-			n.X = prev.X
 			continue
 		}
 		out = append(out, n)
