@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -396,6 +397,10 @@ func TestLiveStreamEnds(t *testing.T) {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream's handler is still running after the client left")
+	}
+	buf := make([]byte, 1<<20)
+	if stacks := string(buf[:runtime.Stack(buf, true)]); strings.Contains(stacks, "(*Inspector).events") {
+		t.Errorf("a goroutine of the stream is left:\n%s", stacks)
 	}
 }
 
