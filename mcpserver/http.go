@@ -25,6 +25,8 @@ const (
 	HealthPath = "/healthz"
 	// MetricsPath serves Prometheus metrics.
 	MetricsPath = "/metrics"
+	// UIPath serves Config.UI, when set.
+	UIPath = "/ui/"
 )
 
 // ThreadHeader chooses the thread of an HTTP session, within the token's
@@ -77,6 +79,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(guarded), guarded)))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
+	if s.cfg.UI != nil {
+		mux.Handle(UIPath, s.cfg.UI)
+	}
 	return s.hostCheck(s.requestLog(mux))
 }
 
