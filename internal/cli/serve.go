@@ -44,7 +44,7 @@ func projectDir(cmd *cobra.Command, dir string) string {
 
 // serveMemoryLimit is the Go runtime's soft memory limit in satchel
 // serve, unless GOMEMLIMIT says otherwise.
-const serveMemoryLimit = 384 << 20
+const serveMemoryLimit = 320 << 20
 
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
