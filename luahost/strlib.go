@@ -120,9 +120,8 @@ func (r *run) find(L *lua.LState, find bool) int {
 	if init < 1 {
 		init = 1
 	}
-	if init > len(s)+1 {
-		L.Push(lua.LNil)
-		return 1
+	if init > len(s)+1 { // as Lua 5.1 does
+		init = len(s) + 1
 	}
 	if len(p) > maxPatternLen {
 		L.ArgError(2, "pattern too long")
