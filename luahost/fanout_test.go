@@ -12,7 +12,7 @@ import (
 func TestFanout(t *testing.T) {
 	cases := []struct {
 		name, src, out, err string
-		kind               error
+		kind                error
 	}{
 		{name: "results in order", src: `
 local r = fanout(function(t, i) return {i = i, twice = t.n * 2} end, {n = 1}, {n = 2}, {n = 3})

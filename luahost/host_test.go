@@ -49,7 +49,7 @@ func exec(t testing.TB, st *satchel.Store, src string, cfg luahost.Config) (stri
 func TestStore(t *testing.T) {
 	cases := []struct {
 		name, src, out, err string
-		kind               error
+		kind                error
 	}{
 		{name: "write read", src: `store.write("a.md", "one\ntwo\nthree\n"); print(store.read("a.md"))`, out: "one\ntwo\nthree\n\n"},
 		{name: "mutators return nil", src: `store.write("a.md", "x")
@@ -140,7 +140,7 @@ func TestLimits(t *testing.T) {
 	const mem = 32 << 20
 	cases := []struct {
 		name, src, err string
-		timeout      time.Duration
+		timeout        time.Duration
 	}{
 		{"endless loop", `while true do end`, "script exceeded its time limit (500ms)", 500 * time.Millisecond},
 		{"endless loop in pcall", `while true do pcall(function() while true do end end) end`, "script exceeded its time limit (500ms)", 500 * time.Millisecond},

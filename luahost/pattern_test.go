@@ -55,8 +55,8 @@ var patternCases = []string{
 // lua51 are calls where gopher-lua's string library departs from Lua
 // 5.1's, with Lua 5.1's results, which the host gives.
 var lua51 = map[string]string{
-	`string.find("hello", "", 10)`:               "string:2|number:6|number:5|", // init clamps to the end
-	`string.match("THE quick", "%f[%a]%a+", 4)`: "string:1|string:quick|",     // the frontier pattern
+	`string.find("hello", "", 10)`:              "string:2|number:6|number:5|", // init clamps to the end
+	`string.match("THE quick", "%f[%a]%a+", 4)`: "string:1|string:quick|",      // the frontier pattern
 }
 
 // reference evaluates expr with gopher-lua's own libraries.
