@@ -149,7 +149,7 @@ func TestLimits(t *testing.T) {
 		{"string.rep", `local s = string.rep("x", 1e9)`, "script exceeded its memory limit (32 MiB)", time.Minute},
 		{"table.concat", `local t = {} for i = 1, 100 do t[i] = string.rep("x", 1048576) end local s = table.concat(t)`, "script exceeded its memory limit (32 MiB)", time.Minute},
 		{"format width", `string.format("%999999999d", 1)`, "script.lua:1: bad argument #1 to format (invalid format (width or precision too long))", time.Minute},
-		{"deep recursion", `local function f(n) return 1 + f(n + 1) end f(1)`, "stack overflow (calls nest at most 200 deep)", time.Minute},
+		{"deep recursion", `local function f(n) return 1 + f(n + 1) end f(1)`, "script.lua:1: stack overflow (calls nest at most 200 deep)", time.Minute},
 		{"pathological pattern", `local s = string.rep("a", 5000) string.find(s, "(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)b")`, "script exceeded its time limit (500ms)", 500 * time.Millisecond},
 		{"gsub growth", `local s = string.rep("x", 1048576) s = s:gsub("", string.rep("y", 100))`, "script exceeded its memory limit (32 MiB)", time.Minute},
 	}

@@ -36,7 +36,6 @@ func (r *run) newState() *lua.LState {
 		RegistrySize:        registryInit,
 		RegistryMaxSize:     registryMax,
 		RegistryGrowStep:    registryStep,
-		MinimizeStackMemory: true,
 	})
 	for _, lib := range []struct {
 		name string

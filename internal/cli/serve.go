@@ -44,6 +44,7 @@ func projectDir(cmd *cobra.Command, dir string) string {
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
+	scripts                                string
 	wrapUntrusted, insecureNoAuth          bool
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
@@ -106,6 +107,7 @@ document content that tools return in the untrusted envelope.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", mcpserver.DefaultShutdownTimeout, "longest a shutdown waits for the calls in flight")
 	fl.IntVar(&f.maxInline, "max-inline-bytes", 65536, "spill results larger than `N` bytes (and read_file's default max_chars)")
 	fl.Int64Var(&f.maxRequest, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request accepted, in bytes")
+	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
 }
@@ -141,8 +143,15 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		return err
 	}
 	var cols mcpserver.Collections
-	if dir := projectDir(cmd, f.dir); dir != "" {
+	dir := projectDir(cmd, f.dir)
+	if dir != "" {
 		if cols, err = loadCollections(ctx, st, dir); err != nil {
+			return err
+		}
+	}
+	var tools []mcpserver.CustomTool
+	if f.scripts != "" {
+		if tools, err = serveScripts(st, dir, f.scripts); err != nil {
 			return err
 		}
 	}
@@ -152,7 +161,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
-		InsecureNoAuth: f.insecureNoAuth,
+		InsecureNoAuth: f.insecureNoAuth, Tools: tools,
 	})
 	if err != nil {
 		return err
