@@ -31,11 +31,11 @@ var removed = []string{
 // done (its time limit, its memory limit, or a cancel).
 func (r *run) newState() *lua.LState {
 	L := lua.NewState(lua.Options{
-		SkipOpenLibs:        true,
-		CallStackSize:       callDepth,
-		RegistrySize:        registryInit,
-		RegistryMaxSize:     registryMax,
-		RegistryGrowStep:    registryStep,
+		SkipOpenLibs:     true,
+		CallStackSize:    callDepth,
+		RegistrySize:     registryInit,
+		RegistryMaxSize:  registryMax,
+		RegistryGrowStep: registryStep,
 	})
 	for _, lib := range []struct {
 		name string
