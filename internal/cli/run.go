@@ -101,9 +101,11 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 	if err != nil {
 		return err
 	}
-	if !a.root.PersistentFlags().Changed("db") {
-		a.db = "memory:" // run-scoped: nothing outlives the run
-		a.root.PersistentFlags().Lookup("db").Changed = true
+	if !a.root.PersistentFlags().Changed("db") && a.store == nil {
+		// Run-scoped: a memory store, which nothing outlives.
+		if a.store, err = a.openStore(ctx, "memory:"); err != nil {
+			return err
+		}
 	}
 	st, err := a.open(ctx)
 	if err != nil {

@@ -163,3 +163,15 @@ func TestServeScripts(t *testing.T) {
 		t.Errorf("serve exited %d: %s", code, stderr)
 	}
 }
+
+// TestRunStore: without --db the run's store is a memory store of its
+// own; with --db it is that database, whose thread keeps the commits.
+func TestRunStore(t *testing.T) {
+	h := newHarness(t)
+	s := writeScript(t, t.TempDir(), "w.lua", `store.write("a.md", "x")`)
+	h.ok("run", s)
+	equal(t, "databases opened", h.dsns, []string{"memory:"})
+	h.dsns = nil
+	h.ok("--db", "team.db", "--thread", "t1", "run", s)
+	equal(t, "databases opened", h.dsns, []string{"team.db"})
+}
