@@ -130,6 +130,10 @@ func TestServeScripts(t *testing.T) {
 			t.Errorf("run_script %v: %q, want %q", c.args, text, c.err)
 		}
 	}
+	// An atomic run publishes its commits in one.
+	if text, isErr, sc := call("run_script", map[string]any{"script": "summarize.lua", "input_text": "atomic", "atomic": true}); isErr || text != "# atomic" || sc["published"] == nil {
+		t.Errorf("atomic run_script: %q %v", text, sc)
+	}
 	// A file of the caller's workspace as the input.
 	call("write_file", map[string]any{"path": "notes.md", "content": "from a file"})
 	if text, isErr, _ := call("run_script", map[string]any{"script": "summarize", "input_file": "notes.md"}); isErr || text != "# from a file" {
