@@ -54,7 +54,12 @@ the script's file and line, and exits 1. See docs/lua.md.`,
 		Example: `  satchel run examples/lua/seed.lua first run
   satchel run summarize.lua --input-file notes.md --output-file summary.md
   satchel --db team.db --thread draft run --atomic edit.lua`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("%s: missing SCRIPT.lua", cmd.CommandPath())
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScript(cmd, a, &f, args[0], args[1:])
 		},

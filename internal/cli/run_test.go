@@ -64,6 +64,9 @@ store.str_replace("a.md", "x", "y")`)
 	}
 	loop := writeScript(t, dir, "loop.lua", "while true do end")
 	h.refused("script exceeded its time limit (200ms)", "run", loop, "--timeout", "200ms")
+	if r := h.run("run"); r.Code != 2 || !strings.HasPrefix(r.Err, "satchel run: missing SCRIPT.lua") {
+		t.Errorf("run without a script: %+v", r)
+	}
 	if r := h.run("run", loop, "--max-memory", "lots"); r.Code != 2 {
 		t.Errorf("--max-memory lots: %+v", r)
 	}
