@@ -59,6 +59,11 @@ func (a *armState) fanout(L *lua.LState) int {
 				return nil
 			}
 			defer func() { <-sem }()
+			defer func() {
+				if v := recover(); v != nil { // a bug of the host: the arm fails, not the process
+					failures[i] = fmt.Sprintf("failed: internal error: %v", v)
+				}
+			}()
 			results[i], failures[i] = a.arm(fn.Proto, ws, inputs[i], i+1)
 			return nil
 		}

@@ -172,7 +172,7 @@ func (s *Scripts) Start(ctx context.Context, caller Caller, req StartRequest) (R
 	s.add(j)
 	go func() {
 		defer close(j.done)
-		res, err := sc.Run(context.WithoutCancel(ctx), cfg)
+		res, err := runGuarded(context.WithoutCancel(ctx), sc, cfg)
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		j.state.Ended = time.Now().UTC()
@@ -249,4 +249,15 @@ func (l *limitedBuffer) String() string {
 		return l.b.String() + "\n(print output cut at 1 MiB)"
 	}
 	return l.b.String()
+}
+
+// runGuarded runs sc, turning a panic of the host itself into the run's
+// error: a served run never takes the server down.
+func runGuarded(ctx context.Context, sc *Script, cfg Config) (res *Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, fmt.Errorf("script %s: internal error: %v", sc.Name, v)
+		}
+	}()
+	return sc.Run(ctx, cfg)
 }
