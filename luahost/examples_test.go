@@ -14,7 +14,13 @@ import (
 // and an atomic edit.
 func TestExamples(t *testing.T) {
 	for _, kind := range backends {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(kind, func(t *testing.T) { checkExamples(t, kind) })
+	}
+}
+
+func checkExamples(t *testing.T, kind string) {
+	{
+		{
 			ctx := context.Background()
 			st := open(t, kind)
 			run := func(file string, cfg luahost.Config) (string, *luahost.Result, error) {
@@ -65,6 +71,6 @@ func TestExamples(t *testing.T) {
 			if got, _ := ws.Read(ctx, "docs/b.md"); got != "one final\n" {
 				t.Errorf("docs/b.md after the edit: %q", got)
 			}
-		})
+		}
 	}
 }

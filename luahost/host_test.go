@@ -19,8 +19,11 @@ var backends = []string{"memory", "sqlite"}
 func open(t testing.TB, kind string) *satchel.Store {
 	t.Helper()
 	dsn := "memory:"
-	if kind == "sqlite" {
+	switch kind {
+	case "sqlite":
 		dsn = filepath.Join(t.TempDir(), "lua.db")
+	case "postgres":
+		dsn = postgresSchema(t)
 	}
 	st, err := satchel.Open(context.Background(), dsn)
 	if err != nil {

@@ -107,7 +107,13 @@ func FuzzFrontmatter(f *testing.F) {
 // TestAtomic: an atomic run publishes all its commits in one, or none.
 func TestAtomic(t *testing.T) {
 	for _, kind := range backends {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(kind, func(t *testing.T) { checkAtomic(t, kind) })
+	}
+}
+
+func checkAtomic(t *testing.T, kind string) {
+	{
+		{
 			st := open(t, kind)
 			ctx := context.Background()
 			main, _ := st.Workspace(ctx, "default", "main")
@@ -151,7 +157,7 @@ func TestAtomic(t *testing.T) {
 			if ok, _ := main.Exists(ctx, "d.md"); ok {
 				t.Error("a conflicting run published")
 			}
-		})
+		}
 	}
 }
 
