@@ -42,6 +42,7 @@ func postgresSchema(t testing.TB) string {
 // TestPostgres: the examples, a fanout race and an atomic run's
 // conflict on PostgreSQL.
 func TestPostgres(t *testing.T) {
+	testenv.PostgresURL(t) // one skip for all, when there is no server
 	t.Run("examples", func(t *testing.T) { checkExamples(t, "postgres") })
 	t.Run("atomic", func(t *testing.T) { checkAtomic(t, "postgres") })
 	t.Run("race", func(t *testing.T) {
