@@ -131,7 +131,11 @@ func TestSandbox(t *testing.T) {
 			t.Errorf("%s: %q %v, want nil", name, out, err)
 		}
 	}
-	out, _, err := exec(t, st, `print(type(string.dump), type(string.rep), type(table.concat), type(math.floor), type(pairs), type(store), type(docs), type(fanout), type(untrusted))`, luahost.Config{})
+	out, _, err := exec(t, st, `local names = {} for k in pairs(store) do names[#names + 1] = k end table.sort(names) print(table.concat(names, " "))`, luahost.Config{})
+	if err != nil || out != "append delete exists glob read read_numbered str_replace write\n" {
+		t.Errorf("store has %q %v", out, err)
+	}
+	out, _, err = exec(t, st, `print(type(string.dump), type(string.rep), type(table.concat), type(math.floor), type(pairs), type(store), type(docs), type(fanout), type(untrusted))`, luahost.Config{})
 	if err != nil || out != "nil\tfunction\tfunction\tfunction\tfunction\ttable\ttable\tfunction\tfunction\n" {
 		t.Errorf("libraries: %q %v", out, err)
 	}

@@ -64,6 +64,10 @@ store.str_replace("a.md", "x", "y")`)
 	}
 	loop := writeScript(t, dir, "loop.lua", "while true do end")
 	h.refused("script exceeded its time limit (200ms)", "run", loop, "--timeout", "200ms")
+	grow := writeScript(t, dir, "grow.lua", `local s = "x" while true do s = s .. s end`)
+	h.refused("script exceeded its memory limit (16 MiB)", "run", grow, "--max-memory", "16MiB")
+	deep := writeScript(t, dir, "deep.lua", `local function f() return 1 + f() end f()`)
+	h.refused("deep.lua:1: stack overflow (calls nest at most 200 deep)", "run", deep)
 	if r := h.run("run"); r.Code != 2 || !strings.HasPrefix(r.Err, "satchel run: missing SCRIPT.lua") {
 		t.Errorf("run without a script: %+v", r)
 	}
