@@ -49,6 +49,7 @@ const serveMemoryLimit = 320 << 20
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
+	scripts                                string
 	wrapUntrusted, insecureNoAuth, ui      bool
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
@@ -125,6 +126,7 @@ document content that tools return in the untrusted envelope.`,
 	fl.IntVar(&f.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "with --http: most sessions one token holds open")
 	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", mcpserver.DefaultSessionIdleTimeout, "with --http: close a session idle this long")
 	fl.Int64Var(&f.maxInflight, "max-inflight-bytes", mcpserver.DefaultMaxInflightBytes, "with --http: most request bytes held at once, over all requests")
+	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
 }
@@ -177,6 +179,12 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 			return err
 		}
 	}
+	var tools []mcpserver.CustomTool
+	if f.scripts != "" {
+		if tools, err = serveScripts(st, dir, f.scripts); err != nil {
+			return err
+		}
+	}
 	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	var ui http.Handler
 	if f.ui {
@@ -199,7 +207,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
-		InsecureNoAuth: f.insecureNoAuth, UI: ui,
+		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools,
 	})
 	if err != nil {
 		return err
