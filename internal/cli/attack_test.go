@@ -113,6 +113,12 @@ func TestAttackImportSparseFile(t *testing.T) {
 	if r.Code == 0 || !strings.Contains(r.Err, "is 2147483648 bytes, over the per-file limit of 67108864 bytes") {
 		t.Fatalf("import of a 2 GiB sparse file: %+v", r)
 	}
+	// satchel run --input-file reads its file the same way.
+	script := writeScript(t, t.TempDir(), "summarize.lua", summarize)
+	r = h.run("run", script, "--input-file", filepath.Join(dir, "sparse.bin"))
+	if r.Code == 0 || !strings.Contains(r.Err, "is 2147483648 bytes, over the per-file limit of 67108864 bytes") {
+		t.Fatalf("run --input-file of a 2 GiB sparse file: %+v", r)
+	}
 	if ok, err := func() (bool, error) {
 		ws, err := h.store.Workspace(context.Background(), "default", "main")
 		if err != nil {
