@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -118,8 +119,22 @@ func CheckPath(p string) error { return vpath.Validate(p) }
 // CheckThreadName reports whether name is a valid thread name.
 func CheckThreadName(name string) error { return checkName("thread", name, false) }
 
-// CheckCheckpointName reports whether name is a valid checkpoint name.
-func CheckCheckpointName(name string) error { return checkName("checkpoint", name, false) }
+// CheckCheckpointName reports whether name is a valid checkpoint name. Names
+// that a commit reference already means are refused, since the reference
+// would never reach the checkpoint: "head", and the numbers a sequence
+// is read from (negative ones included).
+func CheckCheckpointName(name string) error {
+	if err := checkName("checkpoint", name, false); err != nil {
+		return err
+	}
+	if name == "head" {
+		return errs.New(errs.ErrInvalidArgument, "invalid checkpoint name %q: %s already means the thread's head commit", name, name)
+	}
+	if _, err := strconv.ParseInt(name, 10, 64); err == nil {
+		return errs.New(errs.ErrInvalidArgument, "invalid checkpoint name %q: must not be a number (a number means a sequence)", name)
+	}
+	return nil
+}
 
 // CheckScope reports whether scope is a valid scope name: 1 to 128
 // letters, digits, '.', '_', '-', '@' or ':'.

@@ -295,6 +295,7 @@ func TestVersions(t *testing.T) {
 	}
 	c.refused("checkpoint", map[string]any{"name": "v1"}, "checkpoint v1 already exists in thread main")
 	c.refused("checkpoint", map[string]any{"name": "123"}, `invalid checkpoint name "123": must not be all digits (a number means a sequence)`)
+	c.refused("checkpoint", map[string]any{"name": "head"}, `invalid checkpoint name "head": head already means the thread's head commit`)
 	c.ok("write_file", map[string]any{"path": "a.md", "content": "two\n"})
 	c.ok("write_file", map[string]any{"path": "b.md", "content": "b\n"})
 

@@ -46,6 +46,8 @@ func TestCheckpointLogDiffRestore(t *testing.T) {
 	h.ok("fs", "write", "b.md", "b")
 	h.refused("checkpoint v1 already exists in thread main", "checkpoint", "v1")
 	h.refused(`invalid checkpoint name "42": must not be all digits (a number means a sequence)`, "checkpoint", "42")
+	h.refused(`invalid checkpoint name "head": head already means the thread's head commit`, "checkpoint", "head")
+	h.refused(`invalid checkpoint name "-2": must not be a number (a number means a sequence)`, "checkpoint", "--", "-2")
 
 	equal(t, "log", logFields(t, h.ok("log")), [][]string{
 		{"3", "", "write b.md"},
