@@ -172,6 +172,10 @@ func TestResources(t *testing.T) {
 	if len(rr.Contents) != 1 || rr.Contents[0].Text != "# A\n" || rr.Contents[0].URI != "satchel:///notes/a%20b.md" {
 		t.Errorf("read = %+v", rr.Contents[0])
 	}
+	// A scope's files are its own: no shared cache may serve them to another.
+	if rr.CacheScope != "private" || res.CacheScope != "private" {
+		t.Errorf("cacheScope of resources/read %q, of resources/list %q; want private", rr.CacheScope, res.CacheScope)
+	}
 	_, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "satchel:///nope.md"})
 	if err == nil || !strings.Contains(err.Error(), "file not found: nope.md") {
 		t.Errorf("reading a missing file: %v", err)

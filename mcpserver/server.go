@@ -339,6 +339,9 @@ func (s *Server) build(key serverKey) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "satchel", Title: "satchel workspace", Version: version}, &mcp.ServerOptions{
 		Instructions: prefixed(serverInstructions, s.cfg.ToolPrefix),
 		Capabilities: &mcp.ServerCapabilities{},
+		// Every result depends on the caller's scope and agent (files,
+		// resources, granted tools): no shared cache may reuse one.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
 	names := map[string]bool{}
 	for _, t := range fileTools(s.cfg) {
