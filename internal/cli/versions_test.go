@@ -181,3 +181,16 @@ func TestRetainAndGC(t *testing.T) {
 	equal(t, "content after gc", h.ok("fs", "read", "a.md"), "xxxxx")
 	equal(t, "checkpoint after gc", h.ok("fs", "read", "a.md", "--at", "first"), "x")
 }
+
+// TestUnchangedCLI: a command that changes nothing makes no commit and
+// says so.
+func TestUnchangedCLI(t *testing.T) {
+	h := newHarness(t)
+	h.ok("fs", "write", "a.md", "one\n")
+	h.ok("checkpoint", "v1")
+	equal(t, "write", h.ok("fs", "write", "a.md", "one\n"), "unchanged: a.md already has this content\n")
+	equal(t, "write --json", h.ok("fs", "write", "a.md", "one\n", "--json"), `{"path":"a.md","size":4,"hash":"`+satchel.Hash("one\n")+`","unchanged":true}`+"\n")
+	equal(t, "edit", h.ok("fs", "edit", "a.md", "--old", "one", "--new", "one"), "unchanged: the replacement leaves a.md as it was\n")
+	equal(t, "restore", h.ok("restore", "v1"), "unchanged: the head (commit 1) already has the files of v1\n")
+	equal(t, "log", logFields(t, h.ok("log")), [][]string{{"1", "v1", "write a.md"}})
+}
