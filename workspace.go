@@ -154,8 +154,8 @@ type Batch struct {
 	limits     Limits
 	ops        []opNote // what the commit's summary names
 	op1        [1]opNote
-	claimed    []string // fanout claims to undo if the commit fails
-	checkpoint string   // a name for the commit (WithCheckpoint)
+	claimed    []string  // fanout claims to undo if the commit fails
+	checkpoint string    // a name for the commit (WithCheckpoint)
 	reports    []*Commit // where to report the commit (Committed)
 }
 
