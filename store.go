@@ -30,7 +30,15 @@ type Option func(*config)
 
 type config struct {
 	cacheBytes int64
+	readOnly   bool
 }
+
+// ReadOnly makes Open open an existing SQLite file for reading only: the
+// open writes nothing (no journal mode, no migration; a read-only file or
+// mount, or a full disk, can still be read), a missing file is an error
+// matching fs.ErrNotExist, and every write is refused with ErrReadOnly.
+// The memory and PostgreSQL backends ignore it.
+func ReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
 // WithCacheBytes bounds the in-process cache of immutable objects (default
 // 256 MiB). The cache never holds stale data: objects never change.
@@ -40,7 +48,11 @@ func WithCacheBytes(n int64) Option { return func(c *config) { c.cacheBytes = n 
 // process), a SQLite file path (optionally prefixed `file:`; created when
 // missing), or a `postgres://` URL.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
-	b, err := openBackend(ctx, dsn)
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	b, err := openBackend(ctx, dsn, c)
 	if err != nil {
 		return nil, err
 	}
@@ -49,14 +61,17 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-func openBackend(ctx context.Context, dsn string) (backend.Backend, error) {
+func openBackend(ctx context.Context, dsn string, c config) (backend.Backend, error) {
 	switch {
 	case dsn == "memory:" || dsn == "memory":
 		return memory.New(), nil
 	case dsn == "":
 		return nil, errs.New(errs.ErrInvalidArgument, "no database: give a path, memory: or a postgres:// URL")
 	}
-	if open := openers(dsn); open != nil {
+	if scheme, ok := urlScheme(dsn); ok && !knownScheme(scheme) {
+		return nil, errs.New(errs.ErrInvalidArgument, "cannot open %q: satchel has no %s backend (a database is a SQLite file path, memory: or a postgres:// URL)", dsn, scheme)
+	}
+	if open := openers(dsn, c); open != nil {
 		return open(ctx, dsn)
 	}
 	return nil, errs.New(errs.ErrInvalidArgument, "cannot open %q: unknown kind of database", dsn)
