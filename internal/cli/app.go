@@ -44,26 +44,35 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	return &app{
+	a := &app{
 		stdin: stdin, stdout: stdout, stderr: stderr,
-		getenv: os.Getenv,
-		openStore: func(ctx context.Context, dsn string) (*satchel.Store, error) {
-			return satchel.Open(ctx, dsn)
-		},
+		getenv:     os.Getenv,
 		closeStore: true,
 	}
+	a.openStore = a.openDB // dbopen.go
+	return a
 }
 
 // dsn returns the database to open: --db when given, else SATCHEL_DB,
-// else ./satchel.db.
-func (a *app) dsn() string {
+// else the one the project file of --dir (or of .) names, else
+// ./satchel.db.
+func (a *app) dsn() (string, error) {
 	if a.root != nil && a.root.PersistentFlags().Changed("db") {
-		return a.db
+		return a.db, nil
 	}
 	if v := a.getenv("SATCHEL_DB"); v != "" {
-		return v
+		return v, nil
 	}
-	return defaultDB
+	dir := "."
+	if a.cmd != nil {
+		if f := a.cmd.Flags().Lookup("dir"); f != nil && f.Value.String() != "" {
+			dir = f.Value.String()
+		}
+	}
+	if db, ok, err := projectDB(dir); ok || err != nil {
+		return db, err
+	}
+	return defaultDB, nil
 }
 
 // open returns the store, opening it on first use.
@@ -71,7 +80,11 @@ func (a *app) open(ctx context.Context) (*satchel.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
-	s, err := a.openStore(ctx, a.dsn())
+	dsn, err := a.dsn()
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.openStore(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
