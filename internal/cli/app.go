@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -123,7 +124,30 @@ func (a *app) workspaceOf(ctx context.Context, thread string) (*satchel.Workspac
 	if err != nil {
 		return nil, err
 	}
+	if a.readsOnly() {
+		if err := a.checkThread(ctx, s, thread); err != nil {
+			return nil, err
+		}
+	}
 	return s.Workspace(ctx, a.scope, thread, satchel.As(a.actor()))
+}
+
+// checkThread refuses a read of a thread that does not exist, so that a
+// mistyped --thread is not shown as an empty workspace. A scope without
+// any thread yet reads as empty on its default thread: nothing is
+// mistyped there.
+func (a *app) checkThread(ctx context.Context, s *satchel.Store, thread string) error {
+	err := s.CheckThread(ctx, a.scope, thread)
+	if err == nil || !errors.Is(err, satchel.ErrNotFound) {
+		return err
+	}
+	if a.root != nil && a.root.PersistentFlags().Changed("thread") {
+		return err
+	}
+	if ts, terr := s.Threads(ctx, a.scope); terr == nil && len(ts) == 0 {
+		return nil
+	}
+	return err
 }
 
 // reader returns the workspace's head, or its commit ref when ref is not

@@ -82,7 +82,7 @@ func TestSpillWorkspace(t *testing.T) {
 	loc := lines[0]
 	equal(t, "the spill is a file of the thread", h.ok("--thread", "agent", "fs", "read", loc), content)
 	equal(t, "fetch", h.ok("--thread", "agent", "spill", "fetch", loc, "--backend", "workspace"), content)
-	h.refused("file not found: "+loc, "spill", "fetch", loc, "--backend", "workspace")
+	h.refused(`thread "main" does not exist in scope default; threads: agent`, "spill", "fetch", loc, "--backend", "workspace")
 	r := h.run("--thread", "agent", "spill", "fetch", "notes/a.md", "--backend", "workspace")
 	if r.Code != 1 || r.Out != "" {
 		t.Errorf("fetch of a file that is not a spill = %+v", r)

@@ -138,9 +138,10 @@ func TestForkAndThreads(t *testing.T) {
 	if len(ts) != 5 || ts[2].Name != "main" || ts[2].Head != 2 || ts[0].Head != 2 {
 		t.Errorf("threads --json = %+v", ts)
 	}
-	equal(t, "threads rm", h.ok("threads", "rm", "tip"), "")
-	equal(t, "threads rm --json", h.ok("threads", "rm", "tip2", "--json"), `{"removed":"tip2"}`+"\n")
-	h.refused("thread not found: tip", "threads", "rm", "tip")
+	h.refused("not deleted: threads rm deletes thread tip of scope default (head at commit 1), its history and checkpoints for good; give --yes", "threads", "rm", "tip")
+	equal(t, "threads rm", h.ok("threads", "rm", "tip", "--yes"), "removed thread tip of scope default (head at commit 1), its history and checkpoints\n")
+	equal(t, "threads rm --json", h.ok("threads", "rm", "tip2", "--json", "-y"), `{"removed":"tip2","head":1}`+"\n")
+	h.refused(`thread "tip" does not exist in scope default; threads: exp, exp2, main`, "threads", "rm", "tip", "--yes")
 	equal(t, "threads after rm", h.ok("threads"), "exp\nexp2\nmain\n")
 	equal(t, "other scope", h.ok("--scope", "other", "threads"), "")
 	h.usage(`unknown command "bogus" for "satchel threads"`, "threads", "bogus")
