@@ -186,6 +186,9 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 	}
 	out := make([]ThreadInfo, 0, len(ts))
 	for _, t := range ts {
+		if isSpillThread(t.Name) {
+			continue // a thread's spill area is part of the thread
+		}
 		info := ThreadInfo{Name: t.Name, Created: t.Created}
 		c, ok, err := s.b.Head(ctx, t.ID)
 		if err != nil && !errors.Is(err, backend.ErrNoThread) {
@@ -215,7 +218,18 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 	if err != nil {
 		return err
 	}
-	return s.b.DeleteThread(ctx, t.ID)
+	if err := s.b.DeleteThread(ctx, t.ID); err != nil {
+		return err
+	}
+	// Its spill area goes with it.
+	sp, err := s.b.Thread(ctx, scope, name+spillThreadSuffix, false)
+	if errors.Is(err, backend.ErrNoThread) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.b.DeleteThread(ctx, sp.ID)
 }
 
 // PurgeScope deletes everything of a scope: threads, history, chunks and

@@ -3,6 +3,7 @@ package satchel
 import (
 	"context"
 	"errors"
+	"sort"
 	"strings"
 
 	"github.com/satchel-dev/satchel/backend"
@@ -30,12 +31,22 @@ func (s *Store) CheckThread(ctx context.Context, scope, thread string) error {
 	if err != nil {
 		return err
 	}
-	if len(ts) == 0 {
-		return errs.New(errs.ErrNotFound, "thread %q does not exist in scope %s; the scope has no threads yet (the first write makes one)", thread, scope)
+	var names []string
+	seen := map[string]bool{}
+	for _, t := range ts {
+		// A thread that holds only spills so far exists too.
+		name := strings.TrimSuffix(t.Name, spillThreadSuffix)
+		if name == thread {
+			return nil
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
 	}
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = t.Name
+	sort.Strings(names)
+	if len(names) == 0 {
+		return errs.New(errs.ErrNotFound, "thread %q does not exist in scope %s; the scope has no threads yet (the first write makes one)", thread, scope)
 	}
 	return errs.New(errs.ErrNotFound, "thread %q does not exist in scope %s; threads: %s", thread, scope, strings.Join(names, ", "))
 }
