@@ -65,3 +65,45 @@ func TestOpenReadOnlyStore(t *testing.T) {
 		t.Errorf("a write: %v", err)
 	}
 }
+
+// TestReadOnlyCollections: documents are read from a database opened for
+// reading only, and a set is refused as read-only.
+func TestReadOnlyCollections(t *testing.T) {
+	ctx := context.Background()
+	p, err := satchel.LoadProjectFS(fuzzProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "docs.db")
+	st, err := satchel.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.Collection(ctx, p, "s1", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Set(ctx, map[string]any{"id": "k", "at": "2026-01-02T03:04:05+02:00"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	ro, err := satchel.Open(ctx, path, satchel.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	c, err = ro.Collection(ctx, p, "s1", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := c.Get(ctx, "k", true)
+	if err != nil || string(d.JSON) != `{"at":"2026-01-02T01:04:05Z","id":"k"}` {
+		t.Errorf("get: %s, %v", d.JSON, err)
+	}
+	if pg, err := c.Query(ctx, satchel.QueryRequest{Where: "at > '2026-01-01T00:00:00Z'"}); err != nil || len(pg.Documents) != 1 {
+		t.Errorf("query: %+v, %v", pg, err)
+	}
+	if _, _, err := c.Set(ctx, map[string]any{"id": "k2"}); !errors.Is(err, satchel.ErrReadOnly) {
+		t.Errorf("a set: %v", err)
+	}
+}
