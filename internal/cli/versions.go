@@ -24,7 +24,8 @@ func newCheckpointCmd(a *app) *cobra.Command {
 		Short:   "Name the head commit",
 		Long: `Give the head commit of the workspace (--scope, --thread) the name NAME, to
 read, diff, fork or restore it later by name. A name is 1 to 128 letters,
-digits, '.', '_' or '-', not all digits, and unique in its thread.
+digits, '.', '_' or '-', unique in its thread, and not one a reference
+already means: not all digits, not a negative number, not head.
 
 Prints the commit as log does (SEQ, TIME, CHECKPOINTS, SUMMARY, tab
 separated); with --json, the Commit.`,
