@@ -406,7 +406,11 @@ func (w *Workspace) Read(ctx context.Context, path string, bounds ...int) (strin
 	if err != nil {
 		return "", err
 	}
-	return readView(ctx, v, path, false, bounds)
+	out, err := readView(ctx, v, path, false, bounds)
+	if err != nil {
+		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.Read(ctx, path, bounds...); return })
+	}
+	return out, err
 }
 
 // ReadNumbered is Read with each line prefixed by its number,
@@ -416,7 +420,11 @@ func (w *Workspace) ReadNumbered(ctx context.Context, path string, bounds ...int
 	if err != nil {
 		return "", err
 	}
-	return readView(ctx, v, path, true, bounds)
+	out, err := readView(ctx, v, path, true, bounds)
+	if err != nil {
+		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadNumbered(ctx, path, bounds...); return })
+	}
+	return out, err
 }
 
 // ReadWith reads with every option: bounds, numbering and a character cap.
@@ -425,7 +433,11 @@ func (w *Workspace) ReadWith(ctx context.Context, path string, o ReadOptions) (R
 	if err != nil {
 		return ReadResult{}, err
 	}
-	return readWith(ctx, v, path, o)
+	out, err := readWith(ctx, v, path, o)
+	if err != nil {
+		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadWith(ctx, path, o); return })
+	}
+	return out, err
 }
 
 // Glob returns the files matching pattern, sorted: `*` matches within one

@@ -168,16 +168,18 @@ func (s *Server) policy(string) spill.Policy {
 	}
 }
 
-// spillBackend saves spills as files of the caller's thread, under
-// spill/, written as the caller through the tool that spilled; the hint
-// names read_file (with the server's prefix).
+// spillBackend saves spills under spill/ in the spill area of the
+// caller's thread (Workspace.SaveSpill: out of the thread's listings,
+// searches, history and restores), written as the caller through the tool
+// that spilled; the hint names read_file (with the server's prefix), which
+// reads them back.
 func (s *Server) spillBackend(c *call, name string) spill.Backend {
 	write := func(ctx context.Context, path, content string) error {
 		ws, err := c.workspace(ctx)
 		if err != nil {
 			return err
 		}
-		return ws.Write(ctx, path, content)
+		return ws.SaveSpill(ctx, path, content) // beside the thread, not in it
 	}
 	read := func(ctx context.Context, path string) (string, error) {
 		ws, err := c.workspace(ctx)

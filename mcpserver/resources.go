@@ -95,6 +95,7 @@ func (s *Server) listResources(ctx context.Context, se *session, p *mcp.ListReso
 		return nil, err
 	}
 	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	res.CacheScope = "private" // served here, not by the SDK's handler (SetCacheable)
 	if len(paths) > resourcePageSize {
 		paths = paths[:resourcePageSize]
 		res.NextCursor = FileURI(paths[len(paths)-1])

@@ -227,7 +227,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	p := &pendingCalls{}
+	p := &pendingCalls{answered: make(chan struct{}, 1), drain: s.cfg.ShutdownTimeout}
 	ss, err := srv.Connect(context.WithoutCancel(ctx), countingTransport{t, p}, nil)
 	if err != nil {
 		return err
@@ -254,7 +254,26 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 }
 
 // pendingCalls counts the requests of a connection not yet answered.
-type pendingCalls struct{ n atomic.Int64 }
+type pendingCalls struct {
+	n        atomic.Int64
+	answered chan struct{} // a response was written (buffered: one wake-up)
+	drain    time.Duration // how long the end of input waits for answers
+}
+
+// awaitAnswers waits until every call read is answered, at most p.drain.
+func (p *pendingCalls) awaitAnswers(ctx context.Context) {
+	timeout := time.NewTimer(p.drain)
+	defer timeout.Stop()
+	for p.n.Load() > 0 {
+		select {
+		case <-p.answered:
+		case <-timeout.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
 
 // countingTransport counts, on its connection, the calls read and the
 // responses written: a graceful shutdown waits until every call is
@@ -283,6 +302,11 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if r, ok := m.(*jsonrpc.Request); ok && err == nil && r.IsCall() {
 		c.p.n.Add(1)
 	}
+	if errors.Is(err, io.EOF) {
+		// The end of input closes the session, and the SDK drops the
+		// answers of calls still running then: answer them first.
+		c.p.awaitAnswers(ctx)
+	}
 	return m, err
 }
 
@@ -290,6 +314,10 @@ func (c *countingConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, m)
 	if _, ok := m.(*jsonrpc.Response); ok {
 		c.p.n.Add(-1)
+		select {
+		case c.p.answered <- struct{}{}:
+		default:
+		}
 	}
 	return err
 }
@@ -342,6 +370,9 @@ func (s *Server) build(key serverKey) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "satchel", Title: "satchel workspace", Version: version}, &mcp.ServerOptions{
 		Instructions: prefixed(serverInstructions, s.cfg.ToolPrefix),
 		Capabilities: &mcp.ServerCapabilities{},
+		// Every result depends on the caller's scope and agent (files,
+		// resources, granted tools): no shared cache may reuse one.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
 	names := map[string]bool{}
 	for _, t := range fileTools(s.cfg) {

@@ -153,7 +153,7 @@ func fileTools(cfg Config) []fileTool {
 				req("content", str("The file's entire new content.")),
 				opt("if_hash", str(ifHashDesc)),
 			},
-			output: []prop{req("path", str("")), req("bytes", obj{{"type", "integer"}}), req("hash", str("The new content's hash, for if_hash."))},
+			output: []prop{req("path", str("")), req("bytes", obj{{"type", "integer"}}), req("hash", str("The new content's hash, for if_hash.")), unchangedProp},
 			ann:    mutating("Write a file", true, true),
 			run:    runWrite,
 		},
@@ -182,7 +182,7 @@ func fileTools(cfg Config) []fileTool {
 				opt("replace_all", withDefault(boolean("Replace every occurrence instead of requiring exactly one."), false)),
 				opt("if_hash", str(ifHashDesc)),
 			},
-			output: []prop{req("path", str("")), req("replaced", obj{{"type", "integer"}})},
+			output: []prop{req("path", str("")), req("replaced", obj{{"type", "integer"}}), unchangedProp},
 			ann:    mutating("Edit a file", true, false),
 			run:    runEdit,
 		},
@@ -355,8 +355,12 @@ func commitOutput() []prop {
 		opt("checkpoints", array(obj{{"type", "string"}})),
 		req("op", str("")), req("summary", str("")),
 		opt("agent", str("")), opt("credential", str("")), opt("via", str("")),
+		unchangedProp,
 	}
 }
+
+// unchangedProp is set when a mutation changed nothing, so made no commit.
+var unchangedProp = opt("unchanged", obj{{"type", "boolean"}, {"description", "True when nothing changed, so no commit was made."}})
 
 // minLine is the lowest line number the decoder passes on: the API itself
 // refuses bounds below 1, with DESIGN's message.
@@ -412,8 +416,12 @@ func runWrite(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ws.Write(ctx, path, content, writeOpts(ifHash, hasHash)...); err != nil {
+	var cm satchel.Commit
+	if err := ws.Write(ctx, path, content, append(writeOpts(ifHash, hasHash), satchel.Committed(&cm))...); err != nil {
 		return nil, err
+	}
+	if cm.Unchanged {
+		return unchanged(path+" already has this content", map[string]any{"path": path, "bytes": len(content), "hash": satchel.Hash(content)}), nil
 	}
 	return &outcome{
 		text:       fmt.Sprintf("wrote %d bytes to %s", len(content), path),
@@ -457,9 +465,13 @@ func runEdit(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := ws.StrReplace(ctx, path, oldText, newText, all, writeOpts(ifHash, hasHash)...)
+	var cm satchel.Commit
+	n, err := ws.StrReplace(ctx, path, oldText, newText, all, append(writeOpts(ifHash, hasHash), satchel.Committed(&cm))...)
 	if err != nil {
 		return nil, err
+	}
+	if cm.Unchanged {
+		return unchanged("the replacement leaves "+path+" as it was", map[string]any{"path": path, "replaced": n}), nil
 	}
 	return &outcome{
 		text:       strconv.Itoa(n),
@@ -717,7 +729,18 @@ func runRestore(ctx context.Context, c *call) (*outcome, error) {
 		return nil, err
 	}
 	cm.Time = cm.Time.UTC()
+	if cm.Unchanged {
+		return &outcome{text: fmt.Sprintf("unchanged: the head (commit %d) already has the files of %s", cm.Seq, to), structured: cm}, nil
+	}
 	return &outcome{text: fmt.Sprintf("restored %s as commit %d", to, cm.Seq), structured: cm}, nil
+}
+
+// unchanged is the outcome of a mutation that changed nothing, so made no
+// commit: the text says so and why, the structured content has
+// "unchanged": true.
+func unchanged(why string, structured map[string]any) *outcome {
+	structured["unchanged"] = true
+	return &outcome{text: "unchanged: " + why, structured: structured}
 }
 
 func nonNil[T any](s []T) []T {

@@ -295,6 +295,7 @@ func TestVersions(t *testing.T) {
 	}
 	c.refused("checkpoint", map[string]any{"name": "v1"}, "checkpoint v1 already exists in thread main")
 	c.refused("checkpoint", map[string]any{"name": "123"}, `invalid checkpoint name "123": must not be all digits (a number means a sequence)`)
+	c.refused("checkpoint", map[string]any{"name": "head"}, `invalid checkpoint name "head": head already means the thread's head commit`)
 	c.ok("write_file", map[string]any{"path": "a.md", "content": "two\n"})
 	c.ok("write_file", map[string]any{"path": "b.md", "content": "b\n"})
 
@@ -389,4 +390,25 @@ func TestArgumentValidation(t *testing.T) {
 func TestUnknownTool(t *testing.T) {
 	c, _ := newClient(t, Config{})
 	c.refused("store__notes__set", map[string]any{"key": "x"}, `unknown tool "store__notes__set"`)
+}
+
+// TestUnchanged: a tool call that changes nothing makes no commit and says
+// so.
+func TestUnchanged(t *testing.T) {
+	c, _ := newClient(t, Config{Agent: "writer"})
+	c.ok("write_file", map[string]any{"path": "a.md", "content": "one\n"})
+	c.ok("checkpoint", map[string]any{"name": "v1"})
+	r := c.is("write_file", map[string]any{"path": "a.md", "content": "one\n"}, "unchanged: a.md already has this content")
+	if m := structured(t, r); m["unchanged"] != true || m["hash"] == nil {
+		t.Errorf("write_file structured = %v", m)
+	}
+	r = c.is("edit_file", map[string]any{"path": "a.md", "old_text": "one", "new_text": "one"}, "unchanged: the replacement leaves a.md as it was")
+	if m := structured(t, r); m["unchanged"] != true || m["replaced"] != float64(1) {
+		t.Errorf("edit_file structured = %v", m)
+	}
+	r = c.is("restore", map[string]any{"to": "v1"}, "unchanged: the head (commit 1) already has the files of v1")
+	if m := structured(t, r); m["unchanged"] != true || m["seq"] != float64(1) {
+		t.Errorf("restore structured = %v", m)
+	}
+	c.is("history", nil, c.ok("history", map[string]any{"limit": 1}))
 }

@@ -70,8 +70,11 @@ restores come for free.
 
 A workspace is one thread (--thread, default main) of one scope (--scope,
 default default) of a database. The database is --db, else $SATCHEL_DB,
-else ./satchel.db: a SQLite file path (file: optional), memory: for a
-throwaway store that lives as long as the command, or a postgres:// URL.
+else the one a project's satchel.json names (init writes it), else
+./satchel.db: a SQLite file path (file: optional), memory: for a throwaway
+store that lives as long as the command, or a postgres:// URL. Commands
+that only read refuse a database that does not exist and open it
+read-only; commands that write create it, and say so.
 
 Results go to standard output: plain text by default (one result a line),
 or one JSON value with --json. Refusals print their message alone on

@@ -24,7 +24,8 @@ func newCheckpointCmd(a *app) *cobra.Command {
 		Short:   "Name the head commit",
 		Long: `Give the head commit of the workspace (--scope, --thread) the name NAME, to
 read, diff, fork or restore it later by name. A name is 1 to 128 letters,
-digits, '.', '_' or '-', not all digits, and unique in its thread.
+digits, '.', '_' or '-', unique in its thread, and not one a reference
+already means: not all digits, not a negative number, not head.
 
 Prints the commit as log does (SEQ, TIME, CHECKPOINTS, SUMMARY, tab
 separated); with --json, the Commit.`,
@@ -230,9 +231,11 @@ func newRestoreCmd(a *app) *cobra.Command {
 		Short:   "Make the head's files those of an earlier commit",
 		Long: `Make the files of the workspace (--scope, --thread) those of commit REF (a
 sequence number or a checkpoint name). The restore is itself a new commit,
-so nothing is lost: the commits after REF stay in the log.
+so nothing is lost: the commits after REF stay in the log. When the head
+already has the files of REF, no commit is made.
 
-Prints the new commit as log does; with --json, the Commit.`,
+Prints the new commit as log does, or "unchanged: ..."; with --json, the
+Commit ("unchanged": true when none was made).`,
 		Example: `  satchel restore before-refactor
   satchel restore 12`,
 		Args: exactArgs("REF"),
@@ -245,6 +248,9 @@ Prints the new commit as log does; with --json, the Commit.`,
 			c, err := ws.Restore(ctx, args[0])
 			if err != nil {
 				return err
+			}
+			if c.Unchanged {
+				return a.emit(c, text(fmt.Sprintf("unchanged: the head (commit %d) already has the files of %s\n", c.Seq, args[0])))
 			}
 			return a.emit(c, text(commitLine(c)))
 		},

@@ -423,11 +423,23 @@ func jsonQuoteList(vals []string) string {
 // copies the objects and arrays on the way to a datetime that changes, and
 // returns doc itself when nothing does. Call it on a valid document.
 func (s *Store) Normalize(doc map[string]any) map[string]any {
-	out, _ := normObject(s.root, doc)
+	out, _ := normObject(s.root, doc, canonicalDatetime)
 	return out
 }
 
-func normObject(n *node, m map[string]any) (map[string]any, bool) {
+// Shorten returns the document with every stored datetime in its shortest
+// RFC 3339 form in UTC ("2026-01-31T08:30:00Z", the fraction without its
+// trailing zeros), the form documents are returned in. Like Normalize it
+// never modifies doc; changed is false, and out is doc, when nothing
+// changes.
+func (s *Store) Shorten(doc map[string]any) (out map[string]any, changed bool) {
+	return normObject(s.root, doc, shortDatetime)
+}
+
+// HasDatetimes reports whether the store's documents can hold a datetime.
+func (s *Store) HasDatetimes() bool { return s.root.hasTime }
+
+func normObject(n *node, m map[string]any, rewrite func(string) (string, bool)) (map[string]any, bool) {
 	if !n.hasTime || m == nil {
 		return m, false
 	}
@@ -437,7 +449,7 @@ func normObject(n *node, m map[string]any) (map[string]any, bool) {
 		if !ok || !f.n.hasTime {
 			continue
 		}
-		if y, changed := normValue(f.n, x); changed {
+		if y, changed := normValue(f.n, x, rewrite); changed {
 			if out == nil {
 				out = make(map[string]any, len(m))
 				for k, v := range m {
@@ -453,14 +465,14 @@ func normObject(n *node, m map[string]any) (map[string]any, bool) {
 	return out, true
 }
 
-func normValue(n *node, x any) (any, bool) {
+func normValue(n *node, x any, rewrite func(string) (string, bool)) (any, bool) {
 	switch n.typ {
 	case TypeDatetime:
 		s, ok := x.(string)
 		if !ok {
 			return x, false
 		}
-		c, ok := canonicalDatetime(s)
+		c, ok := rewrite(s)
 		if !ok || c == s {
 			return x, false
 		}
@@ -470,7 +482,7 @@ func normValue(n *node, x any) (any, bool) {
 		if !ok {
 			return x, false
 		}
-		return normObject(n, m)
+		return normObject(n, m, rewrite)
 	case TypeArray:
 		a, ok := x.([]any)
 		if !ok {
@@ -478,7 +490,7 @@ func normValue(n *node, x any) (any, bool) {
 		}
 		var out []any
 		for i, e := range a {
-			if y, changed := normValue(n.item, e); changed {
+			if y, changed := normValue(n.item, e, rewrite); changed {
 				if out == nil {
 					out = append([]any(nil), a...)
 				}
