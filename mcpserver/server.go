@@ -113,6 +113,7 @@ type Server struct {
 
 	sessions sync.Map // *mcp.ServerSession -> *session
 	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
+	counted  sync.Map // *mcp.ServerSession -> *pendingCalls, counted by the middleware
 
 	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
 }
@@ -196,10 +197,25 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	p := &pendingCalls{}
-	ss, err := srv.Connect(context.WithoutCancel(ctx), countingTransport{t, p}, nil)
+	// The calls are counted where no wrapper hides the connection's
+	// session hooks from the SDK (through them its own transports learn
+	// the negotiated protocol version): by satchel's transport itself, or
+	// else by the middleware, from a call's start to its handler's return.
+	p := newPendingCalls(s.cfg.ShutdownTimeout)
+	if it, ok := t.(*IOTransport); ok {
+		counted := *it
+		counted.calls = p
+		t = &counted
+	} else {
+		p.viaMiddleware = true
+	}
+	ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return err
+	}
+	if p.viaMiddleware {
+		s.counted.Store(ss, p)
+		defer s.counted.Delete(ss)
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
@@ -211,10 +227,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	s.log.Info("shutting down: finishing the calls in flight")
 	s.draining.Store(ss, true)
 	defer s.draining.Delete(ss)
-	deadline := time.Now().Add(s.cfg.ShutdownTimeout)
-	for p.n.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(2 * time.Millisecond)
-	}
+	p.awaitAnswers(context.Background())
 	if p.n.Load() > 0 {
 		s.log.Warn("shutdown timed out; calls in flight were abandoned")
 	}
@@ -222,45 +235,44 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return nil
 }
 
-// pendingCalls counts the requests of a connection not yet answered.
-type pendingCalls struct{ n atomic.Int64 }
+// pendingCalls counts the calls of a connection not yet answered.
+type pendingCalls struct {
+	n        atomic.Int64
+	answered chan struct{} // a call was answered (buffered: one wake-up)
+	drain    time.Duration // how long awaitAnswers waits at most
 
-// countingTransport counts, on its connection, the calls read and the
-// responses written: a graceful shutdown waits until every call is
-// answered before it closes the session (the SDK drops the responses of
-// calls still running when a session closes).
-type countingTransport struct {
-	mcp.Transport
-	p *pendingCalls
+	// viaMiddleware: counted by the middleware (a transport other than
+	// IOTransport), from a call's start to its handler's return, which is
+	// a little before its answer is written.
+	viaMiddleware bool
 }
 
-func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
+func newPendingCalls(drain time.Duration) *pendingCalls {
+	return &pendingCalls{answered: make(chan struct{}, 1), drain: drain}
+}
+
+// answer counts one call answered.
+func (p *pendingCalls) answer() {
+	p.n.Add(-1)
+	select {
+	case p.answered <- struct{}{}:
+	default:
 	}
-	return &countingConn{Connection: c, p: t.p}, nil
 }
 
-type countingConn struct {
-	mcp.Connection
-	p *pendingCalls
-}
-
-func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); ok && err == nil && r.IsCall() {
-		c.p.n.Add(1)
+// awaitAnswers waits until every call counted is answered, at most p.drain.
+func (p *pendingCalls) awaitAnswers(ctx context.Context) {
+	timeout := time.NewTimer(p.drain)
+	defer timeout.Stop()
+	for p.n.Load() > 0 {
+		select {
+		case <-p.answered:
+		case <-timeout.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
-	return m, err
-}
-
-func (c *countingConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, m)
-	if _, ok := m.(*jsonrpc.Response); ok {
-		c.p.n.Add(-1)
-	}
-	return err
 }
 
 func ignoreClosed(err error) error {
@@ -407,6 +419,10 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 				if _, stopping := s.draining.Load(ss); stopping {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server is shutting down"}
+				}
+				if p, ok := s.counted.Load(ss); ok && !strings.HasPrefix(method, "notifications/") {
+					p.(*pendingCalls).n.Add(1)
+					defer p.(*pendingCalls).answer()
 				}
 			}
 			switch method {
