@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// Fault is a problem a check found in the objects of one commit: which
+// object, and what is wrong with it.
+type Fault struct {
+	Object  string // "root", "node 12.3", "chunk 12.4", "file notes/a.md", ...
+	Problem string
+}
+
+// Checker checks the trees of commits, reading every node, chunk list and
+// chunk they reach. It reads each object once: a subtree that commits
+// share is checked at the first that reaches it, and its faults are
+// reported again for each later one. Use an engine of its own (caches
+// empty), so that what is checked is what storage holds.
+type Checker struct {
+	e    *Engine
+	seen map[Ref][]Fault // checked subtrees and objects, with their faults
+}
+
+// NewChecker returns a checker reading through e.
+func NewChecker(e *Engine) *Checker { return &Checker{e: e, seen: map[Ref][]Fault{}} }
+
+// Objects returns how many distinct objects the checker has read.
+func (k *Checker) Objects() int { return len(k.seen) }
+
+// Commit checks the tree of c and returns its faults. An error is a
+// failure to read (a closed store, a cancelled context), not a fault.
+func (k *Checker) Commit(ctx context.Context, c backend.Commit) ([]Fault, error) {
+	root, err := decodeRoot(c.Root, c.ID)
+	if err != nil {
+		return []Fault{{Object: "root", Problem: "does not decode"}}, nil
+	}
+	if root.IsZero() {
+		return nil, nil
+	}
+	faults, _, err := k.node(ctx, root, "")
+	return faults, err
+}
+
+// fault turns a read error into a fault of obj, or returns it when it is
+// not about the stored data.
+func fault(obj string, err error) ([]Fault, error) {
+	switch {
+	case errors.Is(err, ErrCollected):
+		return []Fault{{Object: obj, Problem: "its pack is missing"}}, nil
+	case errors.Is(err, errCorrupt):
+		return []Fault{{Object: obj, Problem: err.Error()}}, nil
+	}
+	return nil, err
+}
+
+// node checks the subtree at r, whose first path its parent says is
+// first ("" for the root), and returns its faults and its node (nil when
+// it did not decode).
+func (k *Checker) node(ctx context.Context, r Ref, first string) ([]Fault, *node, error) {
+	obj := "node " + r.String()
+	if faults, ok := k.seen[r]; ok {
+		n, _ := k.e.node(ctx, r)
+		return faults, n, nil
+	}
+	n, err := k.e.node(ctx, r)
+	if err != nil {
+		faults, err := fault(obj, err)
+		if err == nil {
+			k.seen[r] = faults
+		}
+		return faults, nil, err
+	}
+	var faults []Fault
+	add := func(problem string, args ...any) {
+		faults = append(faults, Fault{Object: obj, Problem: fmt.Sprintf(problem, args...)})
+	}
+	if first != "" && n.key(0) != first {
+		add("begins with %q, its parent says %q", n.key(0), first)
+	}
+	for i := 1; i < n.count(); i++ {
+		if n.key(i-1) >= n.key(i) {
+			add("items %q and %q are out of order", n.key(i-1), n.key(i))
+		}
+	}
+	if n.leaf {
+		for i := range n.count() {
+			ent := n.entry(i, nil)
+			fs, err := k.file(ctx, &ent)
+			if err != nil {
+				return nil, nil, err
+			}
+			faults = append(faults, fs...)
+		}
+	} else {
+		for i := range n.count() {
+			c := n.child(i)
+			fs, cn, err := k.node(ctx, c.ref, c.first)
+			if err != nil {
+				return nil, nil, err
+			}
+			faults = append(faults, fs...)
+			if cn != nil && (cn.files != c.files || cn.bytes != c.bytes) {
+				add("counts %d files and %d bytes under %s, which holds %d files and %d bytes", c.files, c.bytes, c.ref, cn.files, cn.bytes)
+			}
+		}
+	}
+	k.seen[r] = faults
+	return faults, n, nil
+}
+
+// file checks an entry's chunk list and chunks: each exists, is a chunk,
+// and together they are as long as the entry says.
+func (k *Checker) file(ctx context.Context, ent *Entry) ([]Fault, error) {
+	obj := "file " + ent.Path
+	if !ent.List.IsZero() {
+		if faults, ok := k.seen[ent.List]; ok && len(faults) > 0 {
+			return faults, nil
+		}
+	}
+	cs, err := k.e.chunks(ctx, ent)
+	if err != nil {
+		faults, err := fault(obj+", chunk list "+ent.List.String(), err)
+		if err == nil && !ent.List.IsZero() {
+			k.seen[ent.List] = faults
+		}
+		return faults, err
+	}
+	if !ent.List.IsZero() {
+		k.seen[ent.List] = nil
+	}
+	var faults []Fault
+	var size int64
+	for _, c := range cs {
+		size += c.Len
+		if f, ok := k.seen[c.Ref]; ok {
+			faults = append(faults, f...)
+			continue
+		}
+		data, err := k.e.chunk(ctx, c.Ref)
+		var f []Fault
+		switch {
+		case err != nil:
+			if f, err = fault(obj+", chunk "+c.Ref.String(), err); err != nil {
+				return nil, err
+			}
+		case int64(len(data)) != c.Len:
+			f = []Fault{{Object: obj + ", chunk " + c.Ref.String(), Problem: fmt.Sprintf("holds %d bytes, the file says %d", len(data), c.Len)}}
+		}
+		k.seen[c.Ref] = f
+		faults = append(faults, f...)
+	}
+	if size != ent.Size {
+		faults = append(faults, Fault{Object: obj, Problem: fmt.Sprintf("is %d bytes, its chunks hold %d", ent.Size, size)})
+	}
+	return faults, nil
+}
