@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
@@ -96,4 +97,47 @@ func TestFS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzFSOpen: any name is either opened, absent, or refused as invalid,
+// as fs.ValidPath decides; nothing panics.
+func FuzzFSOpen(f *testing.F) {
+	ctx := context.Background()
+	st, err := satchel.Open(ctx, "memory:")
+	if err != nil {
+		f.Fatal(err)
+	}
+	ws, _ := st.Workspace(ctx, "acme", "main")
+	for _, p := range []string{"a.md", "a/b.md", "a/c/d.md", "a-b/c.md"} {
+		if err := ws.Write(ctx, p, p); err != nil {
+			f.Fatal(err)
+		}
+	}
+	fsys, err := ws.FS(ctx)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{".", "a", "a/", "a.md", "a/b.md", "../a.md", "/a", "a//b", "a/./b", "a0", "a/c", "\x00", "a/c/d.md/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		file, err := fsys.Open(name)
+		switch {
+		case !fs.ValidPath(name):
+			if !errors.Is(err, fs.ErrInvalid) {
+				t.Errorf("Open(%q): %v, want fs.ErrInvalid", name, err)
+			}
+		case err == nil:
+			info, err := file.Stat()
+			if err != nil || (info.Name() != filepath.Base(name) && name != ".") {
+				t.Errorf("Open(%q).Stat() = %v, %v", name, info, err)
+			}
+			file.Close()
+		case !errors.Is(err, fs.ErrNotExist):
+			t.Errorf("Open(%q): %v", name, err)
+		}
+		if _, err := fsys.Glob(name); err != nil && !errors.Is(err, path.ErrBadPattern) {
+			t.Errorf("Glob(%q): %v", name, err)
+		}
+	})
 }
