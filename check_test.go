@@ -201,3 +201,46 @@ func TestCheckCollectorView(t *testing.T) {
 		st.Close()
 	}
 }
+
+// TestCheckSoundAfterEveryKindOfChange: appends, edits, moves, deletes,
+// large files cut in many chunks, checkpoints, forks, restores and a
+// collection leave storage the check finds sound, on memory and SQLite.
+func TestCheckSoundAfterEveryKindOfChange(t *testing.T) {
+	ctx := context.Background()
+	for _, dsn := range []string{"memory:", filepath.Join(t.TempDir(), "sound.db")} {
+		st, err := satchel.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, _ := st.Workspace(ctx, "acme", "main")
+		big := strings.Repeat("0123456789 the quick brown fox\n", 20000) // ~600 KiB: a chunk list
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 60 {
+			must(ws.Write(ctx, fmt.Sprintf("d%d/f%03d.md", i%6, i), strings.Repeat("line é \"q\"\n", i)))
+		}
+		must(ws.Write(ctx, "big.txt", big))
+		must(ws.Append(ctx, "big.txt", "one more\n"))
+		_, err = ws.StrReplace(ctx, "big.txt", "one more", "one more, edited", false)
+		must(err)
+		must(ws.Append(ctx, "d0/f000.md", "no newline"))
+		must(ws.Move(ctx, "d1/f001.md", "moved/f001.md"))
+		must(ws.Delete(ctx, "d2/f002.md"))
+		_, err = ws.Checkpoint(ctx, "v1")
+		must(err)
+		_, err = ws.Fork(ctx, "v1", "fork")
+		must(err)
+		must(ws.Write(ctx, "after.md", "after\n"))
+		_, err = ws.Restore(ctx, "v1")
+		must(err)
+		rep := check(t, st)
+		if len(rep.Faults) != 0 || rep.Threads != 2 || rep.Commits != 69 {
+			t.Errorf("%s: %+v", dsn, rep)
+		}
+		st.Close()
+	}
+}

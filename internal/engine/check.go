@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/jsonsize"
 )
 
 // Fault is a problem a check found in the objects of one commit: which
@@ -155,6 +156,21 @@ func (k *Checker) file(ctx context.Context, ent *Entry) ([]Fault, error) {
 	}
 	if size != ent.Size {
 		faults = append(faults, Fault{Object: obj, Problem: fmt.Sprintf("is %d bytes, its chunks hold %d", ent.Size, size)})
+	}
+	if len(faults) > 0 {
+		return faults, nil
+	}
+	// What the entry says of its content: lines, final newline, JSON size.
+	content, err := k.e.Content(ctx, ent)
+	if err != nil {
+		return fault(obj, err)
+	}
+	lines, endsNL := countLines(content)
+	if lines != ent.Lines || endsNL != ent.EndsNL {
+		faults = append(faults, Fault{Object: obj, Problem: fmt.Sprintf("counts %d lines (final newline %v), its content has %d (%v)", ent.Lines, ent.EndsNL, lines, endsNL)})
+	}
+	if n := int64(jsonsize.Entry(ent.Path, content)); n != ent.JSONBytes {
+		faults = append(faults, Fault{Object: obj, Problem: fmt.Sprintf("counts %d JSON bytes, its path and content are %d", ent.JSONBytes, n)})
 	}
 	return faults, nil
 }

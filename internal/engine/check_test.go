@@ -110,6 +110,22 @@ func TestCheckerFaults(t *testing.T) {
 		t.Errorf("wrong size: %+v, %v; want one fault of file %s: %s", faults, err, ent.Path, want)
 	}
 
+	// A file whose entry miscounts its lines.
+	enc = binary.AppendUvarint(nil, uint64(leaf.count()))
+	for i := range leaf.count() {
+		en := leaf.entry(i, nil)
+		if i == 1 {
+			en.Lines += 2
+		}
+		enc = appendEntry(enc, &en)
+	}
+	bad = packSwap{Backend: e.b, id: leafRef.Pack, data: rewritePack(t, c.ID, data, leafRef.Idx, string(enc))}
+	faults, err = NewChecker(New(bad, Options{})).Commit(ctx, c)
+	want = fmt.Sprintf("counts %d lines (final newline false), its content has %d (false)", ent.Lines+2, ent.Lines)
+	if err != nil || len(faults) != 1 || faults[0].Object != "file "+ent.Path || faults[0].Problem != want {
+		t.Errorf("wrong lines: %+v, %v; want one fault of file %s: %s", faults, err, ent.Path, want)
+	}
+
 	// A chunk that is a tree node.
 	enc = binary.AppendUvarint(nil, uint64(leaf.count()))
 	for i := range leaf.count() {
