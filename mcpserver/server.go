@@ -196,7 +196,9 @@ func joinLines(s []string) string { return strings.Join(s, "\n") }
 // stdio, or an in-memory transport) as the configured identity, until the
 // client disconnects or ctx is done. When ctx is done, Run refuses new requests,
 // waits for the calls in flight to be answered (at most the shutdown
-// timeout), then closes the session.
+// timeout), then closes the session. Over IOTransport a call counts until
+// its answer is written, and the end of input too waits for the answers;
+// over another transport, until its handler returns.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	srv, err := s.server(serverKey{agent: s.cfg.Agent})
 	if err != nil {
