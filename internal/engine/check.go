@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/jsonsize"
@@ -22,12 +23,25 @@ type Fault struct {
 // reported again for each later one. Use an engine of its own (caches
 // empty), so that what is checked is what storage holds.
 type Checker struct {
-	e    *Engine
-	seen map[Ref][]Fault // checked subtrees and objects, with their faults
+	e     *Engine
+	seen  map[Ref][]Fault // checked subtrees and objects, with their faults
+	nodes map[Ref]nodeSum // checked nodes that decoded
+	// files are the faults of the leaf entries already checked, by their
+	// encoding (an entry copied unchanged into a new leaf, its refs all
+	// absolute, is the same file: checked once).
+	files map[string][]Fault
+}
+
+// nodeSum is what a parent checks of a child node already read.
+type nodeSum struct {
+	first        string
+	files, bytes int64
 }
 
 // NewChecker returns a checker reading through e.
-func NewChecker(e *Engine) *Checker { return &Checker{e: e, seen: map[Ref][]Fault{}} }
+func NewChecker(e *Engine) *Checker {
+	return &Checker{e: e, seen: map[Ref][]Fault{}, nodes: map[Ref]nodeSum{}, files: map[string][]Fault{}}
+}
 
 // Objects returns how many distinct objects the checker has read.
 func (k *Checker) Objects() int { return len(k.seen) }
@@ -42,7 +56,7 @@ func (k *Checker) Commit(ctx context.Context, c backend.Commit) ([]Fault, error)
 	if root.IsZero() {
 		return nil, nil
 	}
-	faults, _, err := k.node(ctx, root, "")
+	faults, _, _, err := k.node(ctx, root)
 	return faults, err
 }
 
@@ -58,14 +72,13 @@ func fault(obj string, err error) ([]Fault, error) {
 	return nil, err
 }
 
-// node checks the subtree at r, whose first path its parent says is
-// first ("" for the root), and returns its faults and its node (nil when
-// it did not decode).
-func (k *Checker) node(ctx context.Context, r Ref, first string) ([]Fault, *node, error) {
+// node checks the subtree at r, and returns its faults and what its
+// parent checks of it (ok false when it did not decode).
+func (k *Checker) node(ctx context.Context, r Ref) (faults []Fault, sum nodeSum, ok bool, err error) {
 	obj := "node " + r.String()
-	if faults, ok := k.seen[r]; ok {
-		n, _ := k.e.node(ctx, r)
-		return faults, n, nil
+	if faults, seen := k.seen[r]; seen {
+		sum, ok := k.nodes[r]
+		return faults, sum, ok, nil
 	}
 	n, err := k.e.node(ctx, r)
 	if err != nil {
@@ -73,15 +86,12 @@ func (k *Checker) node(ctx context.Context, r Ref, first string) ([]Fault, *node
 		if err == nil {
 			k.seen[r] = faults
 		}
-		return faults, nil, err
+		return faults, nodeSum{}, false, err
 	}
-	var faults []Fault
 	add := func(problem string, args ...any) {
 		faults = append(faults, Fault{Object: obj, Problem: fmt.Sprintf(problem, args...)})
 	}
-	if first != "" && n.key(0) != first {
-		add("begins with %q, its parent says %q", n.key(0), first)
-	}
+
 	for i := 1; i < n.count(); i++ {
 		if n.key(i-1) >= n.key(i) {
 			add("items %q and %q are out of order", n.key(i-1), n.key(i))
@@ -89,28 +99,42 @@ func (k *Checker) node(ctx context.Context, r Ref, first string) ([]Fault, *node
 	}
 	if n.leaf {
 		for i := range n.count() {
+			item := n.item(i)
+			self := n.offs[i]&selfRef != 0
+			if fs, ok := k.files[item]; ok && !self {
+				faults = append(faults, fs...)
+				continue
+			}
 			ent := n.entry(i, nil)
 			fs, err := k.file(ctx, &ent)
 			if err != nil {
-				return nil, nil, err
+				return nil, nodeSum{}, false, err
+			}
+			if !self {
+				k.files[strings.Clone(item)] = fs
 			}
 			faults = append(faults, fs...)
 		}
 	} else {
 		for i := range n.count() {
 			c := n.child(i)
-			fs, cn, err := k.node(ctx, c.ref, c.first)
+			fs, cn, ok, err := k.node(ctx, c.ref)
 			if err != nil {
-				return nil, nil, err
+				return nil, nodeSum{}, false, err
 			}
 			faults = append(faults, fs...)
-			if cn != nil && (cn.files != c.files || cn.bytes != c.bytes) {
+			if ok && cn.first != c.first {
+				add("says %s begins with %q, it begins with %q", c.ref, c.first, cn.first)
+			}
+			if ok && (cn.files != c.files || cn.bytes != c.bytes) {
 				add("counts %d files and %d bytes under %s, which holds %d files and %d bytes", c.files, c.bytes, c.ref, cn.files, cn.bytes)
 			}
 		}
 	}
+	sum = nodeSum{first: n.key(0), files: n.files, bytes: n.bytes}
 	k.seen[r] = faults
-	return faults, n, nil
+	k.nodes[r] = sum
+	return faults, sum, true, nil
 }
 
 // file checks an entry's chunk list and chunks: each exists, is a chunk,
