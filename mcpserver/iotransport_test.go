@@ -412,3 +412,41 @@ type nopWriter struct{}
 
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (nopWriter) Close() error                { return nil }
+
+// TestIOTransportAnswersBeforeEOF: the end of input ends the session only
+// once every call read before it is answered. The call in flight at the
+// end of input is stopped by the call timeout, and its answer (that
+// refusal) must still be written.
+func TestIOTransportAnswersBeforeEOF(t *testing.T) {
+	fc := newFakeCollections()
+	s := newServer(t, Config{Collections: fc, Agent: "writer", CallTimeout: 300 * time.Millisecond})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background(), &IOTransport{Reader: inR, Writer: outW}) }()
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	if _, err := io.WriteString(inW, initLine+toolCall(2, "store__slow__get", map[string]any{})+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-lines // initialize's answer
+	<-fc.started
+	_ = inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	_ = outW.Close()
+	var got []string
+	for l := range lines {
+		got = append(got, l)
+	}
+	if len(got) != 1 || !strings.Contains(got[0], `"id":2,"result"`) || !strings.Contains(got[0], "was stopped") {
+		t.Errorf("after the end of input: %q, want the slow call's answer", got)
+	}
+}
