@@ -476,14 +476,22 @@ type GCStats struct {
 // alone, so that a reader at that commit can finish.
 const DefaultGrace = time.Minute
 
+// NoGrace, as GC's grace, reclaims the storage of dropped commits at once,
+// even while a reader may still be at one of them.
+const NoGrace time.Duration = -1
+
 // GC applies every thread's retention policy, then reclaims the storage
 // that no retained commit reaches, in every scope (or only in scope when
 // it is not ""). It is safe while writers run. Storage of commits dropped
-// less than grace ago is kept (grace < 0: DefaultGrace).
+// less than grace ago is kept; grace 0 means DefaultGrace, and a negative
+// grace (NoGrace) none.
 func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCStats, error) {
 	var st GCStats
-	if grace < 0 {
+	switch {
+	case grace == 0:
 		grace = DefaultGrace
+	case grace < 0:
+		grace = 0
 	}
 	scopes := []string{scope}
 	if scope == "" {

@@ -161,6 +161,14 @@ type Batch struct {
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
 // an error, nothing is committed.
+//
+// fn may run more than once: when another writer commits to the thread
+// between fn's reads and the commit (a lost compare-and-swap), the batch
+// is discarded and fn runs again against the new head, until it commits or
+// the workspace gives up with ErrConflict. So fn must do nothing but its
+// work on b, with no effects outside it that a second run would repeat
+// (sending a message, counting, appending to a slice of the caller's: do
+// those after Batch returns).
 func (w *Workspace) Batch(ctx context.Context, fn func(ctx context.Context, b *Batch) error) error {
 	return w.mutate(ctx, "batch", func(b *Batch) error { return fn(ctx, b) })
 }

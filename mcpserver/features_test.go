@@ -253,10 +253,12 @@ type fakeCollections struct {
 	calls []string
 	docs  map[string]string // scope/key -> text
 	slow  chan struct{}     // the tool "store__slow__get" waits for it
+	// started has a value for each call of store__slow__get that began.
+	started chan struct{}
 }
 
 func newFakeCollections() *fakeCollections {
-	return &fakeCollections{docs: map[string]string{}, slow: make(chan struct{})}
+	return &fakeCollections{docs: map[string]string{}, slow: make(chan struct{}), started: make(chan struct{}, 16)}
 }
 
 func fakeTool(name string, readOnly bool) Tool {
@@ -308,6 +310,10 @@ func (f *fakeCollections) Call(ctx context.Context, id Identity, tool string, ra
 	case "store__library__set":
 		return nil, &satchel.Error{Kind: satchel.ErrReadOnly, Msg: `store "library" is shared (read-only): writes are not allowed`}
 	case "store__slow__get":
+		select {
+		case f.started <- struct{}{}:
+		default:
+		}
 		select {
 		case <-f.slow:
 			return map[string]any{"found": false}, nil

@@ -131,6 +131,7 @@ type Server struct {
 
 	sessions sync.Map // *mcp.ServerSession -> *session
 	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
+	counted  sync.Map // *mcp.ServerSession -> *pendingCalls, counted by the middleware
 
 	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
 	guards   *guard       // the HTTP server's bounds
@@ -221,16 +222,33 @@ func joinLines(s []string) string { return strings.Join(s, "\n") }
 // stdio, or an in-memory transport) as the configured identity, until the
 // client disconnects or ctx is done. When ctx is done, Run refuses new requests,
 // waits for the calls in flight to be answered (at most the shutdown
-// timeout), then closes the session.
+// timeout), then closes the session. Over IOTransport a call counts until
+// its answer is written, and the end of input too waits for the answers;
+// over another transport, until its handler returns.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	srv, err := s.server(serverKey{agent: s.cfg.Agent})
 	if err != nil {
 		return err
 	}
-	p := &pendingCalls{answered: make(chan struct{}, 1), drain: s.cfg.ShutdownTimeout}
-	ss, err := srv.Connect(context.WithoutCancel(ctx), countingTransport{t, p}, nil)
+	// The calls are counted where no wrapper hides the connection's
+	// session hooks from the SDK (through them its own transports learn
+	// the negotiated protocol version): by satchel's transport itself, or
+	// else by the middleware, from a call's start to its handler's return.
+	p := newPendingCalls(s.cfg.ShutdownTimeout)
+	if it, ok := t.(*IOTransport); ok {
+		counted := *it
+		counted.calls = p
+		t = &counted
+	} else {
+		p.viaMiddleware = true
+	}
+	ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return err
+	}
+	if p.viaMiddleware {
+		s.counted.Store(ss, p)
+		defer s.counted.Delete(ss)
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
@@ -242,10 +260,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	s.log.Info("shutting down: finishing the calls in flight")
 	s.draining.Store(ss, true)
 	defer s.draining.Delete(ss)
-	deadline := time.Now().Add(s.cfg.ShutdownTimeout)
-	for p.n.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(2 * time.Millisecond)
-	}
+	p.awaitAnswers(context.Background())
 	if p.n.Load() > 0 {
 		s.log.Warn("shutdown timed out; calls in flight were abandoned")
 	}
@@ -253,14 +268,32 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return nil
 }
 
-// pendingCalls counts the requests of a connection not yet answered.
+// pendingCalls counts the calls of a connection not yet answered.
 type pendingCalls struct {
 	n        atomic.Int64
-	answered chan struct{} // a response was written (buffered: one wake-up)
-	drain    time.Duration // how long the end of input waits for answers
+	answered chan struct{} // a call was answered (buffered: one wake-up)
+	drain    time.Duration // how long awaitAnswers waits at most
+
+	// viaMiddleware: counted by the middleware (a transport other than
+	// IOTransport), from a call's start to its handler's return, which is
+	// a little before its answer is written.
+	viaMiddleware bool
 }
 
-// awaitAnswers waits until every call read is answered, at most p.drain.
+func newPendingCalls(drain time.Duration) *pendingCalls {
+	return &pendingCalls{answered: make(chan struct{}, 1), drain: drain}
+}
+
+// answer counts one call answered.
+func (p *pendingCalls) answer() {
+	p.n.Add(-1)
+	select {
+	case p.answered <- struct{}{}:
+	default:
+	}
+}
+
+// awaitAnswers waits until every call counted is answered, at most p.drain.
 func (p *pendingCalls) awaitAnswers(ctx context.Context) {
 	timeout := time.NewTimer(p.drain)
 	defer timeout.Stop()
@@ -273,53 +306,6 @@ func (p *pendingCalls) awaitAnswers(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// countingTransport counts, on its connection, the calls read and the
-// responses written: a graceful shutdown waits until every call is
-// answered before it closes the session (the SDK drops the responses of
-// calls still running when a session closes).
-type countingTransport struct {
-	mcp.Transport
-	p *pendingCalls
-}
-
-func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Connection: c, p: t.p}, nil
-}
-
-type countingConn struct {
-	mcp.Connection
-	p *pendingCalls
-}
-
-func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); ok && err == nil && r.IsCall() {
-		c.p.n.Add(1)
-	}
-	if errors.Is(err, io.EOF) {
-		// The end of input closes the session, and the SDK drops the
-		// answers of calls still running then: answer them first.
-		c.p.awaitAnswers(ctx)
-	}
-	return m, err
-}
-
-func (c *countingConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, m)
-	if _, ok := m.(*jsonrpc.Response); ok {
-		c.p.n.Add(-1)
-		select {
-		case c.p.answered <- struct{}{}:
-		default:
-		}
-	}
-	return err
 }
 
 func ignoreClosed(err error) error {
@@ -476,6 +462,10 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 				if _, stopping := s.draining.Load(ss); stopping {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server is shutting down"}
+				}
+				if p, ok := s.counted.Load(ss); ok && !strings.HasPrefix(method, "notifications/") {
+					p.(*pendingCalls).n.Add(1)
+					defer p.(*pendingCalls).answer()
 				}
 			}
 			switch method {

@@ -45,10 +45,6 @@ const (
 	W4DefaultNodeDir = ".cache/mcp-conformance"
 )
 
-// W4Phases names the phases of W4, in the order they run: W1's write,
-// read-bounded, edit and glob-dir, each as MCP tools/call requests.
-var W4Phases = []string{"write", "read-bounded", "edit", "glob-dir"}
-
 // W4Options configure the W4 MCP round-trip workload.
 type W4Options struct {
 	System string // e.g. "satchel-sqlite"

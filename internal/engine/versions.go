@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-
-	"github.com/satchel-dev/satchel/backend"
 )
 
 // Policy is a retention policy (DESIGN §2.6). A zero field is unset.
@@ -382,6 +380,3 @@ func (e *Engine) sameContent(ctx context.Context, a, b *Entry) (bool, error) {
 	}
 	return ca == cb, nil
 }
-
-// RootOf returns a commit's root (for forks, which copy it).
-func RootOf(c backend.Commit) (Ref, error) { return decodeRoot(c.Root, c.ID) }
