@@ -15,6 +15,8 @@ import (
 	"os/signal"
 
 	"github.com/spf13/cobra"
+
+	"github.com/satchel-dev/satchel/internal/version"
 )
 
 // Main runs the satchel command with args (without the program name) and
@@ -89,6 +91,8 @@ standard error and exit 1; usage errors exit 2.`,
 		},
 	}
 	a.root = root
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("satchel {{.Version}}\n")
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
@@ -114,6 +118,7 @@ standard error and exit 1; usage errors exit 2.`,
 	root.AddCommand(newInitCmd(a))
 	root.AddCommand(newServeCmd(a), newTokenCmd(a))
 	root.AddCommand(newDocCmd(a), newCheckCmd(a), newSchemaCmd(a))
+	root.AddCommand(newVersionCmd(a))
 
 	addUsedGroups(root)
 	markRunErrors(a, root)

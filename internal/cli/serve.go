@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/mcpserver"
 )
 
@@ -172,13 +173,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	})
 }
 
-// serverVersion is the module's version as the build recorded it.
-func serverVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// serverVersion is the version the server reports to clients: the one
+// satchel version prints.
+func serverVersion() string { return version.Get().String() }
 
 func readCloser(r io.Reader) io.ReadCloser {
 	if rc, ok := r.(io.ReadCloser); ok {
