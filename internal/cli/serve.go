@@ -65,7 +65,10 @@ collection tools of the agent's stores.
 The collections are those of the project directory --dir (stores/ and
 agents/, as satchel init makes them; by default the working directory when
 it has them): each agent sees only the tools of the stores its agent.json
-grants, and shared stores take no writes from agents.
+grants, and shared stores take no writes from agents. --agent needs a
+project directory: without one it is refused, rather than serving the file
+tools alone. An MCP client starts the server in a working directory of its
+own choosing: give --db and --dir as absolute paths.
 
 By default it speaks MCP on standard input and output, for a client that
 starts it; the caller is --scope, --thread and --agent, and logs go to
@@ -135,6 +138,10 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		// (docs/mcp-performance.md); GOGC in the environment still wins.
 		debug.SetGCPercent(400)
 	}
+	dir := projectDir(cmd, f.dir)
+	if f.agent != "" && dir == "" && satchel.CheckAgentName(f.agent) == nil {
+		return refuse("agent %s needs a project directory with agents/%s/agent.json; give --dir", f.agent, f.agent)
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := a.open(ctx)
@@ -142,7 +149,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		return err
 	}
 	var cols mcpserver.Collections
-	if dir := projectDir(cmd, f.dir); dir != "" {
+	if dir != "" {
 		if cols, err = loadCollections(ctx, st, dir); err != nil {
 			return err
 		}
