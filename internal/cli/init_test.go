@@ -172,3 +172,36 @@ func TestInitScript(t *testing.T) {
 		t.Errorf("not valid Lua: %v", err)
 	}
 }
+
+// TestCollectionsDoc: docs/collections.md shows the store and agent that
+// init writes, as they are.
+func TestCollectionsDoc(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "collections.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"template/stores/notes.json", "template/agents/research/agent.json"} {
+		b, err := template.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want any
+		_ = json.Unmarshal(b, &want)
+		found := false
+		for _, block := range strings.Split(string(doc), "```json\n")[1:] {
+			block, _, _ = strings.Cut(block, "```")
+			var got any
+			if json.Unmarshal([]byte(block), &got) == nil && string(mustMarshal(got)) == string(mustMarshal(want)) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("docs/collections.md does not show %s as init writes it", f)
+		}
+	}
+}
+
+func mustMarshal(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
