@@ -22,6 +22,9 @@ information (go build -buildvcs=false) has no commit. The MCP server
 reports the same version to its clients.
 
 With --json: {"version": ..., "commit": ..., "time": ..., "modified": ..., "go": ...}.`,
+		Example: `  satchel version
+  satchel --version
+  satchel version --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := version.Get()
