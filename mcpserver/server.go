@@ -298,7 +298,7 @@ func (s *Server) allServers() []*mcp.Server {
 
 const serverInstructions = `satchel is a versioned workspace: files you write here persist across calls and sessions, and every change is a commit.
 Paths are relative and '/'-separated (notes/plan.md). Read with read_file (numbered lines by default; use start_line/end_line for large files), change files with write_file, append_file and edit_file (old_text must occur exactly once), find them with {{glob}}, {{grep}} and list_files.
-Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost).
+Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost); {{fork}} branches into a new thread and list_threads lists your threads.
 Large results are saved under spill/ and replaced by a preview that says how to read the rest.`
 
 // build makes the MCP server of key: the file tools, the agent's

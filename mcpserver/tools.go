@@ -18,7 +18,7 @@ import (
 var fileToolNames = []string{
 	"read_file", "write_file", "append_file", "edit_file", "stat_file",
 	"glob", "grep", "list_files", "delete_file", "move_file",
-	"checkpoint", "history", "diff", "restore",
+	"checkpoint", "history", "diff", "restore", "list_threads", "fork",
 }
 
 // fileTool is one file tool: its MCP definition, the arguments it takes
@@ -321,6 +321,30 @@ func fileTools(cfg Config) []fileTool {
 			output: commitOutput(),
 			ann:    mutating("Restore an earlier state", true, true),
 			run:    runRestore,
+		},
+		{
+			base: "list_threads", title: "List threads",
+			desc: "List the threads of your workspace's scope, one a line: name, the sequence number of its newest commit (0 when it has none), and that commit's time (UTC, or \"-\"), separated by tabs; the thread this session works on is marked \"(current)\". " +
+				"Each thread is a separate line of history of the same files; {{fork}} makes a new one.",
+			output: []prop{
+				req("threads", array(obj{{"type", "object"}})),
+				req("current", str("The thread this session works on.")),
+			},
+			ann: readOnly("List threads"),
+			run: runListThreads,
+		},
+		{
+			base: "fork", title: "Branch into a new thread",
+			desc: "Make a new thread named name whose history starts at the commit from of this session's thread (a sequence number, a checkpoint name or \"head\", the default): nothing is copied, and later changes to either thread do not affect the other. " +
+				"Use it to keep a state to compare with, or to try an alternative; the new thread is opened by a new session (over HTTP with the X-Satchel-Thread header). " +
+				"A name is 1 to 128 letters, digits, \".\", \"_\" or \"-\", not all digits, and must not be taken in the scope.",
+			props: []prop{
+				req("name", str("The new thread's name, e.g. try-outline-b.")),
+				opt("from", withDefault(commitRef("The commit of this thread to start from (default \"head\")."), "head")),
+			},
+			output: []prop{req("thread", str("")), req("from", str("")), req("source", str("The thread forked.")), req("seq", obj{{"type", "integer"}})},
+			ann:    mutating("Branch into a new thread", false, false),
+			run:    runFork,
 		},
 	}
 	out := make([]fileTool, 0, len(defs))

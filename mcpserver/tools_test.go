@@ -31,7 +31,7 @@ func TestToolList(t *testing.T) {
 		"grep": {true, false, true}, "list_files": {true, false, true}, "history": {true, false, true}, "diff": {true, false, true},
 		"write_file": {false, true, true}, "append_file": {false, false, false}, "edit_file": {false, true, false},
 		"delete_file": {false, true, true}, "move_file": {false, true, false}, "checkpoint": {false, false, false},
-		"restore": {false, true, true},
+		"restore": {false, true, true}, "list_threads": {true, false, true}, "fork": {false, false, false},
 	}
 	for name, w := range want {
 		tool := got[name]
@@ -77,6 +77,7 @@ func TestToolList(t *testing.T) {
 		"history":     {"limit"},
 		"diff":        {"from", "to", "path"},
 		"restore":     {"to"},
+		"fork":        {"name", "from"},
 	}
 	for name, ps := range params {
 		props := got[name].InputSchema.(map[string]any)["properties"].(map[string]any)

@@ -59,7 +59,8 @@ func newServeCmd(a *app) *cobra.Command {
 		Short:   "Serve the store to agents over MCP (stdio or HTTP)",
 		Long: `Serve runs the MCP server: the file tools (read_file, write_file, append_file,
 edit_file, stat_file, glob, grep, list_files, delete_file, move_file,
-checkpoint, history, diff, restore), the files as resources, and the
+checkpoint, history, diff, restore, list_threads, fork), the files as
+resources, and the
 collection tools of the agent's stores.
 
 The collections are those of the project directory --dir (stores/ and
