@@ -39,6 +39,9 @@ func run(ctx context.Context, a *app, args []string) int {
 	if cerr := a.close(); err == nil && cerr != nil {
 		err = runError{cerr}
 	}
+	if a.json {
+		return reportJSON(a.stderr, err)
+	}
 	return report(a.stderr, cmd, err)
 }
 
@@ -77,7 +80,8 @@ throwaway store that lives as long as the command, or a postgres:// URL.
 
 Results go to standard output: plain text by default (one result a line),
 or one JSON value with --json. Refusals print their message alone on
-standard error and exit 1; usage errors exit 2.`,
+standard error and exit 1; usage errors exit 2. With --json a refusal is
+one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 		Example: `  satchel fs write notes/plan.md "# Plan"
   echo "- step one" | satchel fs append notes/plan.md
   satchel fs read notes/plan.md --numbered

@@ -97,11 +97,12 @@ type diffResult struct {
 
 func newDiffCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:     "diff FROM TO [PATH]",
+		Use:     "diff FROM [TO [PATH]]",
 		GroupID: groupVersions,
 		Short:   "Show what changed between two commits",
 		Long: `Compare two commits of the workspace, FROM and TO (each a sequence number,
 a checkpoint name, "head", or 0 for the empty tree before the first commit).
+TO defaults to head, as the MCP tool's does.
 
 Without PATH, prints one line per path that differs, in path order:
 "added", "removed" or "changed", a tab, and the path. With --json, an
@@ -109,11 +110,14 @@ array of changes: [{"path": ..., "kind": "added"}] ([] when none).
 
 With PATH, prints the unified diff of that file (nothing when it is the
 same in both); with --json, {"path": ..., "diff": ...}.`,
-		Example: `  satchel diff draft-1 head
+		Example: `  satchel diff draft-1
   satchel diff 3 7 notes/plan.md`,
-		Args: argsBetween([]string{"FROM", "TO"}, "PATH"),
+		Args: argsBetween([]string{"FROM"}, "TO", "PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if len(args) == 1 {
+				args = append(args, "head")
+			}
 			ws, err := a.workspace(ctx)
 			if err != nil {
 				return err
