@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -47,4 +48,37 @@ func TestDiffDefaultsToHead(t *testing.T) {
 	h.ok("fs", "write", "b.md", "b\n")
 	equal(t, "diff v1", h.ok("diff", "v1"), h.ok("diff", "v1", "head"))
 	equal(t, "diff v1", h.ok("diff", "v1"), "changed\ta.md\nadded\tb.md\n")
+}
+
+// TestHeaderOnTerminal: log and token list print a header row on a
+// terminal, and the bare rows when piped.
+func TestHeaderOnTerminal(t *testing.T) {
+	h := newHarness(t)
+	h.ok("fs", "write", "a.md", "x")
+	if r := h.run("token", "create", "--agent", "research", "--scope", "acme"); r.Code != 0 {
+		t.Fatalf("token create: %+v", r)
+	}
+	piped := map[string]string{"log": h.ok("log"), "token list": h.ok("token", "list")}
+	for _, out := range piped {
+		if strings.Contains(out, "SEQ") || strings.Contains(out, "STATUS") {
+			t.Errorf("a header when piped: %q", out)
+		}
+	}
+	tty := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = tty }()
+	for args, header := range map[string]string{
+		"log":        "SEQ  TIME                  CHECKPOINTS  SUMMARY",
+		"token list": "ID ",
+	} {
+		out := h.ok(strings.Fields(args)...)
+		first, rest, _ := strings.Cut(out, "\n")
+		if !strings.HasPrefix(first, header) || strings.Count(rest, "\n") != strings.Count(piped[args], "\n") || strings.Contains(out, "\t") {
+			t.Errorf("%s on a terminal:\n%s\nwant a header row %q, then the rows aligned", args, out, header)
+		}
+	}
+	// --json is never a table.
+	if out := h.ok("log", "--json"); !strings.HasPrefix(out, "[") {
+		t.Errorf("log --json on a terminal: %q", out)
+	}
 }

@@ -54,8 +54,9 @@ func newLogCmd(a *app) *cobra.Command {
 		Short:   "List the commits of a thread",
 		Long: `List the retained commits of the workspace (--scope, --thread), newest
 first, one a line: SEQ, TIME (RFC 3339, UTC), CHECKPOINTS (the names given
-to the commit, comma-separated, or empty) and SUMMARY, separated by tabs.
---limit N lists the newest N.
+to the commit, comma-separated, or empty) and SUMMARY, separated by tabs;
+on a terminal, in aligned columns under a header row. --limit N lists the
+newest N.
 
 With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 [...], "op": ..., "summary": ..., "via": ...}] ([] when none).`,
@@ -75,14 +76,11 @@ With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 			if err != nil {
 				return err
 			}
-			return a.emit(nonEmpty(cs), func(w io.Writer) error {
-				var b strings.Builder
-				for _, c := range cs {
-					b.WriteString(commitLine(c))
-				}
-				_, err := io.WriteString(w, b.String())
-				return err
-			})
+			var b strings.Builder
+			for _, c := range cs {
+				b.WriteString(commitLine(c))
+			}
+			return a.emit(nonEmpty(cs), table([]string{"SEQ", "TIME", "CHECKPOINTS", "SUMMARY"}, b.String()))
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list the newest `N` commits (0: all)")
