@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -97,7 +98,6 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	a.root = root
 	root.Version = version.Get().String()
 	root.SetVersionTemplate("satchel {{.Version}}\n")
-	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	pf := root.PersistentFlags()
@@ -125,6 +125,7 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	root.AddCommand(newVersionCmd(a))
 
 	addUsedGroups(root)
+	addCompletions(a, root)
 	markRunErrors(a, root)
 	return root
 }
@@ -156,9 +157,22 @@ func newGroupCmd(use, short, long, example string) *cobra.Command {
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+			return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggest(cmd, args[0]))
 		},
 	}
+}
+
+// suggest names the subcommands of cmd that typed may be a misspelling
+// of, as cobra does for the root's: "fs raed" suggests read.
+func suggest(cmd *cobra.Command, typed string) string {
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set only for the root
+	}
+	s := cmd.SuggestionsFor(typed)
+	if len(s) == 0 {
+		return ""
+	}
+	return "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 }
 
 // exactArgs, rangeArgs ... are cobra's validators with messages that name

@@ -82,3 +82,67 @@ func TestHeaderOnTerminal(t *testing.T) {
 		t.Errorf("log --json on a terminal: %q", out)
 	}
 }
+
+// complete runs the shell completion of args (the last one being
+// completed) and returns the candidates.
+func complete(h *harness, args ...string) []string {
+	h.t.Helper()
+	r := h.run(append([]string{"__complete"}, args...)...)
+	if r.Code != 0 {
+		h.t.Fatalf("__complete %v: exit %d, %s", args, r.Code, r.Err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(r.Out, "\n"), "\n") {
+		if !strings.HasPrefix(l, ":") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestCompletion(t *testing.T) {
+	h := newHarness(t)
+	if out := h.ok("--help"); !strings.Contains(out, "  completion ") {
+		t.Errorf("help does not list completion:\n%s", out)
+	}
+	h.ok("fs", "write", "notes/plan.md", "x")
+	h.ok("fs", "write", "notes/deep/a.md", "x")
+	h.ok("fs", "write", "readme.md", "x")
+	h.ok("checkpoint", "before-edit")
+	h.ok("fs", "write", "readme.md", "y")
+	h.ok("checkpoint", "after-edit")
+	h.ok("fork", "side-quest")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fs", "read", ""}, "notes/ readme.md"},
+		{[]string{"fs", "read", "notes/"}, "notes/deep/ notes/plan.md"},
+		{[]string{"fs", "read", "notes/p"}, "notes/plan.md"},
+		{[]string{"fs", "ls", ""}, "notes/"},
+		{[]string{"fs", "mv", "readme.md", "no"}, "notes/"},
+		{[]string{"diff", ""}, "head after-edit before-edit"},
+		{[]string{"diff", "before-edit", "h"}, "head"},
+		{[]string{"diff", "before-edit", "head", "r"}, "readme.md"},
+		{[]string{"restore", "be"}, "before-edit"},
+		{[]string{"fs", "read", "readme.md", "--at", "af"}, "after-edit"},
+		{[]string{"--thread", "s"}, "side-quest"},
+		{[]string{"threads", "rm", ""}, "main side-quest"},
+	} {
+		if got := strings.Join(complete(h, tc.args...), " "); got != tc.want {
+			t.Errorf("complete %q = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestSuggestions(t *testing.T) {
+	h := newHarness(t)
+	r := h.run("fs", "raed", "a.md")
+	if r.Code != 2 || !strings.HasPrefix(r.Err, "unknown command \"raed\" for \"satchel fs\"\n\nDid you mean this?\n\tread\n") {
+		t.Errorf("fs raed: exit %d, %q", r.Code, r.Err)
+	}
+	if r := h.run("lgo"); r.Code != 2 || !strings.Contains(r.Err, "Did you mean this?\n") || !strings.Contains(r.Err, "\tlog\n") {
+		t.Errorf("lgo: exit %d, %q", r.Code, r.Err)
+	}
+}
