@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,10 @@ type Config struct {
 
 	// Version is reported to clients as the server's version.
 	Version string
+
+	// UI, when set, is served under UIPath on the HTTP listener: the web
+	// inspector, which authenticates its own requests.
+	UI http.Handler
 }
 
 // Identity is who a session acts as: the scope it may touch (the only
