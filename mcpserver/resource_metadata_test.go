@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
+
+	buildversion "github.com/satchel-dev/satchel/internal/version"
 )
 
 // TestProtectedResourceMetadata: a 401 points at the RFC 9728 metadata
@@ -44,5 +46,14 @@ func TestProtectedResourceMetadata(t *testing.T) {
 		if _, ok := md["authorization_servers"]; ok {
 			t.Errorf("the metadata names authorization servers: %v", md["authorization_servers"])
 		}
+	}
+}
+
+// TestServerVersion: without Config.Version the server reports the
+// version the build recorded, as satchel version prints it.
+func TestServerVersion(t *testing.T) {
+	c, _ := newClient(t, Config{})
+	if got, want := c.cs.InitializeResult().ServerInfo.Version, buildversion.Get().String(); got != want || got == "dev" {
+		t.Errorf("server version %q, want %q", got, want)
 	}
 }

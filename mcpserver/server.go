@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	buildversion "github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/spill"
 )
 
@@ -86,7 +87,8 @@ type Config struct {
 	// at standard output when serving stdio.
 	Logger *slog.Logger
 
-	// Version is reported to clients as the server's version.
+	// Version is reported to clients as the server's version; empty means
+	// the version the build recorded (what `satchel version` prints).
 	Version string
 
 	// UI, when set, is served under UIPath on the HTTP listener: the web
@@ -311,7 +313,7 @@ Large results are saved under spill/ and replaced by a preview that says how to 
 func (s *Server) build(key serverKey) (*mcp.Server, error) {
 	version := s.cfg.Version
 	if version == "" {
-		version = "dev"
+		version = buildversion.Get().String()
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "satchel", Title: "satchel workspace", Version: version}, &mcp.ServerOptions{
 		Instructions: prefixed(serverInstructions, s.cfg.ToolPrefix),
