@@ -148,7 +148,14 @@ func runInit(cmd *cobra.Command, a *app, dir string) error {
 		}
 		fmt.Fprintf(w, "database %s\n", r.DB)
 		fmt.Fprintf(w, "ok: %d stores (%s), %d agents (%s)\n\n", len(r.Stores), strings.Join(r.Stores, ", "), len(r.Agents), strings.Join(r.Agents, ", "))
-		_, err := io.WriteString(w, cfg.text())
+		if _, err := io.WriteString(w, cfg.text()); err != nil {
+			return err
+		}
+		script := filepath.Join(abs, "scripts", "summarize.lua")
+		if _, err := os.Stat(script); err != nil {
+			return nil
+		}
+		_, err := fmt.Fprintf(w, "\nThe example script: %s\n", shellQuote(satchelCommand())+" --db "+shellQuote(r.DB)+" run "+shellQuote(script)+" --input-file FILE")
 		return err
 	})
 }
