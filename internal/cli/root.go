@@ -40,10 +40,24 @@ func run(ctx context.Context, a *app, args []string) int {
 	if cerr := a.close(); err == nil && cerr != nil {
 		err = runError{cerr}
 	}
-	if a.json {
+	if a.json || jsonAsked(args) {
 		return reportJSON(a.stderr, err)
 	}
 	return report(a.stderr, cmd, err)
+}
+
+// jsonAsked says whether args ask for --json, for the errors cobra raises
+// before it parses the flags (an unknown command).
+func jsonAsked(args []string) bool {
+	for _, arg := range args {
+		switch arg {
+		case "--":
+			return false
+		case "--json", "--json=true":
+			return true
+		}
+	}
+	return false
 }
 
 // Command groups, in the order `satchel --help` lists them. A group is

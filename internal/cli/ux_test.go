@@ -21,6 +21,7 @@ func TestJSONRefusals(t *testing.T) {
 		{[]string{"fs", "read", "a.md", "--end", "2", "--json"}, 1, "--end requires --start", "invalid_range"},
 		{[]string{"--json", "fs", "read"}, 2, "satchel fs read: missing PATH", "usage"},
 		{[]string{"--json", "fs", "read", "a.md", "--nope"}, 2, "unknown flag: --nope", "usage"},
+		{[]string{"--json", "bogus"}, 2, "unknown command \"bogus\" for \"satchel\"", "usage"},
 	} {
 		r := h.run(tc.args...)
 		if r.Code != tc.exit || r.Out != "" {
