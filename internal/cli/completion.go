@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"sort"
 	"strings"
 
@@ -54,6 +55,30 @@ func addCompletions(a *app, root *cobra.Command) {
 	_ = root.RegisterFlagCompletionFunc("thread", threads)
 }
 
+// completionWorkspace is the workspace completions read, or nil when the
+// database does not exist: pressing tab must not create a database.
+func (a *app) completionWorkspace(ctx context.Context) *satchel.Workspace {
+	if !a.databaseExists() {
+		return nil
+	}
+	ws, err := a.workspace(ctx)
+	if err != nil {
+		return nil
+	}
+	return ws
+}
+
+// databaseExists says whether the database to open is there: a SQLite
+// file that exists, or memory: or a URL (which it cannot tell).
+func (a *app) databaseExists() bool {
+	dsn := a.dsn()
+	if isURLDSN(dsn) {
+		return true
+	}
+	_, err := os.Stat(strings.TrimPrefix(dsn, "file:"))
+	return err == nil
+}
+
 func completionContext(cmd *cobra.Command) context.Context {
 	if ctx := cmd.Context(); ctx != nil {
 		return ctx
@@ -67,8 +92,8 @@ func completionContext(cmd *cobra.Command) context.Context {
 func (a *app) completePaths(dirsOnly bool) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		ctx := completionContext(cmd)
-		ws, err := a.workspace(ctx)
-		if err != nil {
+		ws := a.completionWorkspace(ctx)
+		if ws == nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		under := ""
@@ -107,8 +132,8 @@ func (a *app) completePaths(dirsOnly bool) cobra.CompletionFunc {
 // names of the thread's retained commits, newest first.
 func (a *app) completeRefs(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	ctx := completionContext(cmd)
-	ws, err := a.workspace(ctx)
-	if err != nil {
+	ws := a.completionWorkspace(ctx)
+	if ws == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	out := []cobra.Completion{}
@@ -132,6 +157,9 @@ func (a *app) completeRefs(cmd *cobra.Command, _ []string, toComplete string) ([
 // completeThreads completes the thread names of --scope.
 func (a *app) completeThreads(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	ctx := completionContext(cmd)
+	if !a.databaseExists() {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
 	st, err := a.open(ctx)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp

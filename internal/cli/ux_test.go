@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -88,7 +89,7 @@ func TestHeaderOnTerminal(t *testing.T) {
 // completed) and returns the candidates.
 func complete(h *harness, args ...string) []string {
 	h.t.Helper()
-	r := h.run(append([]string{"__complete"}, args...)...)
+	r := h.run(append([]string{"__complete", "--db", "memory:"}, args...)...)
 	if r.Code != 0 {
 		h.t.Fatalf("__complete %v: exit %d, %s", args, r.Code, r.Err)
 	}
@@ -134,6 +135,16 @@ func TestCompletion(t *testing.T) {
 		if got := strings.Join(complete(h, tc.args...), " "); got != tc.want {
 			t.Errorf("complete %q = %q, want %q", tc.args, got, tc.want)
 		}
+	}
+
+	// Completing never creates a database.
+	missing := filepath.Join(t.TempDir(), "none.db")
+	before := len(h.dsns)
+	if r := h.run("__complete", "--db", missing, "fs", "read", ""); r.Code != 0 || strings.Contains(r.Out, "notes/") {
+		t.Errorf("completion on a missing database: %+v", r)
+	}
+	if len(h.dsns) != before {
+		t.Errorf("completion opened the missing database %s", missing)
 	}
 }
 
