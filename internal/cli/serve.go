@@ -46,6 +46,7 @@ func projectDir(cmd *cobra.Command, dir string) string {
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
+	scripts                                string
 	wrapUntrusted, insecureNoAuth, ui      bool
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
@@ -114,6 +115,7 @@ document content that tools return in the untrusted envelope.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", mcpserver.DefaultShutdownTimeout, "longest a shutdown waits for the calls in flight")
 	fl.IntVar(&f.maxInline, "max-inline-bytes", 65536, "spill results larger than `N` bytes (and read_file's default max_chars)")
 	fl.Int64Var(&f.maxRequest, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request accepted, in bytes")
+	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
 }
@@ -161,6 +163,12 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 			return err
 		}
 	}
+	var tools []mcpserver.CustomTool
+	if f.scripts != "" {
+		if tools, err = serveScripts(st, dir, f.scripts); err != nil {
+			return err
+		}
+	}
 	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	var ui http.Handler
 	if f.ui {
@@ -181,7 +189,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
-		InsecureNoAuth: f.insecureNoAuth, UI: ui,
+		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools,
 	})
 	if err != nil {
 		return err
