@@ -61,8 +61,9 @@ they are: running init again creates only what is missing.
 
 It then checks the project as "satchel check" does, and prints the MCP
 client configurations (Claude Desktop, Claude Code, Cursor, VS Code) that
-serve the agent research, with absolute paths: an MCP client starts the
-server in a working directory of its own choosing.
+serve the agent research and the scripts of DIR/scripts (run_script), with
+absolute paths: an MCP client starts the server in a working directory of
+its own choosing.
 
 With --json: {"dir", "created", "db", "project_file", "stores", "agents",
 "clients"}.`,
@@ -139,7 +140,11 @@ func runInit(cmd *cobra.Command, a *app, dir string) error {
 			agent = r.Agents[0]
 		}
 	}
-	cfg := clientConfigs(satchelCommand(), r.DB, abs, agent)
+	scripts := ""
+	if fi, err := os.Stat(filepath.Join(abs, "scripts")); err == nil && fi.IsDir() {
+		scripts = filepath.Join(abs, "scripts")
+	}
+	cfg := clientConfigs(satchelCommand(), r.DB, abs, agent, scripts)
 	r.Clients = cfg.json()
 	r.Created = nonEmpty(r.Created)
 	return a.emit(r, func(w io.Writer) error {

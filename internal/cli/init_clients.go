@@ -14,10 +14,13 @@ type clients struct {
 	args    []string
 }
 
-func clientConfigs(command, db, dir, agent string) clients {
+func clientConfigs(command, db, dir, agent, scripts string) clients {
 	args := []string{"serve", "--db", db, "--dir", dir}
 	if agent != "" {
 		args = append(args, "--agent", agent)
+	}
+	if scripts != "" {
+		args = append(args, "--scripts", scripts)
 	}
 	return clients{command: command, args: args}
 }

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yuin/gopher-lua/parse"
 	"go.yaml.in/yaml/v3"
 
@@ -71,13 +74,13 @@ func TestInit(t *testing.T) {
 	if len(r.Created) != 0 {
 		t.Errorf("a second init created %v", r.Created)
 	}
-	wantArgs := []any{"serve", "--db", db, "--dir", proj, "--agent", "research"}
+	wantArgs := []any{"serve", "--db", db, "--dir", proj, "--agent", "research", "--scripts", filepath.Join(proj, "scripts")}
 	for _, name := range []string{"claude_desktop", "cursor"} {
 		srv := r.Clients[name].(map[string]any)["mcpServers"].(map[string]any)["satchel"].(map[string]any)
 		checkClient(t, name, srv, wantArgs)
 	}
 	checkClient(t, "vscode", r.Clients["vscode"].(map[string]any)["servers"].(map[string]any)["satchel"].(map[string]any), wantArgs)
-	if cc := r.Clients["claude_code"].(string); !strings.HasPrefix(cc, "claude mcp add satchel -- ") || !strings.HasSuffix(cc, "serve --db "+db+" --dir "+proj+" --agent research") {
+	if cc := r.Clients["claude_code"].(string); !strings.HasPrefix(cc, "claude mcp add satchel -- ") || !strings.HasSuffix(cc, "serve --db "+db+" --dir "+proj+" --agent research --scripts "+filepath.Join(proj, "scripts")) {
 		t.Errorf("claude_code = %q", cc)
 	}
 	for _, want := range []string{"Claude Desktop", "Cursor", "VS Code", "Claude Code", `"--dir",`, proj} {
@@ -173,6 +176,23 @@ func TestInitScript(t *testing.T) {
 	}
 }
 
+// TestInitScriptRuns runs the example script as satchel run does, with an
+// input of 50 lines: it keeps lines 20 to 40, in the envelope.
+func TestInitScriptRuns(t *testing.T) {
+	proj := t.TempDir()
+	mainIn(t, "--db", "memory:", "init", proj)
+	var doc strings.Builder
+	for i := 1; i <= 50; i++ {
+		fmt.Fprintf(&doc, "line %d\n", i)
+	}
+	out, _ := mainIn(t, "run", filepath.Join(proj, "scripts", "summarize.lua"), "first", "--input-text", doc.String())
+	if !strings.HasPrefix(out, "# Summary of input/document.md\n\nThe text inside the untrusted_input_") ||
+		!strings.Contains(out, "\nline 20\n") || !strings.Contains(out, "\nline 40\n") ||
+		strings.Contains(out, "line 19\n") || strings.Contains(out, "line 41") {
+		t.Errorf("the script printed:\n%s", out)
+	}
+}
+
 // TestCollectionsDoc: docs/collections.md shows the store and agent that
 // init writes, as they are.
 func TestCollectionsDoc(t *testing.T) {
@@ -204,4 +224,44 @@ func TestCollectionsDoc(t *testing.T) {
 func mustMarshal(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// TestInitConfigServes starts satchel serve with the arguments init
+// prints, as a client would, and finds the agent's store tools and the
+// script tools.
+func TestInitConfigServes(t *testing.T) {
+	proj := t.TempDir()
+	var r initResult
+	out, _ := mainIn(t, "--db", "memory:", "init", proj, "--json")
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, v := range r.Clients["claude_desktop"].(map[string]any)["mcpServers"].(map[string]any)["satchel"].(map[string]any)["args"].([]any) {
+		args = append(args, v.(string))
+	}
+	h := newHarness(t)
+	stdin, stdout, stderr, wait := h.serving(context.Background(), args...)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr)
+	}
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range tools.Tools {
+		names[tl.Name] = true
+	}
+	for _, want := range []string{"read_file", "store__notes__set", "store__notes__remove", "run_script"} {
+		if !names[want] {
+			t.Errorf("serving %q: no tool %s (tools: %v)", args, want, names)
+		}
+	}
+	_ = cs.Close()
+	if code := wait(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
 }
