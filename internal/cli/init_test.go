@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/tooldesc"
 )
 
 func mainIn(t *testing.T, args ...string) (string, string) {
@@ -259,6 +260,31 @@ func TestInitConfigServes(t *testing.T) {
 		if !names[want] {
 			t.Errorf("serving %q: no tool %s (tools: %v)", args, want, names)
 		}
+	}
+	_ = cs.Close()
+	if code := wait(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+}
+
+// TestServedToolDescriptions checks every tool that serve lists for the
+// project init makes, the script tools included, against its schema.
+func TestServedToolDescriptions(t *testing.T) {
+	proj := t.TempDir()
+	mainIn(t, "--db", "memory:", "init", proj)
+	h := newHarness(t)
+	stdin, stdout, stderr, wait := h.serving(context.Background(), "serve", "--dir", proj, "--agent", "research", "--scripts", filepath.Join(proj, "scripts"))
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr)
+	}
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, problem := range tooldesc.Check(tools.Tools, "") {
+		t.Error(problem)
 	}
 	_ = cs.Close()
 	if code := wait(); code != 0 {
