@@ -47,6 +47,9 @@ func addCompletions(a *app, root *cobra.Command) {
 		if c.Flags().Lookup("at") != nil {
 			_ = c.RegisterFlagCompletionFunc("at", refs)
 		}
+		if name == "fork" && c.Flags().Lookup("from") != nil {
+			_ = c.RegisterFlagCompletionFunc("from", threads)
+		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}

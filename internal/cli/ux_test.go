@@ -131,6 +131,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"fs", "read", "readme.md", "--at", "af"}, "after-edit"},
 		{[]string{"--thread", "s"}, "side-quest"},
 		{[]string{"threads", "rm", ""}, "main side-quest"},
+		{[]string{"fork", "x", "--from", "m"}, "main"},
 	} {
 		if got := strings.Join(complete(h, tc.args...), " "); got != tc.want {
 			t.Errorf("complete %q = %q, want %q", tc.args, got, tc.want)
