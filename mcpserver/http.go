@@ -79,6 +79,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(guarded), guarded)))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
+	mux.HandleFunc("GET "+ProtectedResourcePath, s.protectedResource)
+	mux.HandleFunc("GET "+ProtectedResourcePath+MCPPath, s.protectedResource) // RFC 9728 §3.1's path-suffixed form
 	if s.cfg.UI != nil {
 		mux.Handle(UIPath, s.cfg.UI)
 	}
@@ -198,7 +200,7 @@ func bearer(r *http.Request) (string, bool) {
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, msg string) {
 	s.metrics.unauthorized.Inc()
 	s.log.Info("unauthorized request", "request_id", r.Header.Get(RequestIDHeader), "remote", r.RemoteAddr, "reason", msg)
-	w.Header().Set("WWW-Authenticate", `Bearer realm="satchel"`)
+	w.Header().Set("WWW-Authenticate", `Bearer realm="satchel", resource_metadata="`+resourceMetadataURL(r)+`"`)
 	http.Error(w, msg, http.StatusUnauthorized)
 }
 

@@ -235,7 +235,8 @@ func TestHTTPUnauthorized(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, body, resp := post(t, f.url+MCPPath, c.secret, nil, initialize)
-		if code != http.StatusUnauthorized || body != c.body || resp.Header.Get("WWW-Authenticate") != `Bearer realm="satchel"` {
+		wantAuth := `Bearer realm="satchel", resource_metadata="` + f.url + ProtectedResourcePath + `"`
+		if code != http.StatusUnauthorized || body != c.body || resp.Header.Get("WWW-Authenticate") != wantAuth {
 			t.Errorf("%s token: %d %q (WWW-Authenticate %q), want 401 %q", c.name, code, body, resp.Header.Get("WWW-Authenticate"), c.body)
 		}
 		if _, err := dialHTTP(t, f.url, c.secret, ""); err == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	buildversion "github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/spill"
 )
 
@@ -99,7 +100,8 @@ type Config struct {
 	// at standard output when serving stdio.
 	Logger *slog.Logger
 
-	// Version is reported to clients as the server's version.
+	// Version is reported to clients as the server's version; empty means
+	// the version the build recorded (what `satchel version` prints).
 	Version string
 
 	// UI, when set, is served under UIPath on the HTTP listener: the web
@@ -343,7 +345,7 @@ func (s *Server) allServers() []*mcp.Server {
 
 const serverInstructions = `satchel is a versioned workspace: files you write here persist across calls and sessions, and every change is a commit.
 Paths are relative and '/'-separated (notes/plan.md). Read with read_file (numbered lines by default; use start_line/end_line for large files), change files with write_file, append_file and edit_file (old_text must occur exactly once), find them with {{glob}}, {{grep}} and list_files.
-Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost).
+Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost); {{fork}} branches into a new thread and list_threads lists your threads.
 Large results are saved under spill/ and replaced by a preview that says how to read the rest.`
 
 // build makes the MCP server of key: the file tools, the agent's
@@ -351,7 +353,7 @@ Large results are saved under spill/ and replaced by a preview that says how to 
 func (s *Server) build(key serverKey) (*mcp.Server, error) {
 	version := s.cfg.Version
 	if version == "" {
-		version = "dev"
+		version = buildversion.Get().String()
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "satchel", Title: "satchel workspace", Version: version}, &mcp.ServerOptions{
 		Instructions: prefixed(serverInstructions, s.cfg.ToolPrefix),

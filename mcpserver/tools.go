@@ -18,7 +18,7 @@ import (
 var fileToolNames = []string{
 	"read_file", "write_file", "append_file", "edit_file", "stat_file",
 	"glob", "grep", "list_files", "delete_file", "move_file",
-	"checkpoint", "history", "diff", "restore",
+	"checkpoint", "history", "diff", "restore", "list_threads", "fork",
 }
 
 // fileTool is one file tool: its MCP definition, the arguments it takes
@@ -121,7 +121,7 @@ func fileTools(cfg Config) []fileTool {
 	}{
 		{
 			base: "read_file", title: "Read a file",
-			desc: "Read a text file of the workspace. By default the whole file, each line prefixed with its 1-based number and \"| \" (right-aligned: \" 9| ...\", \"10| ...\"). " +
+			desc: "Read the text file at path. By default the whole file, each line prefixed with its 1-based number and \"| \" (right-aligned: \" 9| ...\", \"10| ...\"). " +
 				"The numbers are for citing lines and choosing start_line/end_line; they are not part of the file, so never copy them into edit_file's old_text or into content. Set numbered to false for the exact text. " +
 				"For a large file, read a slice with start_line and end_line (1-based, inclusive; the slice keeps the file's line numbers): start_line must be at least 1, start_line past the last line returns nothing, end_line defaults to the last line and is clamped to it, end_line before start_line is an error, and end_line needs start_line. " +
 				"The result is cut at max_chars characters; then a separate notice says at which line to continue (start_line=N). " +
@@ -145,9 +145,10 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "write_file", title: "Write a file",
-			desc: "Create a file, or replace its whole content with content. Directories are implicit: writing notes/a.md makes notes/ appear. " +
+			desc: "Create the file at path, or replace its whole content with content. Directories are implicit: writing notes/a.md makes notes/ appear. " +
 				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
-				"Returns a confirmation; the structured result carries the new content's hash, for if_hash.",
+				"With if_hash, the write applies only if the file still has that content hash (see stat_file). " +
+				"Returns a confirmation; the structured result carries the new content's hash, for a later if_hash.",
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The file's entire new content.")),
@@ -159,7 +160,7 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "append_file", title: "Append to a file",
-			desc: "Add content at the end of a file, creating the file if it does not exist. Nothing is inserted in between: to add lines, make sure the file ends with a newline or start content with one. " +
+			desc: "Add content at the end of the file at path, creating the file if it does not exist. Nothing is inserted in between: to add lines, make sure the file ends with a newline or start content with one. " +
 				"Appends are atomic, and concurrent appends all land.",
 			props: []prop{
 				req("path", str(pathDesc)),
@@ -171,10 +172,11 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "edit_file", title: "Edit a file",
-			desc: "Replace old_text with new_text in a file, and return the number of occurrences replaced. " +
+			desc: "Replace old_text with new_text in the file at path, and say how many occurrences were replaced (\"replaced 1 occurrence in notes/plan.md\"). " +
 				"old_text must match the file exactly, whitespace and indentation included (without read_file's line-number prefixes), and must not be empty. " +
-				"It must occur exactly once, unless replace_all is true: if it occurs several times the edit is refused with the count, so include enough surrounding lines to make it unique. " +
-				"If it does not occur, the edit is refused: read the file again. new_text may be empty, to delete old_text.",
+				"It must occur exactly once, unless replace_all is true: if it occurs several times the edit is refused with the count, so add enough surrounding lines to make it unique. " +
+				"If it does not occur, the edit is refused: read the file again. new_text may be empty, to delete old_text. " +
+				"With if_hash, the edit applies only if the file still has that content hash (see stat_file).",
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("old_text", str("The exact text to replace; must occur exactly once unless replace_all is true.")),
@@ -188,8 +190,8 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "stat_file", title: "Describe a file",
-			desc: "Describe a file: its size in bytes, number of lines, last modification time (UTC) and content hash (SHA-256, hex), one \"name: value\" a line. " +
-				"Pass the hash as if_hash to write_file, edit_file, delete_file or move_file to make them apply only if the file has not changed meanwhile.",
+			desc: "Describe the file at path: its size in bytes, number of lines, last modification time (UTC) and content hash (SHA-256, hex), one \"name: value\" a line. " +
+				"Give the hash as the if_hash argument of write_file, edit_file, delete_file or move_file to make them apply only if the file has not changed meanwhile.",
 			props: []prop{req("path", str(pathDesc))},
 			output: []prop{
 				req("path", str("")), req("size", obj{{"type", "integer"}}), req("lines", obj{{"type", "integer"}}),
@@ -214,7 +216,7 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "grep", title: "Search file contents",
-			desc: "Search the lines of files for a regular expression (Go RE2 syntax: linear time, no backreferences or lookaround; \"(?i)\" for case-insensitive). " +
+			desc: "Search the lines of files for the regular expression pattern (Go RE2 syntax: linear time, no backreferences or lookaround; \"(?i)\" for case-insensitive). " +
 				"Returns the matching lines in path then line order, one a line as \"path:line:text\" (line numbers are 1-based; lines longer than 2000 characters are cut). " +
 				"path restricts the search to a directory (default: the whole workspace). include keeps only files matching a glob: without \"/\" it is matched against the file's name (\"*.go\"), with \"/\" against the path relative to path. " +
 				"limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Use at to search an earlier commit.",
@@ -237,8 +239,8 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "list_files", title: "List files",
-			desc: "List the files under a directory, recursively, in path order, one path a line (default: every file of the workspace). " +
-				"limit bounds how many are returned; when more exist, a separate notice says so.",
+			desc: "List the files under the directory path, recursively, in path order, one path a line (default: every file of the workspace). " +
+				"limit bounds how many are returned; when more exist, a separate notice says so. When there are none, a notice says the directory is empty or does not exist.",
 			props: []prop{
 				opt("path", str("Directory to list, e.g. \"notes\" (default: the whole workspace).")),
 				opt("limit", integer("Most paths to return (default: all).", 1, math.MaxInt32)),
@@ -250,19 +252,20 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "delete_file", title: "Delete a file",
-			desc: "Delete a file. Deleting a file that does not exist is not an error. Directories are implicit: delete their files instead. " +
+			desc: "Delete the file at path. Deleting a file that does not exist is not an error: the result says it did not exist. Directories are implicit: delete their files instead. " +
+				"With if_hash, the delete applies only if the file still has that content hash (see stat_file). " +
 				"The file stays in earlier commits ({{history}}, read_file's at, {{restore}}).",
 			props: []prop{
 				req("path", str(pathDesc)),
 				opt("if_hash", str(ifHashDesc)),
 			},
-			output: []prop{req("path", str(""))},
+			output: []prop{req("path", str("")), opt("existed", boolean("Whether the file existed before the call."))},
 			ann:    mutating("Delete a file", true, true),
 			run:    runDelete,
 		},
 		{
 			base: "move_file", title: "Move a file",
-			desc: "Rename (move) a file. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file.",
+			desc: "Rename (move) the file at from to the path to. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file.",
 			props: []prop{
 				req("from", str("Current path of the file.")),
 				req("to", str("New path of the file.")),
@@ -284,7 +287,7 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "history", title: "List commits",
-			desc: "List the commits of the workspace, newest first, one a line: sequence number, time (UTC), checkpoint names (comma-separated, or empty) and summary, separated by tabs. " +
+			desc: "List the commits of the workspace, newest first (at most limit, default 50), one a line: sequence number, time (UTC), checkpoint names (comma-separated) and summary, separated by tabs, with \"-\" for an empty column. " +
 				"Every change is a commit; a sequence number or a checkpoint name can be given as at, from, to.",
 			props:     []prop{opt("limit", withDefault(integer("Most commits to list, newest first.", 1, math.MaxInt32), defaultHistory))},
 			output:    []prop{req("commits", array(obj{{"type", "object"}}))},
@@ -312,12 +315,36 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "restore", title: "Restore an earlier state",
-			desc: "Make the workspace's files what they were at an earlier commit (a sequence number or a checkpoint name). " +
+			desc: "Make the workspace's files what they were at the earlier commit to (a sequence number or a checkpoint name). " +
 				"The restore is itself a new commit, so nothing is lost: history keeps every commit after it, and you can restore forward again.",
 			props:  []prop{req("to", commitRef("The commit to go back to."))},
 			output: commitOutput(),
 			ann:    mutating("Restore an earlier state", true, true),
 			run:    runRestore,
+		},
+		{
+			base: "list_threads", title: "List threads",
+			desc: "List the threads of your workspace's scope, one a line: name, the sequence number of its newest commit (0 when it has none), and that commit's time (UTC, or \"-\"), separated by tabs; the thread this session works on is marked \"(current)\". " +
+				"Each thread is a separate line of history of the same files; {{fork}} makes a new one.",
+			output: []prop{
+				req("threads", array(obj{{"type", "object"}})),
+				req("current", str("The thread this session works on.")),
+			},
+			ann: readOnly("List threads"),
+			run: runListThreads,
+		},
+		{
+			base: "fork", title: "Branch into a new thread",
+			desc: "Make a new thread named name whose history starts at the commit from of this session's thread (a sequence number, a checkpoint name or \"head\", the default): nothing is copied, and later changes to either thread do not affect the other. " +
+				"Use it to keep a state to compare with, or to try an alternative; the new thread is opened by a new session (over HTTP with the X-Satchel-Thread header). " +
+				"A name is 1 to 128 letters, digits, \".\", \"_\" or \"-\", not all digits, and must not be taken in the scope.",
+			props: []prop{
+				req("name", str("The new thread's name, e.g. try-outline-b.")),
+				opt("from", withDefault(commitRef("The commit of this thread to start from (default \"head\")."), "head")),
+			},
+			output: []prop{req("thread", str("")), req("from", str("")), req("source", str("The thread forked.")), req("seq", obj{{"type", "integer"}})},
+			ann:    mutating("Branch into a new thread", false, false),
+			run:    runFork,
 		},
 	}
 	out := make([]fileTool, 0, len(defs))
@@ -393,7 +420,22 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 	if res.Notice != "" {
 		out.notices = []string{res.Notice}
 	}
+	if res.Text == "" && b.HasStart && b.Start > 1 {
+		// An empty slice: say whether the file ends before start_line, so
+		// the model does not take it for empty lines.
+		if fi, err := r.Stat(ctx, path); err == nil && int64(b.Start) > fi.Lines {
+			out.notices = append(out.notices, fmt.Sprintf("[start_line %d is past the end: %s has %s]", b.Start, path, plural(int(fi.Lines), "line")))
+		}
+	}
 	return out, nil
+}
+
+// plural renders "1 line", "3 lines".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // writeOpts returns the preconditions of a mutation.
@@ -474,7 +516,7 @@ func runEdit(ctx context.Context, c *call) (*outcome, error) {
 		return unchanged("the replacement leaves "+path+" as it was", map[string]any{"path": path, "replaced": n}), nil
 	}
 	return &outcome{
-		text:       strconv.Itoa(n),
+		text:       fmt.Sprintf("replaced %s in %s", plural(n, "occurrence"), path),
 		structured: map[string]any{"path": path, "replaced": n},
 		stored:     n * len(newText),
 	}, nil
@@ -587,6 +629,13 @@ func runList(ctx context.Context, c *call) (*outcome, error) {
 		paths = paths[:limit]
 	}
 	out := &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths), "truncated": truncated}}
+	switch {
+	case len(paths) > 0:
+	case under == "":
+		out.notices = []string{"[no files: the workspace is empty]"}
+	default:
+		out.notices = []string{fmt.Sprintf("[no files: directory %s is empty or does not exist]", under)}
+	}
 	if truncated {
 		out.notices = []string{fmt.Sprintf("[listed the first %d files: there are more. Raise limit, or list a directory]", limit)}
 	}
@@ -604,10 +653,19 @@ func runDelete(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Whether the file existed decides only the wording: the delete itself
+	// is idempotent, and still checks if_hash and directories.
+	existed, err := ws.Exists(ctx, path)
+	if err != nil {
+		return nil, err
+	}
 	if err := ws.Delete(ctx, path, writeOpts(ifHash, hasHash)...); err != nil {
 		return nil, err
 	}
-	return &outcome{text: "deleted " + path, structured: map[string]any{"path": path}}, nil
+	if !existed {
+		return &outcome{text: path + " did not exist; nothing was deleted", structured: map[string]any{"path": path, "existed": false}}, nil
+	}
+	return &outcome{text: "deleted " + path, structured: map[string]any{"path": path, "existed": true}}, nil
 }
 
 func runMove(ctx context.Context, c *call) (*outcome, error) {
@@ -652,8 +710,17 @@ func runCheckpoint(ctx context.Context, c *call) (*outcome, error) {
 }
 
 // commitLine is how history shows a commit, as `satchel log` prints it.
+// An empty column is "-", so that a model reading the line does not see
+// two tabs as one.
 func commitLine(c satchel.Commit) string {
-	return fmt.Sprintf("%d\t%s\t%s\t%s", c.Seq, c.Time.UTC().Format(time.RFC3339), strings.Join(c.Checkpoints, ","), c.Summary)
+	return fmt.Sprintf("%d\t%s\t%s\t%s", c.Seq, c.Time.UTC().Format(time.RFC3339), orDash(strings.Join(c.Checkpoints, ",")), orDash(c.Summary))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func runHistory(ctx context.Context, c *call) (*outcome, error) {

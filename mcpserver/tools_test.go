@@ -31,7 +31,7 @@ func TestToolList(t *testing.T) {
 		"grep": {true, false, true}, "list_files": {true, false, true}, "history": {true, false, true}, "diff": {true, false, true},
 		"write_file": {false, true, true}, "append_file": {false, false, false}, "edit_file": {false, true, false},
 		"delete_file": {false, true, true}, "move_file": {false, true, false}, "checkpoint": {false, false, false},
-		"restore": {false, true, true},
+		"restore": {false, true, true}, "list_threads": {true, false, true}, "fork": {false, false, false},
 	}
 	for name, w := range want {
 		tool := got[name]
@@ -77,6 +77,7 @@ func TestToolList(t *testing.T) {
 		"history":     {"limit"},
 		"diff":        {"from", "to", "path"},
 		"restore":     {"to"},
+		"fork":        {"name", "from"},
 	}
 	for name, ps := range params {
 		props := got[name].InputSchema.(map[string]any)["properties"].(map[string]any)
@@ -129,7 +130,8 @@ func TestReadWrite(t *testing.T) {
 	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 2, "end_line": 3}, "2| two\n3| three")
 	c.is("read_file", map[string]any{"path": "notes/a.md", "numbered": false}, content)
 	c.is("read_file", map[string]any{"path": "notes/a.md", "numbered": false, "start_line": 9, "end_line": 99}, "nine\nten")
-	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 11}, "")
+	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 11}, "", "[start_line 11 is past the end: notes/a.md has 10 lines]")
+	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 10}, "10| ten")
 
 	// Bounds are checked by the API, with its messages.
 	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 0}, "start must be at least 1")
@@ -183,13 +185,13 @@ func TestEdit(t *testing.T) {
 	c.refused("edit_file", map[string]any{"path": "a.md", "old_text": "delta", "new_text": "D"}, "anchor not found in a.md")
 	c.refused("edit_file", map[string]any{"path": "a.md", "old_text": "", "new_text": "D"}, "anchor must not be empty")
 	c.refused("edit_file", map[string]any{"path": "b.md", "old_text": "x", "new_text": "y"}, "file not found: b.md")
-	r := c.is("edit_file", map[string]any{"path": "a.md", "old_text": "alpha", "new_text": "ALPHA"}, "1")
+	r := c.is("edit_file", map[string]any{"path": "a.md", "old_text": "alpha", "new_text": "ALPHA"}, "replaced 1 occurrence in a.md")
 	if m := structured(t, r); m["replaced"] != float64(1) || m["path"] != "a.md" {
 		t.Errorf("edit_file structured = %v", m)
 	}
-	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "beta", "new_text": "B", "replace_all": true}, "2")
+	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "beta", "new_text": "B", "replace_all": true}, "replaced 2 occurrences in a.md")
 	c.is("read_file", map[string]any{"path": "a.md", "numbered": false}, "ALPHA B\nB gamma\n")
-	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "B gamma\n", "new_text": ""}, "1")
+	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "B gamma\n", "new_text": ""}, "replaced 1 occurrence in a.md")
 	c.is("read_file", map[string]any{"path": "a.md", "numbered": false}, "ALPHA B\n")
 }
 
@@ -213,7 +215,7 @@ func TestPreconditions(t *testing.T) {
 
 	c.ok("write_file", map[string]any{"path": "a.md", "content": "two\n", "if_hash": h1})
 	h2 := satchel.Hash("two\n")
-	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "two", "new_text": "three", "if_hash": h2}, "1")
+	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "two", "new_text": "three", "if_hash": h2}, "replaced 1 occurrence in a.md")
 	h3 := satchel.Hash("three\n")
 	c.is("move_file", map[string]any{"from": "a.md", "to": "b.md", "if_hash": h3}, "moved a.md to b.md")
 	c.is("delete_file", map[string]any{"path": "b.md", "if_hash": h3}, "deleted b.md")
@@ -268,7 +270,7 @@ func TestStatGlobGrepList(t *testing.T) {
 		t.Errorf("list_files structured = %v", m)
 	}
 	c.is("list_files", map[string]any{"limit": 3}, "notes/todo.md\nsrc/main.go\nsrc/util/u.go")
-	c.is("list_files", map[string]any{"path": "nowhere"}, "")
+	c.is("list_files", map[string]any{"path": "nowhere"}, "", "[no files: directory nowhere is empty or does not exist]")
 }
 
 func TestDeleteMove(t *testing.T) {
@@ -281,9 +283,15 @@ func TestDeleteMove(t *testing.T) {
 	c.is("read_file", map[string]any{"path": "b.md", "numbered": false}, "a")
 	c.is("move_file", map[string]any{"from": "b.md", "to": "dir/c.md"}, "moved b.md to dir/c.md")
 	c.refused("delete_file", map[string]any{"path": "dir"}, "dir is a directory")
-	c.is("delete_file", map[string]any{"path": "dir/c.md"}, "deleted dir/c.md")
-	c.is("delete_file", map[string]any{"path": "dir/c.md"}, "deleted dir/c.md") // idempotent
-	c.is("list_files", nil, "")
+	r := c.is("delete_file", map[string]any{"path": "dir/c.md"}, "deleted dir/c.md")
+	if m := structured(t, r); m["existed"] != true {
+		t.Errorf("delete_file structured = %v", m)
+	}
+	r = c.is("delete_file", map[string]any{"path": "dir/c.md"}, "dir/c.md did not exist; nothing was deleted") // idempotent
+	if m := structured(t, r); m["existed"] != false {
+		t.Errorf("delete_file structured = %v", m)
+	}
+	c.is("list_files", nil, "", "[no files: the workspace is empty]")
 }
 
 func TestVersions(t *testing.T) {
@@ -331,6 +339,10 @@ func TestVersions(t *testing.T) {
 	r = c.is("history", nil, strings.Join(want, "\n"))
 	if len(cs) != 4 || !strings.HasPrefix(want[3], "1\t") || !strings.Contains(want[3], "\tv1\t") {
 		t.Errorf("history = %q", want)
+	}
+	// An empty column is "-": the newest commit has no checkpoint.
+	if f := strings.Split(want[0], "\t"); len(f) != 4 || f[2] != "-" {
+		t.Errorf("history's newest line %q: want 4 columns, the third \"-\"", want[0])
 	}
 	if m := structured(t, r); len(m["commits"].([]any)) != 4 {
 		t.Errorf("history structured = %v", m)

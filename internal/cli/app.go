@@ -71,7 +71,7 @@ func (a *app) dsn() (string, error) {
 			dir = f.Value.String()
 		}
 	}
-	if db, ok, err := projectDB(dir); ok || err != nil {
+	if db, ok, err := ProjectDB(dir); ok || err != nil {
 		return db, err
 	}
 	return defaultDB, nil

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/satchel-dev/satchel"
@@ -68,50 +66,4 @@ func sqliteFile(dsn string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimPrefix(dsn, "file:"), true
-}
-
-// ProjectFile is the file of a project directory that names its database
-// (written by init): {"db": "satchel.db"}, a path relative to the
-// directory, or a URL.
-const ProjectFile = "satchel.json"
-
-// project is what a project file holds.
-type project struct {
-	DB string `json:"db"`
-}
-
-// projectDB returns the database that the project file of dir names, if
-// it has one.
-func projectDB(dir string) (string, bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ProjectFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	var p project
-	if err := json.Unmarshal(b, &p); err != nil {
-		return "", false, refuse("%s: not valid JSON: %v", filepath.Join(dir, ProjectFile), err)
-	}
-	if p.DB == "" {
-		return "", false, nil
-	}
-	if _, isFile := sqliteFile(p.DB); isFile && !filepath.IsAbs(strings.TrimPrefix(p.DB, "file:")) {
-		return filepath.Join(dir, strings.TrimPrefix(p.DB, "file:")), true, nil
-	}
-	return p.DB, true, nil
-}
-
-// writeProject writes dir's project file naming db, unless one exists.
-func writeProject(dir, db string) (bool, error) {
-	path := filepath.Join(dir, ProjectFile)
-	if _, err := os.Stat(path); err == nil {
-		return false, nil
-	}
-	b, _ := json.MarshalIndent(project{DB: db}, "", "  ")
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return false, err
-	}
-	return true, nil
 }

@@ -118,7 +118,7 @@ func TestProjectNamesItsDatabase(t *testing.T) {
 	if r := mainRun("", "init", dir); r.Code != 0 {
 		t.Fatalf("init: %+v", r)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ProjectFile))
+	b, err := os.ReadFile(filepath.Join(dir, ProjectFileName))
 	if err != nil || string(b) != "{\n  \"db\": \"satchel.db\"\n}\n" {
 		t.Fatalf("project file: %q, %v", b, err)
 	}

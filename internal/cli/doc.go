@@ -267,10 +267,11 @@ With --json, {"documents": [...], "next_cursor": C or null}.`,
 	return cmd
 }
 
-// checkLimit refuses --limit 0 (the API reads 0 as the default).
+// checkLimit refuses a --limit out of range in the CLI's words (the API
+// would say "limit", and reads 0 as the default).
 func checkLimit(cmd *cobra.Command, limit int) error {
-	if limit == 0 && cmd.Flags().Changed("limit") {
-		return refuse("limit must be between 1 and 100, was 0")
+	if cmd.Flags().Changed("limit") && (limit < 1 || limit > 100) {
+		return refuse("--limit must be between 1 and 100, was %d", limit)
 	}
 	return nil
 }

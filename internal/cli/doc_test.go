@@ -124,8 +124,8 @@ func TestDocQueryList(t *testing.T) {
 	out = h.ok("doc", "--dir", dir, "query", "research-notes", "--where", "company_id = 'c03'", "--json")
 	equal(t, "one result", out, `{"documents":[{"company_id":"c03","confidence":0.03,"metadata":{"analyst":null,"source":"web"},"summary":"s","tags":["a"],"topic":"t","updated_at":"2026-01-31T09:30:00Z"}],"next_cursor":null}`+"\n")
 
-	h.refused("limit must be between 1 and 100, was 101", "doc", "--dir", dir, "query", "research-notes", "--limit", "101")
-	h.refused("limit must be between 1 and 100, was 0", "doc", "--dir", dir, "list", "research-notes", "--limit", "0")
+	h.refused("--limit must be between 1 and 100, was 101", "doc", "--dir", dir, "query", "research-notes", "--limit", "101")
+	h.refused("--limit must be between 1 and 100, was 0", "doc", "--dir", dir, "list", "research-notes", "--limit", "0")
 	r = h.run("doc", "--dir", dir, "query", "research-notes", "--where", "colour = 'red'")
 	if r.Code != 1 || !strings.Contains(r.Err, "colour") {
 		t.Errorf("query on an unknown field: %d %q", r.Code, r.Err)

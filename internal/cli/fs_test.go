@@ -33,7 +33,7 @@ func TestWriteAndRead(t *testing.T) {
 	equal(t, "numbered slice", h.ok("fs", "read", "notes/a.md", "--numbered", "--start", "2", "--end", "2"), "2| two")
 
 	h.refused("start must be at least 1", "fs", "read", "notes/a.md", "--start", "0")
-	h.refused("end_line requires start_line", "fs", "read", "notes/a.md", "--end", "2")
+	h.refused("--end requires --start", "fs", "read", "notes/a.md", "--end", "2")
 	h.refused("end must not be before start", "fs", "read", "notes/a.md", "--start", "3", "--end", "2")
 
 	// --json: the ReadResult.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/mcpserver"
 )
 
@@ -67,13 +68,17 @@ func newServeCmd(a *app) *cobra.Command {
 		Short:   "Serve the store to agents over MCP (stdio or HTTP)",
 		Long: `Serve runs the MCP server: the file tools (read_file, write_file, append_file,
 edit_file, stat_file, glob, grep, list_files, delete_file, move_file,
-checkpoint, history, diff, restore), the files as resources, and the
+checkpoint, history, diff, restore, list_threads, fork), the files as
+resources, and the
 collection tools of the agent's stores.
 
 The collections are those of the project directory --dir (stores/ and
 agents/, as satchel init makes them; by default the working directory when
 it has them): each agent sees only the tools of the stores its agent.json
-grants, and shared stores take no writes from agents.
+grants, and shared stores take no writes from agents. --agent needs a
+project directory: without one it is refused, rather than serving the file
+tools alone. An MCP client starts the server in a working directory of its
+own choosing: give --db and --dir as absolute paths.
 
 By default it speaks MCP on standard input and output, for a client that
 starts it; the caller is --scope, --thread and --agent, and logs go to
@@ -166,6 +171,10 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		// let garbage grow to five times what is live).
 		debug.SetMemoryLimit(serveMemoryLimit)
 	}
+	dir := projectDir(cmd, f.dir)
+	if f.agent != "" && dir == "" && satchel.CheckAgentName(f.agent) == nil {
+		return refuse("agent %s needs a project directory with agents/%s/agent.json; give --dir", f.agent, f.agent)
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := a.open(ctx)
@@ -173,7 +182,6 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		return err
 	}
 	var cols mcpserver.Collections
-	dir := projectDir(cmd, f.dir)
 	if dir != "" {
 		if cols, err = loadCollections(ctx, st, dir); err != nil {
 			return err
@@ -227,13 +235,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	})
 }
 
-// serverVersion is the module's version as the build recorded it.
-func serverVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// serverVersion is the version the server reports to clients: the one
+// satchel version prints.
+func serverVersion() string { return version.Get().String() }
 
 func readCloser(r io.Reader) io.ReadCloser {
 	if rc, ok := r.(io.ReadCloser); ok {

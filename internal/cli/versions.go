@@ -55,8 +55,9 @@ func newLogCmd(a *app) *cobra.Command {
 		Short:   "List the commits of a thread",
 		Long: `List the retained commits of the workspace (--scope, --thread), newest
 first, one a line: SEQ, TIME (RFC 3339, UTC), CHECKPOINTS (the names given
-to the commit, comma-separated, or empty) and SUMMARY, separated by tabs.
---limit N lists the newest N.
+to the commit, comma-separated, or empty) and SUMMARY, separated by tabs;
+on a terminal, in aligned columns under a header row. --limit N lists the
+newest N.
 
 With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 [...], "op": ..., "summary": ..., "via": ...}] ([] when none).`,
@@ -76,14 +77,11 @@ With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 			if err != nil {
 				return err
 			}
-			return a.emit(nonEmpty(cs), func(w io.Writer) error {
-				var b strings.Builder
-				for _, c := range cs {
-					b.WriteString(commitLine(c))
-				}
-				_, err := io.WriteString(w, b.String())
-				return err
-			})
+			var b strings.Builder
+			for _, c := range cs {
+				b.WriteString(commitLine(c))
+			}
+			return a.emit(nonEmpty(cs), table([]string{"SEQ", "TIME", "CHECKPOINTS", "SUMMARY"}, b.String()))
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list the newest `N` commits (0: all)")
@@ -98,11 +96,12 @@ type diffResult struct {
 
 func newDiffCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:     "diff FROM TO [PATH]",
+		Use:     "diff FROM [TO [PATH]]",
 		GroupID: groupVersions,
 		Short:   "Show what changed between two commits",
 		Long: `Compare two commits of the workspace, FROM and TO (each a sequence number,
 a checkpoint name, "head", or 0 for the empty tree before the first commit).
+TO defaults to head, as the MCP tool's does.
 
 Without PATH, prints one line per path that differs, in path order:
 "added", "removed" or "changed", a tab, and the path. With --json, an
@@ -110,11 +109,14 @@ array of changes: [{"path": ..., "kind": "added"}] ([] when none).
 
 With PATH, prints the unified diff of that file (nothing when it is the
 same in both); with --json, {"path": ..., "diff": ...}.`,
-		Example: `  satchel diff draft-1 head
+		Example: `  satchel diff draft-1
   satchel diff 3 7 notes/plan.md`,
-		Args: argsBetween([]string{"FROM", "TO"}, "PATH"),
+		Args: argsBetween([]string{"FROM"}, "TO", "PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if len(args) == 1 {
+				args = append(args, "head")
+			}
 			ws, err := a.workspace(ctx)
 			if err != nil {
 				return err
