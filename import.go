@@ -86,11 +86,11 @@ func (s *Store) Import(ctx context.Context, r io.ReaderAt, size int64, o ImportO
 	}
 	apply := func(typ string, b []byte) error { return im.apply(ctx, typ, b) }
 	if _, err := readExport(io.NewSectionReader(r, 0, size), false, map[string]blobLoc{}, apply); err != nil {
-		im.undo(err)
+		im.undo()
 		return ImportResult{}, err
 	}
 	if err := im.endThread(ctx); err != nil {
-		im.undo(err)
+		im.undo()
 		return ImportResult{}, err
 	}
 	res.Blobs = int64(len(blobs))
@@ -123,17 +123,17 @@ type docKey struct{ store, scope, key string }
 
 // importPlan is what the first pass learns and checks.
 type importPlan struct {
-	threads  map[threadKey]*planThread
-	order    []threadKey
-	cur      *planThread
-	bases    map[scopedRef]bool
-	scopes   map[string]map[string][]byte
-	docKeys  map[docKey]bool
-	tokens   map[string][]byte
-	files    map[string]bool
-	docs     int
-	records  int64
-	blobs    map[string]blobLoc // filled by readExport as it meets them
+	threads map[threadKey]*planThread
+	order   []threadKey
+	cur     *planThread
+	bases   map[scopedRef]bool
+	scopes  map[string]map[string][]byte
+	docKeys map[docKey]bool
+	tokens  map[string][]byte
+	files   map[string]bool
+	docs    int
+	records int64
+	blobs   map[string]blobLoc // filled by readExport as it meets them
 }
 
 type planThread struct {
@@ -705,7 +705,7 @@ func (im *importer) doc(ctx context.Context, r recDoc) error {
 
 // undo removes what a failed import wrote. It runs on a fresh context:
 // the caller's may be what failed.
-func (im *importer) undo(cause error) {
+func (im *importer) undo() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), time.Minute)
 	defer cancel()
 	b := im.s.b
@@ -720,5 +720,5 @@ func (im *importer) undo(cause error) {
 	for _, k := range im.settingsPut {
 		_ = b.PutSetting(ctx, k.scope, k.thread, k.key, im.oldSettings[k])
 	}
-	_ = cause
+
 }
