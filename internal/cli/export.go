@@ -108,6 +108,11 @@ N, "documents": N, "tokens": N, "project_files": N}.`,
 // mode 0600, renamed into place only when write succeeds: a failed write
 // leaves nothing. An existing path is refused unless force.
 func writeFileAtomic(path string, force bool, write func(w io.Writer) error) error {
+	return writeFileMode(path, 0o600, force, write)
+}
+
+// writeFileMode is writeFileAtomic with the file's mode given.
+func writeFileMode(path string, mode os.FileMode, force bool, write func(w io.Writer) error) error {
 	if _, err := os.Lstat(path); err == nil && !force {
 		return &satchel.Error{Kind: satchel.ErrExists, Msg: fmt.Sprintf("%s exists: remove it, or give --force to replace it", path)}
 	}
@@ -123,7 +128,7 @@ func writeFileAtomic(path string, force bool, write func(w io.Writer) error) err
 			os.Remove(tmp)
 		}
 	}()
-	if err := f.Chmod(0o600); err != nil {
+	if err := f.Chmod(mode); err != nil {
 		return err
 	}
 	if err := write(f); err != nil {
