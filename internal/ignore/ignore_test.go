@@ -68,8 +68,8 @@ func FuzzMatch(f *testing.F) {
 		}
 		m.Excluded(p)
 		m.Match(p, true)
-		lit := strings.Trim(pat, "/ ")
-		if lit != "" && !strings.ContainsAny(pat, `*?[]\!#`) && !strings.Contains(lit, "//") && !strings.HasSuffix(pat, "/") && !strings.HasSuffix(pat, " ") {
+		lit := strings.TrimPrefix(pat, "/")
+		if lit != "" && !strings.ContainsAny(pat, "*?[]\\!# ") && !strings.Contains(lit, "//") && !strings.HasSuffix(pat, "/") {
 			if !m.Excluded(lit) {
 				t.Fatalf("%q does not exclude %q", pat, lit)
 			}
