@@ -83,4 +83,3 @@ func TestBinaryFiles(t *testing.T) {
 	c.refused("write_file", map[string]any{"path": "x", "content": "a", "encoding": "latin1"},
 		`encoding must be "utf-8" or "base64", was "latin1"`)
 }
-
