@@ -149,4 +149,3 @@ func cut(k string) (thread, path string, ok bool) {
 	}
 	return k, "", false
 }
-

@@ -114,7 +114,7 @@ standard error and exit 1; usage errors exit 2.`,
 	root.AddCommand(newInitCmd(a))
 	root.AddCommand(newServeCmd(a), newTokenCmd(a))
 	root.AddCommand(newDocCmd(a), newCheckCmd(a), newSchemaCmd(a))
-	root.AddCommand(newExportCmd(a), newImportCmd(a))
+	root.AddCommand(newExportCmd(a), newImportCmd(a), newBackupCmd(a), newRestoreBackupCmd(a))
 
 	addUsedGroups(root)
 	markRunErrors(a, root)
