@@ -51,10 +51,21 @@ type ExportStats struct {
 // Import loads it into any backend. One store's export is the same bytes
 // whatever backend holds it.
 //
-// Export reads while writers may run: each thread is read at the commits
-// its log listed when the export reached it.
+// Export reads while writers may run. On a backend.Snapshotter
+// (PostgreSQL) it reads one snapshot of the whole database; elsewhere each
+// thread is read at the commits its log listed when the export reached it.
 func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (ExportStats, error) {
 	var st ExportStats
+	if sn, ok := s.b.(backend.Snapshotter); ok {
+		// One snapshot for the whole export (PostgreSQL), so that it is
+		// consistent across threads while writers run.
+		b, release, err := sn.Snapshot(ctx)
+		if err != nil {
+			return st, err
+		}
+		defer release()
+		s = New(b)
+	}
 	if o.Thread != "" && o.Scope == "" {
 		return st, errs.New(errs.ErrInvalidArgument, "an export of one thread needs its scope")
 	}

@@ -31,11 +31,11 @@ integrity_check before the command succeeds. satchel opens the copy as
 any database (--db FILE), and restore-backup loads it.
 
 On PostgreSQL it is the export of satchel export (every scope, with the
-documents of the project DIR, --dir, default . when it has stores/):
-each thread is read as it stands when the export reaches it, not all in
-one snapshot. For one consistent copy of a busy server, use the server's
-own tool, pg_dump (pg_dump --format=custom DBNAME > satchel.dump; restore
-with pg_restore into an empty database).
+documents of the project DIR, --dir, default . when it has stores/),
+read from one REPEATABLE READ snapshot of the whole database while
+writers go on. The server's own tool is the alternative for the whole
+database, satchel's tables and all: pg_dump --format=custom DBNAME >
+satchel.dump, restored with pg_restore into an empty database.
 
 Prints what it wrote; with --json, {"file": FILE, "kind": "sqlite" or
 "export"}.`,
