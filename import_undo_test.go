@@ -15,7 +15,7 @@ import (
 // of them succeeded: a database that breaks in the middle of an import.
 type failingBackend struct {
 	*memory.Backend
-	appends, failAfter atomic.Int64
+	appends, failAfter  atomic.Int64
 	docs, failDocsAfter atomic.Int64
 }
 
