@@ -58,6 +58,9 @@ Prints what it wrote; with --json, {"file": FILE, "kind": "sqlite" or
 				if d := projectDir(cmd, dir); d != "" {
 					o.Project = os.DirFS(d)
 				}
+				var stop func()
+				o.Progress, stop = a.exportProgress("backup")
+				defer stop()
 				err = writeFileAtomic(file, false, func(w io.Writer) error {
 					_, err := s.Export(ctx, w, o)
 					return err
@@ -149,7 +152,9 @@ Prints what it loaded; with --json, the counts satchel import prints.`,
 			if err != nil {
 				return err
 			}
-			res, err := s.Import(ctx, ef, fi.Size(), satchel.ImportOptions{})
+			progress, stop := a.importProgress()
+			res, err := s.Import(ctx, ef, fi.Size(), satchel.ImportOptions{Progress: progress})
+			stop()
 			if err != nil {
 				return err
 			}

@@ -62,19 +62,9 @@ N, "documents": N, "tokens": N, "project_files": N}.`,
 			if d := projectDir(cmd, dir); d != "" {
 				o.Project = os.DirFS(d)
 			}
-			var done atomic.Int64
 			var stop func()
-			o.Progress = func(n, total int64) {
-				if stop == nil {
-					stop = a.progress("export", int(total), &done)
-				}
-				done.Store(n)
-			}
-			defer func() {
-				if stop != nil {
-					stop()
-				}
-			}()
+			o.Progress, stop = a.exportProgress("export")
+			defer stop()
 			var st satchel.ExportStats
 			if out == "-" {
 				st, err = s.Export(ctx, a.stdout, o)
@@ -197,24 +187,9 @@ and "wrote" and "kept", the project files.`,
 			if err != nil {
 				return err
 			}
-			var done atomic.Int64
-			stage := ""
-			var stop func()
-			o := satchel.ImportOptions{Replace: replace, Progress: func(st string, n, total int64) {
-				if st != stage {
-					if stop != nil {
-						stop()
-					}
-					stage = st
-					done.Store(0)
-					stop = a.progress(st, int(total), &done)
-				}
-				done.Store(n)
-			}}
-			res, err := s.Import(ctx, f, fi.Size(), o)
-			if stop != nil {
-				stop()
-			}
+			progress, stop := a.importProgress()
+			res, err := s.Import(ctx, f, fi.Size(), satchel.ImportOptions{Replace: replace, Progress: progress})
+			stop()
 			if err != nil {
 				return err
 			}
@@ -272,4 +247,45 @@ func writeProjectFiles(dir string, files []satchel.ProjectFile, replace bool) (w
 		wrote = append(wrote, p)
 	}
 	return wrote, kept, nil
+}
+
+// exportProgress returns an ExportOptions.Progress that draws a progress
+// bar on a terminal (started at the first call, when the total is known),
+// and the function that clears it.
+func (a *app) exportProgress(desc string) (func(done, total int64), func()) {
+	var done atomic.Int64
+	var stop func()
+	return func(n, total int64) {
+			if stop == nil {
+				stop = a.progress(desc, int(total), &done)
+			}
+			done.Store(n)
+		}, func() {
+			if stop != nil {
+				stop()
+			}
+		}
+}
+
+// importProgress is exportProgress for ImportOptions.Progress: one bar a
+// stage (checking the file, then importing it).
+func (a *app) importProgress() (func(stage string, done, total int64), func()) {
+	var done atomic.Int64
+	stage := ""
+	var stop func()
+	return func(st string, n, total int64) {
+			if st != stage {
+				if stop != nil {
+					stop()
+				}
+				stage = st
+				done.Store(0)
+				stop = a.progress(st, int(total), &done)
+			}
+			done.Store(n)
+		}, func() {
+			if stop != nil {
+				stop()
+			}
+		}
 }
