@@ -212,6 +212,30 @@ func TestExportRoundTrip(t *testing.T) {
 	}
 }
 
+// TestExportChain moves a store SQLite → PostgreSQL → memory through two
+// exports: the last store shows what the first held, and the three
+// exports are the same bytes.
+func TestExportChain(t *testing.T) {
+	backends := exportBackends(t)
+	sqlite := backends["sqlite"](t)
+	populate(t, sqlite)
+	pg := backends["postgres"](t)
+	mem := backends["memory"](t)
+	first := export(t, sqlite, satchel.ExportOptions{Project: exportProject})
+	if _, err := importBytes(t, pg, first, satchel.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := export(t, pg, satchel.ExportOptions{Project: exportProject})
+	if _, err := importBytes(t, mem, second, satchel.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	third := export(t, mem, satchel.ExportOptions{Project: exportProject})
+	if !bytes.Equal(first, second) || !bytes.Equal(second, third) {
+		t.Fatal("the exports along the chain differ")
+	}
+	compareStores(t, sqlite, mem)
+}
+
 // compareStores checks, through the Go API, that two stores hold the same
 // threads, logs, checkpoints, files at every retained commit, documents
 // and tokens (times to the microsecond, what the file keeps).
