@@ -65,6 +65,7 @@ Prints what it wrote; with --json, {"file": FILE, "kind": "sqlite" or
 					_, err := s.Export(ctx, w, o)
 					return err
 				})
+				stop() // before the result is printed
 			}
 			if err != nil {
 				return err

@@ -67,17 +67,15 @@ N, "documents": N, "tokens": N, "project_files": N}.`,
 			defer stop()
 			var st satchel.ExportStats
 			if out == "-" {
-				st, err = s.Export(ctx, a.stdout, o)
-				if err != nil {
-					return err
-				}
-				return nil
+				_, err = s.Export(ctx, a.stdout, o)
+				return err
 			}
 			err = writeFileAtomic(out, force, func(w io.Writer) error {
 				var err error
 				st, err = s.Export(ctx, w, o)
 				return err
 			})
+			stop() // before the result is printed
 			if err != nil {
 				return err
 			}
@@ -263,6 +261,7 @@ func (a *app) exportProgress(desc string) (func(done, total int64), func()) {
 		}, func() {
 			if stop != nil {
 				stop()
+				stop = nil
 			}
 		}
 }
@@ -286,6 +285,7 @@ func (a *app) importProgress() (func(stage string, done, total int64), func()) {
 		}, func() {
 			if stop != nil {
 				stop()
+				stop = nil
 			}
 		}
 }

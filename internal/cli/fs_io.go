@@ -55,12 +55,12 @@ of them.`,
 			}
 			var done atomic.Int64
 			stop := a.progress("export", len(paths), &done)
-			defer stop()
 			if isArchive(args[0]) {
 				err = exportArchive(ctx, r, paths, args[0], force, &done)
 			} else {
 				err = exportDir(ctx, r, paths, args[0], force, &done)
 			}
+			stop() // before the result is printed
 			if err != nil {
 				return err
 			}
