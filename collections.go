@@ -53,6 +53,10 @@ func (p *Project) Stores() []string { return append([]string(nil), p.p.StoreName
 // Agents lists the project's agent names, sorted.
 func (p *Project) Agents() []string { return append([]string(nil), p.p.AgentNames...) }
 
+// Skipped says, one line each, which entries of stores/ and agents/ the
+// load did not read: special files such as FIFOs, which could block it.
+func (p *Project) Skipped() []string { return append([]string(nil), p.p.Skipped...) }
+
 // StoreDefinitionSchema returns a JSON Schema of the store definition
 // format (stores/<name>.json), for editors.
 func StoreDefinitionSchema() []byte { return docs.StoreDefinitionSchema() }
@@ -431,7 +435,7 @@ func checkKey(key string) error {
 	case len(key) > docs.MaxKeyLen:
 		return errs.New(errs.ErrInvalidArgument, "key is %d bytes, more than the %d allowed", len(key), docs.MaxKeyLen)
 	}
-	return nil
+	return docs.CheckNoNUL("key", key)
 }
 
 func notFound(key string) error { return errs.New(errs.ErrNotFound, "document not found: %s", key) }

@@ -2,6 +2,7 @@ package satchel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -244,6 +245,9 @@ type GrepResult struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// SkippedBinary counts the binary files (IsBinary) the search skipped.
 	SkippedBinary int `json:"skipped_binary,omitempty"`
+	// Stopped, when set, says why the search stopped before its end (its
+	// timeout or the context's deadline): Matches holds those found so far.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOptions) (GrepResult, error) {
@@ -253,6 +257,10 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	}
 	if len(expr) > MaxRegexBytes {
 		return res, errs.New(errs.ErrInvalidPattern, "invalid regex: longer than %d bytes", MaxRegexBytes)
+	}
+	cost, err := checkRegexCost(expr)
+	if err != nil {
+		return res, err
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -276,13 +284,12 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	if timeout <= 0 {
 		timeout = DefaultGrepTimeout
 	}
-	deadline := time.Now().Add(timeout)
+	budget := &grepBudget{ctx: ctx, deadline: time.Now().Add(timeout), timeout: timeout, cost: cost}
 	lit, _ := re.LiteralPrefix()
 	from := ""
 	if dir != "" {
 		from = dir + "/"
 	}
-	files := 0
 	err = v.Scan(ctx, from, upper(from), func(ent *engine.Entry) (bool, error) {
 		if include != nil && !vpath.IncludeMatch(include, dir, ent.Path) {
 			return true, nil
@@ -290,14 +297,8 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 		if o.Accept != nil && !o.Accept(ent.Path) {
 			return true, nil
 		}
-		files++
-		if files%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return false, err
-			}
-			if time.Now().After(deadline) {
-				return false, errs.New(errs.ErrLimitExceeded, "grep stopped after %s: narrow the pattern, the path or include", timeout)
-			}
+		if !budget.spend(1) {
+			return false, nil
 		}
 		content, err := v.Content(ctx, ent)
 		if err != nil {
@@ -307,7 +308,7 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 			res.SkippedBinary++
 			return true, nil
 		}
-		more := grepContent(re, lit, ent.Path, content, func(m Match) bool {
+		more := grepContent(re, lit, ent.Path, content, budget, func(m Match) bool {
 			if len(res.Matches) == limit {
 				res.Truncated = true
 				return false
@@ -317,20 +318,29 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 		})
 		return more, nil
 	})
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		budget.check() // the scan saw the context end first
+		err = nil
+	}
+	if err == nil {
+		err = budget.err
+	}
+	res.Stopped = budget.stopped
 	return res, err
 }
 
 // grepContent reports the matching lines of content. With a literal
 // prefix, only lines containing it are tried (a fast substring search
-// skips the rest).
-func grepContent(re *regexp.Regexp, lit, path, content string, emit func(Match) bool) bool {
+// skips the rest). It returns false when the search must end: the limit
+// was reached, or the budget stopped it.
+func grepContent(re *regexp.Regexp, lit, path, content string, budget *grepBudget, emit func(Match) bool) bool {
 	line := 1
 	pos := 0 // start of the current line
 	for pos < len(content) {
 		if lit != "" {
 			i := strings.Index(content[pos:], lit)
 			if i < 0 {
-				return true
+				return budget.spend(0)
 			}
 			// Advance to the line holding the literal.
 			skipped := content[pos : pos+i]
@@ -349,7 +359,11 @@ func grepContent(re *regexp.Regexp, lit, path, content string, emit func(Match) 
 		} else {
 			text = content[pos:]
 		}
-		if re.MatchString(text) {
+		matched, more := budget.matchLine(re.MatchString, re.MatchReader, text)
+		if !more {
+			return false
+		}
+		if matched {
 			if len(text) > MaxGrepLineChars {
 				text, _ = lines.Cap(text, MaxGrepLineChars)
 			}

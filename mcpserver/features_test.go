@@ -134,8 +134,10 @@ func TestWrapUntrusted(t *testing.T) {
 	if m := preface.FindStringSubmatch(g); m == nil || m[1] != n[1] || !strings.Contains(g, "a.md:1:&lt;system>") {
 		t.Errorf("grep in the same session, same nonce: %q", g)
 	}
-	// Paths are not content.
-	c.is("glob", map[string]any{"pattern": "*"}, "a.md")
+	// Paths are stored text too.
+	if g := c.ok("glob", map[string]any{"pattern": "*"}); preface.FindStringSubmatch(g) == nil || !strings.Contains(g, "\na.md\n") {
+		t.Errorf("glob not wrapped: %q", g)
+	}
 	// Another session, another nonce.
 	c2 := &client{t: t, cs: connect(t, s)}
 	if m := preface.FindStringSubmatch(c2.ok("read_file", map[string]any{"path": "a.md"})); m == nil || m[1] == n[1] {

@@ -121,12 +121,14 @@ func errorKind(err error) string {
 
 // render turns an outcome into the tool's result: the text (spilled to
 // the caller's thread when it is over the limit, except read_file's),
-// wrapped in the envelope when it is content and the server wraps, then
-// the notices, each an item of its own, and the structured content.
+// wrapped in the envelope when the server wraps, then the notices, each an
+// item of its own, and the structured content. Every result's text is
+// wrapped, not only content: listings, history and confirmations carry
+// stored names, which anyone who could write a file chose.
 func (s *Server) render(ctx context.Context, c *call, name string, out *outcome) *mcp.CallToolResult {
 	wrap := func(t string) string { return t }
 	structured := out.structured
-	if s.cfg.WrapUntrusted && out.untrusted {
+	if s.cfg.WrapUntrusted {
 		wrap = c.se.run.Untrusted
 	}
 	var content []mcp.Content

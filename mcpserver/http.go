@@ -40,9 +40,6 @@ const ThreadHeader = "X-Satchel-Thread"
 // logs of the tool calls the request makes carry it.
 const RequestIDHeader = "X-Request-Id"
 
-// sessionTimeout closes HTTP sessions idle for this long.
-const sessionTimeout = time.Hour
-
 // callerKey is where the caller's identity travels from the HTTP
 // middleware to the MCP handlers: in the bearer token's TokenInfo, which
 // the SDK hands to every request of the session.
@@ -64,7 +61,7 @@ func (s *Server) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
-		SessionTimeout:      sessionTimeout,
+		SessionTimeout:      s.cfg.SessionIdleTimeout,
 	})
 	// The SDK's middleware puts the TokenInfo where its transport reads it;
 	// authenticate has already checked the token, so the verifier only
@@ -78,7 +75,8 @@ func (s *Server) Handler() http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(streamable), streamable)))
+	guarded := s.guard(streamable)
+	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(guarded), guarded)))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
 	if s.cfg.UI != nil {

@@ -100,8 +100,14 @@ func (s *Server) listResources(ctx context.Context, se *session, p *mcp.ListReso
 		res.NextCursor = FileURI(paths[len(paths)-1])
 	}
 	for _, p := range paths {
+		name := p
+		if s.cfg.WrapUntrusted {
+			// A name is one line: escaped as the envelope escapes
+			// content, so that it cannot open or close a tag.
+			name = strings.ReplaceAll(p, "<", "&lt;")
+		}
 		res.Resources = append(res.Resources, &mcp.Resource{
-			URI: FileURI(p), Name: p, MIMEType: mimeType(p),
+			URI: FileURI(p), Name: name, MIMEType: mimeType(p),
 		})
 	}
 	return res, nil
@@ -134,6 +140,9 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(p)}
 	if utf8.ValidString(content) {
 		rc.Text = content
+		if s.cfg.WrapUntrusted {
+			rc.Text = se.run.Untrusted(content)
+		}
 	} else {
 		rc.Blob = []byte(content)
 		rc.MIMEType = "application/octet-stream"

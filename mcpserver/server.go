@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -81,6 +82,15 @@ type Config struct {
 	// DefaultMaxRequestBytes).
 	MaxRequestBytes int64
 
+	// MaxSessions bounds the HTTP sessions open at once (0:
+	// DefaultMaxSessions), MaxSessionsPerToken those of one token (0:
+	// DefaultMaxSessionsPerToken); SessionIdleTimeout closes a session
+	// idle that long (0: DefaultSessionIdleTimeout). MaxInflightBytes
+	// bounds the request bytes held at once (0: DefaultMaxInflightBytes).
+	MaxSessions, MaxSessionsPerToken int
+	SessionIdleTimeout               time.Duration
+	MaxInflightBytes                 int64
+
 	// ShutdownTimeout bounds how long ListenAndServe waits, once its
 	// context is done, for the calls in flight (0: DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -123,6 +133,7 @@ type Server struct {
 	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
 
 	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
+	guards   *guard       // the HTTP server's bounds
 }
 
 // serverKey names one MCP server: one per agent (the tools differ), and
@@ -155,7 +166,8 @@ func New(cfg Config) (*Server, error) {
 			problems = append(problems, err.Error())
 		}
 	}
-	if cfg.MaxInlineBytes < 0 || cfg.CallTimeout < 0 || cfg.MaxRequestBytes < 0 || cfg.ShutdownTimeout < 0 {
+	if cfg.MaxInlineBytes < 0 || cfg.CallTimeout < 0 || cfg.MaxRequestBytes < 0 || cfg.ShutdownTimeout < 0 ||
+		cfg.MaxSessions < 0 || cfg.MaxSessionsPerToken < 0 || cfg.SessionIdleTimeout < 0 || cfg.MaxInflightBytes < 0 {
 		problems = append(problems, "limits and timeouts must not be negative")
 	}
 	if len(problems) > 0 {
@@ -173,6 +185,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	cfg.MaxSessions = cmp.Or(cfg.MaxSessions, DefaultMaxSessions)
+	cfg.MaxSessionsPerToken = cmp.Or(cfg.MaxSessionsPerToken, DefaultMaxSessionsPerToken)
+	cfg.SessionIdleTimeout = cmp.Or(cfg.SessionIdleTimeout, DefaultSessionIdleTimeout)
+	cfg.MaxInflightBytes = cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -183,6 +199,13 @@ func New(cfg Config) (*Server, error) {
 		metrics: newMetrics(),
 		fixed:   Identity{Scope: cfg.Scope, Agent: cfg.Agent, Thread: cfg.Thread},
 		servers: map[serverKey]*mcp.Server{},
+		guards:  newGuard(cfg),
+	}
+	s.metrics.gate = s.operatorOnly
+	if sk, ok := cfg.Collections.(interface{ skipped() []string }); ok {
+		for _, e := range sk.skipped() {
+			log.Warn("project entry not read", "entry", e)
+		}
 	}
 	// Build the stdio server now, so that a collection loader's error
 	// shows at start rather than at the first call.
@@ -482,11 +505,17 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 		return v.(*session), nil
 	}
 	s.metrics.sessions.Inc()
+	if key.http {
+		s.guards.hold(id.Credential)
+	}
 	s.log.Info("session opened", "session", se.label, "scope", id.Scope, "agent", id.Agent, "thread", id.Thread, "credential", id.Credential)
 	go func() {
 		_ = ss.Wait()
 		s.sessions.Delete(ss)
 		s.metrics.sessions.Dec()
+		if key.http {
+			s.guards.give(id.Credential)
+		}
 		s.log.Info("session closed", "session", se.label)
 	}()
 	return se, nil

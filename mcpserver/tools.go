@@ -70,10 +70,10 @@ type outcome struct {
 	text       string
 	notices    []string
 	structured any
-	// untrusted marks text that is file or document content, which the
-	// envelope wraps when the server is configured to. Only the text
-	// content is wrapped (what a model reads); structured content is the
-	// data itself, for programs.
+	// untrusted marks text that is file or document content. With
+	// Config.WrapUntrusted, render wraps the text of every result, content
+	// or not (names are stored text too); only the text content is wrapped
+	// (what a model reads), structured content is the data itself.
 	untrusted bool
 	// noSpill is set for read_file, which max_chars caps instead.
 	noSpill bool
@@ -554,15 +554,21 @@ func runGrep(ctx context.Context, c *call) (*outcome, error) {
 		fmt.Fprintf(&b, "%s:%d:%s", m.Path, m.Line, m.Text)
 	}
 	matches := nonNil(res.Matches)
+	structured := map[string]any{"matches": matches, "truncated": res.Truncated}
 	out := &outcome{
 		text:       b.String(),
-		structured: map[string]any{"matches": matches, "truncated": res.Truncated, "skipped_binary": res.SkippedBinary},
+		structured: structured,
 		untrusted:  true,
 	}
 	if res.Truncated {
 		out.notices = []string{fmt.Sprintf("[stopped at the limit of %d matches: there may be more. Narrow the pattern, path or include, or raise limit]", limit)}
 	}
+	if res.Stopped != "" {
+		structured["stopped"] = res.Stopped
+		out.notices = append(out.notices, "["+res.Stopped+"]")
+	}
 	if n := res.SkippedBinary; n > 0 {
+		structured["skipped_binary"] = n
 		out.notices = append(out.notices, skippedBinaryNotice(n))
 	}
 	return out, nil

@@ -57,6 +57,7 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"ListAll", d.listAll},
 		{"Tools", d.tools},
 		{"ConcurrentSets", d.concurrentSets},
+		{"NULRefused", d.nulRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1274,5 +1275,47 @@ func (d *docSuite) concurrentSets(t *testing.T, st *satchel.Store) {
 	equal(t, "version", got.Version, int64(writers*each))
 	if len(got.History) != 3 || got.History[0].Version != writers*each-1 || got.History[2].Version != writers*each-3 {
 		t.Errorf("history after concurrent sets: %d entries", len(got.History))
+	}
+}
+
+// U+0000 in a document's key, a value, a query or a cursor is refused the
+// same way on every backend, naming the field (PostgreSQL cannot store it;
+// it used to answer with a raw server error while SQLite stored it).
+func (d *docSuite) nulRefused(t *testing.T, st *satchel.Store) {
+	p := project(t)
+	c := coll(t, st, p, "s1", "notes")
+	doc := note("acme", "a\x00b", 0.5)
+	doc["summary"] = "s"
+	_, _, err := c.Set(bg, doc)
+	if got := validation(t, "a NUL in the key field", err); len(got) != 1 || got[0] != "topic" ||
+		!strings.Contains(err.Error(), "must not contain U+0000 (NUL)") {
+		t.Errorf("a NUL in a key field: %v", err)
+	}
+	doc = note("acme", "t", 0.5)
+	doc["metadata"] = map[string]any{"source": "w\x00eb", "analyst": nil}
+	_, _, err = c.Set(bg, doc)
+	if got := validation(t, "a NUL in a nested value", err); len(got) != 1 || got[0] != "metadata.source" {
+		t.Errorf("a NUL in a nested value: %v", err)
+	}
+	doc = note("acme", "t", 0.5)
+	doc["tags"] = []any{"ok", "\x00"}
+	_, _, err = c.Set(bg, doc)
+	if got := validation(t, "a NUL in an array", err); len(got) != 1 || got[0] != "tags[1]" {
+		t.Errorf("a NUL in an array item: %v", err)
+	}
+	set(t, c, note("acme", "t", 0.5))
+	for name, call := range map[string]func() error{
+		"key":    func() error { _, err := c.Get(bg, "acme:\x00", false); return err },
+		"where":  func() error { _, err := c.Query(bg, satchel.QueryRequest{Where: "topic = 'a\x00'"}); return err },
+		"sort":   func() error { _, err := c.Query(bg, satchel.QueryRequest{Sort: "topic\x00"}); return err },
+		"cursor": func() error { _, err := c.List(bg, 1, "ab\x00"); return err },
+	} {
+		err := call()
+		if !errors.Is(err, satchel.ErrInvalidArgument) || err.Error() != name+" must not contain U+0000 (NUL): not every backend can store it" {
+			t.Errorf("a NUL in the %s: %v", name, err)
+		}
+	}
+	if _, err := c.Remove(bg, "\x00"); !errors.Is(err, satchel.ErrInvalidArgument) {
+		t.Errorf("a NUL in a removed key: %v", err)
 	}
 }

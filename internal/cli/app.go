@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bounded"
 )
 
 // defaultDB is the database used when neither --db nor SATCHEL_DB names one.
@@ -126,16 +127,13 @@ func (a *app) reader(ctx context.Context, ref string) (satchel.Reader, error) {
 	return ws.At(ctx, ref)
 }
 
-// input returns args[i] when it was given, else all of standard input.
-func (a *app) input(args []string, i int) (string, error) {
+// input returns args[i] when it was given, else all of standard input,
+// refused once it passes limit bytes (read no further than limit+1).
+func (a *app) input(args []string, i int, limit int64, limitName string) (string, error) {
 	if len(args) > i {
 		return args[i], nil
 	}
-	b, err := io.ReadAll(a.stdin)
-	if err != nil {
-		return "", fmt.Errorf("reading standard input: %w", err)
-	}
-	return string(b), nil
+	return bounded.ReadString(a.stdin, limit, 0, "standard input", limitName)
 }
 
 // emit prints a command's result: v as one JSON value with --json, else

@@ -38,6 +38,9 @@ Prints the stores and agents found; with --json, {"dir": ..., "stores":
 			if err != nil {
 				return err
 			}
+			for _, s := range p.Skipped() {
+				a.notice("%s", s)
+			}
 			r := checkProjectResult{Dir: dir, Stores: nonEmpty(p.Stores()), Agents: nonEmpty(p.Agents())}
 			return a.emit(r, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "ok: %d stores (%s), %d agents (%s)\n",

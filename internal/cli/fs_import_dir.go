@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bounded"
 	"github.com/satchel-dev/satchel/internal/ignore"
 	"github.com/satchel-dev/satchel/internal/vpath"
 )
@@ -197,7 +198,7 @@ func (im *treeImport) flush(ctx context.Context) error {
 func (im *treeImport) tooBig(rel string, size int64) error {
 	if size > im.limit {
 		return &satchel.Error{Kind: satchel.ErrLimitExceeded,
-			Msg: fmt.Sprintf("cannot import %s: %d bytes, over the per-file limit of %d", rel, size, im.limit)}
+			Msg: fmt.Sprintf("limit exceeded: %s is %d bytes, over the per-file limit of %d bytes", rel, size, im.limit)}
 	}
 	return nil
 }
@@ -277,14 +278,8 @@ func (im *treeImport) readHost(host, rel string) (string, error) {
 	if err := im.tooBig(rel, fi.Size()); err != nil {
 		return "", err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, im.limit+1))
-	if err != nil {
-		return "", fmt.Errorf("cannot import %s: %w", host, err)
-	}
-	if err := im.tooBig(rel, int64(len(b))); err != nil {
-		return "", err
-	}
-	return string(b), nil
+	// A file may grow while it is read: never hold more than the limit.
+	return bounded.ReadString(f, im.limit, fi.Size(), rel, "the per-file limit")
 }
 
 type countingReader struct {
@@ -366,11 +361,11 @@ func (im *treeImport) archive(ctx context.Context, src, root string, size int64)
 		if err := im.tooBig(rel, h.Size); err != nil {
 			return err
 		}
-		b, err := io.ReadAll(tr)
+		content, err := bounded.ReadString(tr, im.limit, h.Size, rel, "the per-file limit")
 		if err != nil {
-			return fmt.Errorf("cannot import %s: %s: %w", src, rel, err)
+			return fmt.Errorf("cannot import %s: %w", src, err)
 		}
-		if err := im.add(ctx, wp, string(b)); err != nil {
+		if err := im.add(ctx, wp, content); err != nil {
 			return err
 		}
 	}

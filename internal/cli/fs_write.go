@@ -34,11 +34,15 @@ hash being the one of the content written.`,
 		Args: argsBetween([]string{"PATH"}, "CONTENT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			content, err := a.input(args, 1)
+			ws, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}
-			ws, err := a.workspace(ctx)
+			l, err := ws.Limits(ctx)
+			if err != nil {
+				return err
+			}
+			content, err := a.input(args, 1, l.MaxFileBytes, "the per-file limit")
 			if err != nil {
 				return err
 			}
@@ -77,11 +81,15 @@ Prints nothing; with --json, {"path": ..., "appended": N} (N bytes).`,
 		Args: argsBetween([]string{"PATH"}, "TEXT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			text, err := a.input(args, 1)
+			ws, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}
-			ws, err := a.workspace(ctx)
+			l, err := ws.Limits(ctx)
+			if err != nil {
+				return err
+			}
+			text, err := a.input(args, 1, l.MaxFileBytes, "the per-file limit")
 			if err != nil {
 				return err
 			}

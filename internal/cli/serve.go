@@ -42,6 +42,10 @@ func projectDir(cmd *cobra.Command, dir string) string {
 	return ""
 }
 
+// serveMemoryLimit is the Go runtime's soft memory limit in satchel
+// serve, unless GOMEMLIMIT says otherwise.
+const serveMemoryLimit = 320 << 20
+
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
@@ -50,6 +54,9 @@ type serveFlags struct {
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
 	maxRequest                             int64
+	maxSessions, maxSessionsPerToken       int
+	sessionIdle                            time.Duration
+	maxInflight                            int64
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -87,6 +94,11 @@ that carry no token in, as --scope, --agent and --thread: for tools that
 cannot send a token, such as the MCP conformance suite. Any local process
 can then use the store; never use it to serve agents.
 
+Over HTTP, --max-sessions and --max-sessions-per-token bound the open
+sessions (the excess is refused with 503 and 429), --session-idle-timeout
+closes idle ones, and --max-inflight-bytes bounds the request bytes held at
+once (docs/security.md).
+
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the file and
 document content that tools return in the untrusted envelope.`,
@@ -110,6 +122,10 @@ document content that tools return in the untrusted envelope.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", mcpserver.DefaultShutdownTimeout, "longest a shutdown waits for the calls in flight")
 	fl.IntVar(&f.maxInline, "max-inline-bytes", 65536, "spill results larger than `N` bytes (and read_file's default max_chars)")
 	fl.Int64Var(&f.maxRequest, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request accepted, in bytes")
+	fl.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http: most sessions open at once")
+	fl.IntVar(&f.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "with --http: most sessions one token holds open")
+	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", mcpserver.DefaultSessionIdleTimeout, "with --http: close a session idle this long")
+	fl.Int64Var(&f.maxInflight, "max-inflight-bytes", mcpserver.DefaultMaxInflightBytes, "with --http: most request bytes held at once, over all requests")
 	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
@@ -123,6 +139,8 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	for name, v := range map[string]int64{
 		"call-timeout": int64(f.callTimeout), "shutdown-timeout": int64(f.shutdownTimeout),
 		"max-inline-bytes": int64(f.maxInline), "max-request-bytes": f.maxRequest,
+		"max-sessions": int64(f.maxSessions), "max-sessions-per-token": int64(f.maxSessionsPerToken),
+		"session-idle-timeout": int64(f.sessionIdle), "max-inflight-bytes": f.maxInflight,
 	} {
 		if v <= 0 {
 			return usagef("--%s must be positive", name)
@@ -141,6 +159,12 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		// every few calls. 400 trades a larger heap for half the GC work
 		// (docs/mcp-performance.md); GOGC in the environment still wins.
 		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A soft limit makes the collector work harder before the heap
+		// passes the bound docs/security.md states (GOGC 400 alone would
+		// let garbage grow to five times what is live).
+		debug.SetMemoryLimit(serveMemoryLimit)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -177,6 +201,8 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ui = in.Handler()
 	}
 	s, err := mcpserver.New(mcpserver.Config{
+		MaxSessions: f.maxSessions, MaxSessionsPerToken: f.maxSessionsPerToken,
+		SessionIdleTimeout: f.sessionIdle, MaxInflightBytes: f.maxInflight,
 		Store: st, Scope: a.scope, Thread: a.thread, Agent: f.agent,
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,

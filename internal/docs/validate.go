@@ -19,6 +19,7 @@ type node struct {
 	nullable bool
 	min, max float64 // -Inf / +Inf when unbounded
 	values   []string
+	set      map[string]struct{} // values as a set, when the loader made one
 	item     *node
 	fields   []namedNode
 	byName   map[string]*node
@@ -52,7 +53,7 @@ func compileField(f *Field) *node {
 	if f.Type == TypeObject {
 		return compileObject(f.Fields, f.FieldNames, f.Nullable)
 	}
-	n := &node{typ: f.Type, nullable: f.Nullable, min: math.Inf(-1), max: math.Inf(1), values: f.Values, store: f.Store}
+	n := &node{typ: f.Type, nullable: f.Nullable, min: math.Inf(-1), max: math.Inf(1), values: f.Values, set: f.valueSet, store: f.Store}
 	if f.Min != nil {
 		n.min = *f.Min
 	}
@@ -247,6 +248,10 @@ func (v *validator) value(path []seg, n *node, x any) (y any, replaced bool) {
 		}
 		return x, false
 	}
+	if s, ok := x.(string); ok && strings.IndexByte(s, 0) >= 0 {
+		v.fail(path, "%s", nulRefusal)
+		return x, false
+	}
 	switch n.typ {
 	case TypeString:
 		if _, ok := x.(string); !ok {
@@ -288,7 +293,7 @@ func (v *validator) value(path []seg, n *node, x any) (y any, replaced bool) {
 		}
 	case TypeEnum:
 		s, ok := x.(string)
-		if !ok || !contains(n.values, s) {
+		if !ok || !n.hasValue(s) {
 			what := jsonType(x)
 			if ok {
 				what = strconv.Quote(s)
@@ -486,4 +491,26 @@ func normValue(n *node, x any) (any, bool) {
 		return out, true
 	}
 	return x, false
+}
+
+// hasValue reports whether s is one of an enum's values.
+func (n *node) hasValue(s string) bool {
+	if n.set != nil {
+		_, ok := n.set[s]
+		return ok
+	}
+	return contains(n.values, s)
+}
+
+// nulRefusal is the refusal of a string holding U+0000, which PostgreSQL
+// cannot store in text or JSON: refused on every backend alike.
+const nulRefusal = "must not contain U+0000 (NUL): not every backend can store it"
+
+// CheckNoNUL refuses (ErrInvalidArgument) a request field holding U+0000,
+// naming the field.
+func CheckNoNUL(field, s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return errs.New(errs.ErrInvalidArgument, "%s %s", field, nulRefusal)
+	}
+	return nil
 }
