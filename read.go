@@ -54,6 +54,11 @@ type ReadOptions struct {
 	// MaxChars caps the result in characters (0: no cap). A capped result
 	// says where to continue.
 	MaxChars int
+	// Binary asks that binary content (IsBinary) not be read as text: the
+	// result then has Binary, Type and Size set and the bytes in Data,
+	// whatever the other options. Without it a read returns the bytes as
+	// they are (line operations refuse them).
+	Binary bool
 }
 
 // Lines returns read bounds from start (1-based) to end inclusive; end 0
@@ -76,6 +81,13 @@ type ReadResult struct {
 	NextLine int `json:"next_line,omitempty"`
 	// Notice explains a truncation to a person or a model.
 	Notice string `json:"notice,omitempty"`
+	// Binary is set when ReadOptions.Binary was and the file is binary:
+	// Type is its sniffed type (FileType), Size its length, and Data its
+	// bytes; Text is empty.
+	Binary bool   `json:"binary,omitempty"`
+	Type   string `json:"type,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	Data   string `json:"-"`
 }
 
 func readWith(ctx context.Context, v engine.View, path string, o ReadOptions) (ReadResult, error) {
@@ -89,6 +101,9 @@ func readWith(ctx context.Context, v engine.View, path string, o ReadOptions) (R
 	content, err := v.Content(ctx, &ent)
 	if err != nil {
 		return ReadResult{}, err
+	}
+	if o.Binary && IsBinary(content) {
+		return ReadResult{Binary: true, Type: FileType(content), Size: int64(len(content)), Data: content}, nil
 	}
 	var text string
 	if o.Numbered {
@@ -228,6 +243,8 @@ type GrepResult struct {
 	Matches []Match `json:"matches"`
 	// Truncated is set when Limit stopped the search early.
 	Truncated bool `json:"truncated,omitempty"`
+	// SkippedBinary counts the binary files (IsBinary) the search skipped.
+	SkippedBinary int `json:"skipped_binary,omitempty"`
 	// Stopped, when set, says why the search stopped before its end (its
 	// timeout or the context's deadline): Matches holds those found so far.
 	Stopped string `json:"stopped,omitempty"`
@@ -286,6 +303,10 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 		content, err := v.Content(ctx, ent)
 		if err != nil {
 			return false, err
+		}
+		if IsBinary(content) {
+			res.SkippedBinary++
+			return true, nil
 		}
 		more := grepContent(re, lit, ent.Path, content, budget, func(m Match) bool {
 			if len(res.Matches) == limit {
@@ -364,6 +385,8 @@ type FileInfo struct {
 	ModTime time.Time `json:"modified"`
 	// Hash is the SHA-256 of the content, in hex: what IfHash expects.
 	Hash string `json:"hash"`
+	// Type is the content's sniffed type (FileType): TypeText for text.
+	Type string `json:"type"`
 }
 
 func statView(ctx context.Context, v engine.View, path string) (FileInfo, error) {
@@ -378,7 +401,7 @@ func statView(ctx context.Context, v engine.View, path string) (FileInfo, error)
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return FileInfo{Path: path, Size: ent.Size, Lines: ent.Lines, ModTime: time.UnixMicro(ent.ModTime).UTC(), Hash: Hash(content)}, nil
+	return FileInfo{Path: path, Size: ent.Size, Lines: ent.Lines, ModTime: time.UnixMicro(ent.ModTime).UTC(), Hash: Hash(content), Type: FileType(content)}, nil
 }
 
 // Reader is the read side of a workspace: its head (Workspace) or any

@@ -148,6 +148,9 @@ func (s *Server) render(ctx context.Context, c *call, name string, out *outcome)
 			}}
 		}
 	}
+	if content == nil && out.image != nil {
+		content = []mcp.Content{out.image}
+	}
 	if content == nil {
 		content = []mcp.Content{text(wrap(out.text))}
 	}

@@ -79,6 +79,9 @@ type outcome struct {
 	noSpill bool
 	// stored counts the content bytes the call wrote, for metrics.
 	stored int
+	// image, when set, is the result instead of text (read_file of an
+	// image).
+	image *mcp.ImageContent
 }
 
 func withPrefix(cfg Config, base string) string { return cfg.ToolPrefix + base }
@@ -125,7 +128,8 @@ func fileTools(cfg Config) []fileTool {
 				"The numbers are for citing lines and choosing start_line/end_line; they are not part of the file, so never copy them into edit_file's old_text or into content. Set numbered to false for the exact text. " +
 				"For a large file, read a slice with start_line and end_line (1-based, inclusive; the slice keeps the file's line numbers): start_line must be at least 1, start_line past the last line returns nothing, end_line defaults to the last line and is clamped to it, end_line before start_line is an error, and end_line needs start_line. " +
 				"The result is cut at max_chars characters; then a separate notice says at which line to continue (start_line=N). " +
-				"Use at to read the file as it was at an earlier commit.",
+				"Use at to read the file as it was at an earlier commit. " +
+				"A binary file is not returned as text: a PNG, JPEG, GIF or WebP image comes as image content, any other binary file as a notice with its size and type.",
 			props: []prop{
 				req("path", str(pathDesc)),
 				opt("start_line", obj{{"type", "integer"}, {"description", "First line to return, 1-based (the first line is 1). Omit to start at the first line."}, {"minimum", 1}}),
@@ -139,6 +143,9 @@ func fileTools(cfg Config) []fileTool {
 				opt("truncated", boolean("Set when max_chars cut the text.")),
 				opt("next_line", obj{{"type", "integer"}, {"description", "When truncated: the line to continue from."}}),
 				opt("notice", str("When truncated: the notice.")),
+				opt("binary", boolean("Set when the file is binary (not valid UTF-8, or holding NUL bytes): an image comes as image content, any other binary file as a notice; text is then empty.")),
+				opt("type", str("When binary: the file's type, sniffed from its bytes (image/png, application/octet-stream, ...).")),
+				opt("size", obj{{"type", "integer"}, {"description", "When binary: its size in bytes."}}),
 			},
 			ann: readOnly("Read a file"),
 			run: runRead,
@@ -147,11 +154,13 @@ func fileTools(cfg Config) []fileTool {
 			base: "write_file", title: "Write a file",
 			desc: "Create the file at path, or replace its whole content with content. Directories are implicit: writing notes/a.md makes notes/ appear. " +
 				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
+				"For binary content give it in base64 with encoding \"base64\". " +
 				"With if_hash, the write applies only if the file still has that content hash (see stat_file). " +
 				"Returns a confirmation; the structured result carries the new content's hash, for a later if_hash.",
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The file's entire new content.")),
+				opt("encoding", withDefault(obj{{"type", "string"}, {"enum", []string{"utf-8", "base64"}}, {"description", "How content is given: \"utf-8\" (the default) for text, \"base64\" (standard, padded) for binary bytes such as an image."}}, "utf-8")),
 				opt("if_hash", str(ifHashDesc)),
 			},
 			output: []prop{req("path", str("")), req("bytes", obj{{"type", "integer"}}), req("hash", str("The new content's hash, for if_hash.")), unchangedProp},
@@ -190,12 +199,13 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "stat_file", title: "Describe a file",
-			desc: "Describe the file at path: its size in bytes, number of lines, last modification time (UTC) and content hash (SHA-256, hex), one \"name: value\" a line. " +
+			desc: "Describe the file at path: its size in bytes, number of lines, last modification time (UTC), content hash (SHA-256, hex) and type (text/plain; charset=utf-8 for text, else sniffed from its bytes: image/png, application/octet-stream, ...), one \"name: value\" a line. " +
 				"Give the hash as the if_hash argument of write_file, edit_file, delete_file or move_file to make them apply only if the file has not changed meanwhile.",
 			props: []prop{req("path", str(pathDesc))},
 			output: []prop{
 				req("path", str("")), req("size", obj{{"type", "integer"}}), req("lines", obj{{"type", "integer"}}),
 				req("modified", obj{{"type", "string"}, {"format", "date-time"}}), req("hash", str("")),
+				opt("type", str("The content's type.")),
 			},
 			ann: readOnly("Describe a file"),
 			run: runStat,
@@ -219,7 +229,7 @@ func fileTools(cfg Config) []fileTool {
 			desc: "Search the lines of files for the regular expression pattern (Go RE2 syntax: linear time, no backreferences or lookaround; \"(?i)\" for case-insensitive). " +
 				"Returns the matching lines in path then line order, one a line as \"path:line:text\" (line numbers are 1-based; lines longer than 2000 characters are cut). " +
 				"path restricts the search to a directory (default: the whole workspace). include keeps only files matching a glob: without \"/\" it is matched against the file's name (\"*.go\"), with \"/\" against the path relative to path. " +
-				"limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Use at to search an earlier commit.",
+				"limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Binary files are skipped, and a notice says how many. Use at to search an earlier commit.",
 			props: []prop{
 				req("pattern", str("The regular expression (RE2), at most 4096 bytes.")),
 				opt("path", str("Directory to search in, e.g. \"src\" (default: the whole workspace).")),
@@ -232,6 +242,7 @@ func fileTools(cfg Config) []fileTool {
 					{"path", obj{{"type", "string"}}}, {"line", obj{{"type", "integer"}}}, {"text", obj{{"type", "string"}}},
 				}}})),
 				opt("truncated", boolean("Set when limit stopped the search.")),
+				opt("skipped_binary", obj{{"type", "integer"}, {"description", "How many binary files were skipped."}}),
 			},
 			spillable: true,
 			ann:       readOnly("Search file contents"),
@@ -412,9 +423,12 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars})
+	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars, Binary: true})
 	if err != nil {
 		return nil, err
+	}
+	if res.Binary {
+		return binaryRead(path, res), nil
 	}
 	out := &outcome{text: res.Text, structured: res, untrusted: true, noSpill: true}
 	if res.Notice != "" {
@@ -450,8 +464,13 @@ func runWrite(ctx context.Context, c *call) (*outcome, error) {
 	a := c.a
 	path, _ := a.path("path", true)
 	content, _ := a.str("content", true)
+	encoding, _ := a.str("encoding", false)
 	ifHash, hasHash := a.str("if_hash", false)
 	if err := a.err(); err != nil {
+		return nil, err
+	}
+	content, err := decodeContent(content, encoding)
+	if err != nil {
 		return nil, err
 	}
 	ws, err := c.workspace(ctx)
@@ -537,8 +556,8 @@ func runStat(ctx context.Context, c *call) (*outcome, error) {
 		return nil, err
 	}
 	fi.ModTime = fi.ModTime.UTC()
-	text := fmt.Sprintf("path: %s\nsize: %d\nlines: %d\nmodified: %s\nhash: %s",
-		fi.Path, fi.Size, fi.Lines, fi.ModTime.Format(time.RFC3339Nano), fi.Hash)
+	text := fmt.Sprintf("path: %s\nsize: %d\nlines: %d\nmodified: %s\nhash: %s\ntype: %s",
+		fi.Path, fi.Size, fi.Lines, fi.ModTime.Format(time.RFC3339Nano), fi.Hash, fi.Type)
 	return &outcome{text: text, structured: fi}, nil
 }
 
@@ -601,6 +620,10 @@ func runGrep(ctx context.Context, c *call) (*outcome, error) {
 	if res.Stopped != "" {
 		structured["stopped"] = res.Stopped
 		out.notices = append(out.notices, "["+res.Stopped+"]")
+	}
+	if n := res.SkippedBinary; n > 0 {
+		structured["skipped_binary"] = n
+		out.notices = append(out.notices, skippedBinaryNotice(n))
 	}
 	return out, nil
 }

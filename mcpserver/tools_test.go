@@ -230,7 +230,7 @@ func TestStatGlobGrepList(t *testing.T) {
 
 	r := c.call("stat_file", map[string]any{"path": "notes/todo.md"})
 	m := structured(t, r)
-	want := fmt.Sprintf("path: notes/todo.md\nsize: 29\nlines: 3\nmodified: %s\nhash: %s", m["modified"], satchel.Hash("- TODO one\n- done\n- TODO two\n"))
+	want := fmt.Sprintf("path: notes/todo.md\nsize: 29\nlines: 3\nmodified: %s\nhash: %s\ntype: text/plain; charset=utf-8", m["modified"], satchel.Hash("- TODO one\n- done\n- TODO two\n"))
 	if ts := texts(t, r); r.IsError || len(ts) != 1 || ts[0] != want {
 		t.Errorf("stat_file = %q, want %q", ts, want)
 	}
@@ -369,8 +369,8 @@ func TestArgumentValidation(t *testing.T) {
 	// Every problem at once, in the schema's order, unknown arguments first.
 	c.refused("write_file", map[string]any{"path": "../x", "if_hash": 3, "scope": "other", "zzz": 1},
 		lines(
-			`unknown argument "scope": write_file takes path, content, if_hash`,
-			`unknown argument "zzz": write_file takes path, content, if_hash`,
+			`unknown argument "scope": write_file takes path, content, encoding, if_hash`,
+			`unknown argument "zzz": write_file takes path, content, encoding, if_hash`,
 			`invalid path "../x": contains a . or .. segment`,
 			"content is required",
 			"if_hash must be a string, was 3",

@@ -86,6 +86,8 @@ type Backend struct {
 	retries atomic.Int64
 	// analyzer keeps the statistics of docs fresh (analyze.go).
 	analyzer analyzer
+	// snapshot is set for a Snapshot's backend: reads only.
+	snapshot bool
 }
 
 // Open connects to the database at url (postgres://...) and brings its

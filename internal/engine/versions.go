@@ -243,6 +243,12 @@ type diffItem struct {
 // Diff lists the paths that differ between two snapshots, in path order. It
 // walks only the subtrees that the two trees do not share.
 func (e *Engine) Diff(ctx context.Context, a, b *Snapshot) ([]Change, error) {
+	return e.diff(ctx, a, b, false)
+}
+
+// diff is Diff; with exact, a file whose content is the same but whose
+// modified time differs is Modified too.
+func (e *Engine) diff(ctx context.Context, a, b *Snapshot, exact bool) ([]Change, error) {
 	if a.root == b.root {
 		return nil, nil
 	}
@@ -293,7 +299,7 @@ func (e *Engine) Diff(ctx context.Context, a, b *Snapshot) ([]Change, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !same {
+			if !same || exact && as[i].ent.ModTime != bs[j].ent.ModTime {
 				out = append(out, Change{Path: as[i].ent.Path, Kind: Modified, Old: as[i].ent, New: bs[j].ent})
 			}
 			i++
