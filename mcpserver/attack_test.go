@@ -33,7 +33,7 @@ func TestAttackSessionFlood(t *testing.T) {
 	}
 	code, body, _ := post(t, f.url+MCPPath, a, nil, initialize)
 	if code != http.StatusTooManyRequests || !strings.Contains(body, "too many open sessions for this token: 3") {
-		t.Fatalf("a's fourth session: %d %q, want 429", code, body)
+		t.Fatalf("a's fourth MCP session: %d %q, want 429", code, body)
 	}
 	for i := range 2 {
 		if code, body, _ := post(t, f.url+MCPPath, b, nil, initialize); code != http.StatusOK {
