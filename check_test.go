@@ -244,3 +244,39 @@ func TestCheckSoundAfterEveryKindOfChange(t *testing.T) {
 		st.Close()
 	}
 }
+
+// racing is a backend on which a writer commits between the check's read
+// of the logs and its read of what a collection keeps.
+type racing struct {
+	backend.Backend
+	write func()
+}
+
+func (b racing) GCSnapshot(ctx context.Context, scope string, cutoff time.Time) (backend.GCSnapshot, error) {
+	b.write()
+	return b.Backend.GCSnapshot(ctx, scope, cutoff)
+}
+
+// TestCheckWhileWriting: a commit that lands during a check is no fault.
+func TestCheckWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	mb := memory.New()
+	writer := satchel.New(mb)
+	defer writer.Close()
+	seedCheck(t, writer)
+	ws, err := writer.Workspace(ctx, "acme", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	st := satchel.New(racing{Backend: mb, write: func() {
+		n++
+		if err := ws.Write(ctx, fmt.Sprintf("during-%d.md", n), "written during the check\n"); err != nil {
+			t.Error(err)
+		}
+	}})
+	rep := check(t, st)
+	if n == 0 || len(rep.Faults) != 0 {
+		t.Fatalf("%d writes during the check; faults %v", n, rep.Faults)
+	}
+}
