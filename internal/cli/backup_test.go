@@ -41,7 +41,7 @@ func TestBackupRestore(t *testing.T) {
 	}
 	// Into a SQLite database that exists, through an export; not twice.
 	other := filepath.Join(dir, "other.db")
-	mainOK(t, "", "--db", other, "threads")
+	mainOK(t, "", "--db", other, "migrate") // an empty database
 	out := mainOK(t, "", "--db", other, "restore-backup", bk)
 	if !strings.Contains(out, "restored 1 threads, 2 commits") {
 		t.Errorf("restore through an export printed %q", out)
