@@ -132,23 +132,6 @@ type GCSnapshot struct {
 	Dropped []int64
 }
 
-// Forker is implemented by backends for which creating a thread and
-// appending its first commit in one transaction saves a round trip and a
-// durable flush (PostgreSQL). Fork creates thread name in scope with c as
-// its first commit (c.Thread is ignored; c.Seq is 1; c.Requires names the
-// source): ErrThreadExists when the name is taken, ErrNotRetained when the
-// source is not retained, and in either case nothing is created.
-type Forker interface {
-	Fork(ctx context.Context, scope, name string, c NewCommit) (Thread, Commit, error)
-}
-
-// CheckpointResolver is implemented by backends that find a checkpoint's
-// commit in one query (PostgreSQL: one round trip instead of two).
-// CheckpointCommit fails as CheckpointSeq then CommitAt would.
-type CheckpointResolver interface {
-	CheckpointCommit(ctx context.Context, thread int64, name string) (Commit, error)
-}
-
 // Backend stores threads, commits with their packs, checkpoints and
 // settings. Implementations must be safe for concurrent use, and correct
 // when several processes share one database: nothing may depend on one

@@ -26,7 +26,7 @@ type Backend struct {
 	closed   bool
 	docs     docStore // collections (docs.go)
 	// clock is overridable for tests.
-	clock func() time.Time
+	clock backend.Clock
 }
 
 type scopeName struct{ scope, name string }
@@ -61,8 +61,13 @@ func New() *Backend {
 	}
 }
 
-// SetClock replaces the backend's clock (for tests of retention and TTL).
-func (b *Backend) SetClock(now func() time.Time) {
+// SetClock replaces the backend's clock, for commits, retention, grace
+// periods and documents alike (backend.ClockSetter); nil restores the
+// process's clock.
+func (b *Backend) SetClock(now backend.Clock) {
+	if now == nil {
+		now = time.Now
+	}
 	b.mu.Lock()
 	b.clock = now
 	b.mu.Unlock()
@@ -263,7 +268,7 @@ func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]ba
 // AppendParts is Append with commit i's pack given as packs[i]: strings
 // whose concatenation is the pack (commits[i].Pack is ignored). The
 // strings are kept as they are, never copied, and joined only if the pack
-// is read (engine.PartsAppender): the engine's writes then neither copy
+// is read (backend.PartsAppender): the engine's writes then neither copy
 // file content into a pack nor allocate one.
 func (b *Backend) AppendParts(ctx context.Context, commits []backend.NewCommit, packs [][]string) ([]backend.AppendResult, error) {
 	return b.append(commits, packs)
@@ -354,7 +359,7 @@ func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
 	return p.data, nil
 }
 
-// PackParts returns a pack as it is kept (engine.PartsReader): the parts
+// PackParts returns a pack as it is kept (backend.PartsReader): the parts
 // AppendParts was given, or one string. Nothing is joined or copied.
 func (b *Backend) PackParts(ctx context.Context, id int64) ([]string, error) {
 	b.mu.RLock()
@@ -541,4 +546,9 @@ func (closedError) Error() string { return "memory backend: closed" }
 
 var errClosed error = closedError{}
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend       = (*Backend)(nil)
+	_ backend.PartsAppender = (*Backend)(nil)
+	_ backend.PartsReader   = (*Backend)(nil)
+	_ backend.ClockSetter   = (*Backend)(nil)
+)

@@ -25,7 +25,7 @@ import (
 // locks the current row (FOR UPDATE), copies it into the history, trims
 // the history and rewrites the row, in data-modifying CTEs. Times come from the
 // database's clock (now()), except in tests that set one
-// (SetDocumentsClock). Queries run the WHERE and ORDER BY that
+// (SetClock). Queries run the WHERE and ORDER BY that
 // internal/docs compiled, with the store's name written as a literal so
 // that the planner can use the store's partial indexes, also in the
 // generic plans of prepared statements.
@@ -51,15 +51,17 @@ func (b *Backend) docs() *docState {
 	return v.(*docState)
 }
 
-// SetDocumentsClock makes the documents' times (updates, expiry and the
-// sweeper) come from now instead of the database's clock, for tests of
-// expiry; nil goes back to the database's clock.
-func (b *Backend) SetDocumentsClock(now func() time.Time) {
+// SetClock makes the documents' times (updates, expiry and the sweeper)
+// come from now instead of the database's clock, for tests of expiry; nil
+// goes back to the database's clock (backend.ClockSetter). Commits, drops
+// and Now keep the database's clock, which every replica shares.
+func (b *Backend) SetClock(now backend.Clock) {
 	if now == nil {
 		b.docs().clock.Store(nil)
 		return
 	}
-	b.docs().clock.Store(&now)
+	f := (func() time.Time)(now)
+	b.docs().clock.Store(&f)
 }
 
 // nowArg is the argument every statement compares with: NULL for the
@@ -383,5 +385,3 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 	}
 	return out, nil
 }
-
-var _ backend.Documents = (*Backend)(nil)

@@ -215,4 +215,12 @@ func pgCode(err error) string {
 	return ""
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend            = (*Backend)(nil)
+	_ backend.Documents          = (*Backend)(nil)
+	_ backend.Forker             = (*Backend)(nil)
+	_ backend.CheckpointResolver = (*Backend)(nil)
+	_ backend.ClockSetter        = (*Backend)(nil)
+	_ backend.Migrator           = (*Backend)(nil)
+	_ backend.DiskSizer          = (*Backend)(nil)
+)

@@ -531,5 +531,3 @@ func (st *docState) withQuery(ctx context.Context, db *sql.DB, q string, fn func
 		st.mu.Unlock()
 	}
 }
-
-var _ backend.Documents = (*Backend)(nil)

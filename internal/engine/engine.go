@@ -39,7 +39,7 @@ type Engine struct {
 	commits *committer
 	// partsReader is b when it keeps packs in memory: its packs are read
 	// from it, not cached.
-	partsReader PartsReader
+	partsReader backend.PartsReader
 	heads       headCache
 	tails       tails
 	retries     int
@@ -62,8 +62,8 @@ func New(b backend.Backend, o Options) *Engine {
 		o.MaxRetries = 64
 	}
 	c := &committer{b: b}
-	c.parts, _ = b.(PartsAppender)
-	pr, _ := b.(PartsReader)
+	c.parts, _ = b.(backend.PartsAppender)
+	pr, _ := b.(backend.PartsReader)
 	return &Engine{
 		partsReader: pr,
 		b:           b,

@@ -79,12 +79,6 @@ type GCStats struct {
 	Rewritten int // packs rewritten without their unreachable objects
 }
 
-// Vacuumer is implemented by backends that can give freed space back
-// (SQLite's incremental vacuum).
-type Vacuumer interface {
-	Vacuum(ctx context.Context) error
-}
-
 // Collect removes, in a scope, what no retained commit reaches: packs of
 // dropped commits are deleted when nothing reachable lies in them, and
 // rewritten without their unreachable objects otherwise. Packs dropped less
@@ -190,7 +184,7 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		}
 		st.Deleted = len(del)
 	}
-	if v, ok := e.b.(Vacuumer); ok && (st.Deleted > 0 || st.Rewritten > 0) {
+	if v, ok := e.b.(backend.Vacuumer); ok && (st.Deleted > 0 || st.Rewritten > 0) {
 		if err := v.Vacuum(ctx); err != nil {
 			return st, err
 		}
