@@ -15,16 +15,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/satchel-dev/satchel/backend"
-	"github.com/satchel-dev/satchel/backend/backendtest"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // testURL returns the server of the tests, or skips them.
 func testURL(t testing.TB) string {
-	url := os.Getenv("SATCHEL_TEST_POSTGRES")
-	if url == "" {
-		t.Skip("SATCHEL_TEST_POSTGRES not set: skipping PostgreSQL tests")
-	}
-	return url
+	return testenv.PostgresURL(t)
 }
 
 var schemas atomic.Int64
@@ -49,11 +45,6 @@ func openTest(t testing.TB) *Backend {
 		}
 	})
 	return b
-}
-
-func TestContract(t *testing.T) {
-	testURL(t)
-	backendtest.RunContract(t, func(t *testing.T) backend.Backend { return openTest(t) })
 }
 
 // TestConcurrentMigrate opens one new schema from many Backends at once:
