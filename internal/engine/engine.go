@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -43,6 +44,9 @@ type Engine struct {
 	heads       headCache
 	tails       tails
 	retries     int
+	// visits, when set (by tests), counts the nodes read: what a test
+	// asserts instead of a time, to show what an operation walks.
+	visits *atomic.Int64
 
 	lockMu sync.Mutex
 	locks  map[int64]*threadLock
@@ -162,6 +166,9 @@ func nodeKey(r Ref) (uint64, bool) {
 }
 
 func (e *Engine) node(ctx context.Context, r Ref) (*node, error) {
+	if e.visits != nil {
+		e.visits.Add(1)
+	}
 	key, cacheable := nodeKey(r)
 	if n, ok := e.nodes.get(key); ok && cacheable {
 		return n, nil
