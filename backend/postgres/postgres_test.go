@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -270,16 +269,14 @@ func TestDeleteThreadRacingAppends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Each writer appends until it finds the thread gone. The
+		// thread is deleted once they have appended 30 commits together.
 		var wg sync.WaitGroup
-		stop := make(chan struct{})
+		var appended atomic.Int64
+		enough := make(chan struct{})
 		for range 3 {
 			wg.Go(func() {
 				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
 					h, _, err := b.Head(ctx, th.ID)
 					if errors.Is(err, backend.ErrNoThread) {
 						return
@@ -292,16 +289,23 @@ func TestDeleteThreadRacingAppends(t *testing.T) {
 						t.Error(err)
 						return
 					}
+					if appended.Add(1) == 30 {
+						close(enough)
+					}
 				}
 			})
 		}
-		time.Sleep(20 * time.Millisecond)
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-enough:
+		case <-done: // the writers failed (reported)
+			return
+		}
 		if err := b.DeleteThread(ctx, th.ID); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
-		close(stop)
-		wg.Wait()
+		<-done // every writer has seen the thread gone
 		var retained int
 		if err := b.pool.QueryRow(ctx, "SELECT count(*) FROM commits WHERE thread_id = $1 AND dropped_at IS NULL", th.ID).Scan(&retained); err != nil {
 			t.Fatal(err)
