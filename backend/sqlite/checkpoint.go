@@ -33,7 +33,7 @@ const walCheckpointBytes = 1 << 20 // about 250 pages
 
 type checkpointer struct {
 	db      *sql.DB
-	written atomic.Int64 // bytes appended since the last checkpoint
+	written atomic.Int64  // bytes appended since the last checkpoint
 	ran     chan struct{} // receives after each checkpoint, when not full (for tests)
 	kick    chan struct{}
 	stop    chan struct{}
