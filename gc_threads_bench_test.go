@@ -77,9 +77,10 @@ func BenchmarkThreads(b *testing.B) {
 }
 
 // BenchmarkGC collects after each small change to a workspace of 100,000
-// files whose retention keeps the last 2 commits: each collection drops
-// the packs of the 2 commits before them, which hold a few nodes, while the
-// tree the retained commits reach is 100,000 files.
+// files, imported in 100 checkpointed commits, whose retention keeps the
+// last 2 commits (and the checkpoints): each collection drops the packs of
+// the 2 edits before them, which hold a few nodes, while the tree the
+// retained commits reach is 100,000 files.
 func BenchmarkGC(b *testing.B) {
 	benchStores(b, func(b *testing.B, st *satchel.Store) {
 		ctx := context.Background()
@@ -98,6 +99,9 @@ func BenchmarkGC(b *testing.B) {
 				return nil
 			})
 			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := ws.Checkpoint(ctx, fmt.Sprint("import-", from/1000)); err != nil {
 				b.Fatal(err)
 			}
 		}

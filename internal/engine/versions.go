@@ -75,6 +75,7 @@ func (e *Engine) Retain(ctx context.Context, thread int64, p Policy) (int, error
 // GCStats reports what a collection did.
 type GCStats struct {
 	Retained  int // retained commits whose trees were walked
+	Walked    int // tree nodes read to find what is live
 	Deleted   int // packs deleted
 	Rewritten int // packs rewritten without their unreachable objects
 }
@@ -104,6 +105,16 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 	for _, id := range snap.Dropped {
 		live[id] = map[uint32]bool{}
 	}
+	// An object only ever references objects of its own pack or of older
+	// ones (a commit builds on commits stored before it, and pack ids grow
+	// with time), so a subtree whose root lies in a pack older than the
+	// oldest dropped one holds nothing to mark: the walk skips it, and a
+	// collection reads the nodes written since that pack, not the whole
+	// tree of every retained commit.
+	oldest := snap.Dropped[0]
+	for _, id := range snap.Dropped {
+		oldest = min(oldest, id)
+	}
 	mark := func(r Ref) {
 		if m, ok := live[r.Pack]; ok {
 			m[r.Idx] = true
@@ -112,7 +123,7 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 	visited := map[Ref]bool{}
 	var walk func(r Ref) error
 	walk = func(r Ref) error {
-		if r.IsZero() || visited[r] {
+		if r.IsZero() || r.Pack < oldest || visited[r] {
 			return nil
 		}
 		visited[r] = true
@@ -121,6 +132,7 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		if err != nil {
 			return err
 		}
+		st.Walked++
 		if !n.leaf {
 			for i := range n.count() {
 				if err := walk(n.ref(i)); err != nil {
@@ -132,6 +144,9 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		for i := range n.count() {
 			ent := n.entry(i, nil)
 			if !ent.List.IsZero() {
+				if ent.List.Pack < oldest {
+					continue // its chunks are older still
+				}
 				mark(ent.List)
 			}
 			cs, err := e.chunks(ctx, &ent)

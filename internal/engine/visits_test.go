@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+
+	"github.com/satchel-dev/satchel/backend"
 )
 
 // globTree commits n files in n/100 directories of 100 files each
@@ -68,4 +70,72 @@ func TestScanVisitsOnlyItsRange(t *testing.T) {
 	if a20 < 10*a1 {
 		t.Errorf("a scan of everything reads %d nodes at N=1,000 and %d at N=20,000: expected growth with N", a1, a20)
 	}
+}
+
+// TestCollectWalksOnlyWhatChanged: after small edits to a tree of 20,000
+// files, a collection that drops the packs of the edits reads the few
+// nodes written since the oldest of them, not the tree of every retained
+// commit; and every retained commit stays whole.
+func TestCollectWalksOnlyWhatChanged(t *testing.T) {
+	e, _ := globTree(t, 20_000)
+	ctx := context.Background()
+	ths, err := e.b.Threads(ctx, "s")
+	if err != nil || len(ths) != 1 {
+		t.Fatal(ths, err)
+	}
+	th := ths[0].ID
+	want := map[string]string{}
+	s, _, _, err := e.Head(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Scan(ctx, "", "", func(ent *Entry) (bool, error) { want[ent.Path] = "x"; return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	// The commits that built the tree are checkpoints, which retention
+	// keeps: the packs a collection may drop are those of the edits.
+	for _, c := range mustLog(t, e, th) {
+		if err := e.b.SetCheckpoint(ctx, th, fmt.Sprint("import-", c.Seq), c.Seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 4 {
+		p := fmt.Sprintf("notes/d%02d/f%d.md", i%200, i)
+		put(t, e, th, map[string]string{p: fmt.Sprint("edit ", i)})
+		want[p] = fmt.Sprint("edit ", i)
+	}
+	if n, err := e.Retain(ctx, th, Policy{MaxCommits: 2}); err != nil || n == 0 {
+		t.Fatalf("Retain dropped %d: %v", n, err)
+	}
+	e.visits.Store(0)
+	st, err := e.Collect(ctx, "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked := e.visits.Load()
+	t.Logf("collection: %+v, %d nodes read", st, walked)
+	if st.Deleted+st.Rewritten == 0 {
+		t.Fatalf("nothing collected: %+v", st)
+	}
+	// The 2 retained commits each wrote one path of nodes (a leaf and its
+	// ancestors): a few dozen nodes at most, against the thousand of the
+	// whole tree.
+	if walked > 40 {
+		t.Errorf("the collection read %d nodes: it walks subtrees older than the packs it may drop", walked)
+	}
+	fresh := New(e.b, Options{}) // nothing cached: every node read again
+	s, _, _, err = fresh.Head(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model(t, fresh, s, want)
+}
+
+func mustLog(t *testing.T, e *Engine, th int64) []backend.Commit {
+	t.Helper()
+	log, err := e.b.Log(context.Background(), th, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log
 }
