@@ -150,6 +150,20 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 	if err := CheckScope(scope); err != nil {
 		return nil, err
 	}
+	if l, ok := s.b.(backend.HeadsLister); ok {
+		hs, err := l.ThreadHeads(ctx, scope)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]ThreadInfo, len(hs))
+		for i, h := range hs {
+			out[i] = ThreadInfo{Name: h.Name, Created: h.Created, Head: h.Head.Seq}
+			if h.Head.Seq != 0 {
+				out[i].HeadTime = h.Head.Time
+			}
+		}
+		return out, nil
+	}
 	ts, err := s.b.Threads(ctx, scope)
 	if err != nil {
 		return nil, err

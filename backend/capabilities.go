@@ -99,3 +99,20 @@ type Migrator interface {
 type DiskSizer interface {
 	DiskSize(ctx context.Context) (int64, error)
 }
+
+// ThreadHead is a thread with its newest commit.
+type ThreadHead struct {
+	Thread
+	// Head is what Head returns for the thread, with at least ID, Thread,
+	// Seq and Time set (Root and Meta may be nil); its Seq is 0 when the
+	// thread has no commits.
+	Head Commit
+}
+
+// HeadsLister is implemented by backends that list a scope's threads with
+// their heads in one query (satchel threads list, the inspector). Without
+// it, callers call Threads, then Head for each thread. ThreadHeads lists
+// the threads as Threads does, by name.
+type HeadsLister interface {
+	ThreadHeads(ctx context.Context, scope string) ([]ThreadHead, error)
+}

@@ -58,3 +58,9 @@ type HideDocMaps struct{}
 
 // KeepsDocMaps is the name it hides.
 func (HideDocMaps) KeepsDocMaps() {}
+
+// HideHeadsLister hides backend.HeadsLister.
+type HideHeadsLister struct{}
+
+// ThreadHeads is the name it hides.
+func (HideHeadsLister) ThreadHeads() {}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,7 @@ var contractChecks = []contractCheck{
 	{"DeleteThread", checkDeleteThread},
 	{"Fork", checkFork},
 	{"CheckpointCommit", checkCheckpointCommit},
+	{"ThreadHeads", checkThreadHeads},
 	{"HeadEmpty", checkHeadEmpty},
 	{"AppendFirstAndNext", checkAppendFirstAndNext},
 	{"AppendStale", checkAppendStale},
@@ -1704,4 +1706,53 @@ func checkCheckpointCommit(t *testing.T, b backend.Backend) {
 	wantErr(t, "CheckpointCommit of a missing name", err, backend.ErrNoCheckpoint)
 	_, err = r.CheckpointCommit(ctx, th.ID+1000, "cp")
 	wantErr(t, "CheckpointCommit on a missing thread", err, backend.ErrNoThread)
+}
+
+// checkThreadHeads: a backend.HeadsLister lists a scope's threads by name,
+// each with the head Head returns: none for a thread without commits, the
+// newest after appends, and after a drop of older ones. Other backends
+// skip it.
+func checkThreadHeads(t *testing.T, b backend.Backend) {
+	l, ok := b.(backend.HeadsLister)
+	if !ok {
+		t.Skip("not a backend.HeadsLister")
+	}
+	ctx := t.Context()
+	empty := newThread(t, b, "s", "c-empty")
+	one := newThread(t, b, "s", "a-one")
+	many := newThread(t, b, "s", "b-many")
+	newThread(t, b, "other", "a-one")
+	commits(t, b, one.ID, 1)
+	commits(t, b, many.ID, 5)
+	drop(t, b, many.ID, 1, 2, 3)
+	hs, err := l.ThreadHeads(ctx, "s")
+	if err != nil {
+		t.Fatalf("ThreadHeads: %v", err)
+	}
+	var names []string
+	for _, h := range hs {
+		names = append(names, h.Name)
+	}
+	if got := strings.Join(names, ","); got != "a-one,b-many,c-empty" {
+		t.Fatalf("ThreadHeads lists %s, want a-one,b-many,c-empty", got)
+	}
+	for i, th := range []backend.Thread{one, many, empty} {
+		h := hs[i]
+		if h.ID != th.ID || h.Scope != "s" || !h.Created.Equal(th.Created) {
+			t.Errorf("ThreadHeads[%d] = %+v, want thread %+v", i, h.Thread, th)
+		}
+		want, ok := head(t, b, th.ID)
+		if !ok {
+			if h.Head.Seq != 0 {
+				t.Errorf("%s has no commits, but ThreadHeads gives head %s", th.Name, fmtCommit(h.Head))
+			}
+			continue
+		}
+		if h.Head.ID != want.ID || h.Head.Thread != th.ID || h.Head.Seq != want.Seq || !h.Head.Time.Equal(want.Time) {
+			t.Errorf("%s: ThreadHeads gives head %s, Head %s", th.Name, fmtCommit(h.Head), fmtCommit(want))
+		}
+	}
+	if hs, err := l.ThreadHeads(ctx, "none"); err != nil || len(hs) != 0 {
+		t.Errorf("ThreadHeads of an empty scope: %v, %v", hs, err)
+	}
 }

@@ -35,6 +35,12 @@ func TestConformance(t *testing.T) {
 				satcheltest.HideDocMaps
 			}{Backend: memory.New()}
 		}},
+		{"NoHeadsLister", func() backend.Backend {
+			return struct {
+				*memory.Backend
+				satcheltest.HideHeadsLister
+			}{Backend: memory.New()}
+		}},
 	}
 	for _, h := range hidden {
 		t.Run(h.name, func(t *testing.T) {
@@ -46,6 +52,7 @@ func TestConformance(t *testing.T) {
 				{"PartsAppender", isA[backend.PartsAppender](b)},
 				{"PartsReader", isA[backend.PartsReader](b)},
 				{"DocMaps", isA[backend.DocMaps](b)},
+				{"HeadsLister", isA[backend.HeadsLister](b)},
 			} {
 				if !c.has && "No"+c.name != h.name || c.has && "No"+c.name == h.name {
 					t.Fatalf("%s: %s present = %v", h.name, c.name, c.has)

@@ -144,6 +144,26 @@ func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, 
 	return out, nil
 }
 
+// ThreadHeads lists a scope's threads with their heads
+// (backend.HeadsLister).
+func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.ThreadHead, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var out []backend.ThreadHead
+	for k, id := range b.byName {
+		if k.scope == scope {
+			t := b.threads[id]
+			h := backend.ThreadHead{Thread: t.info}
+			if len(t.log) > 0 {
+				h.Head = t.log[len(t.log)-1]
+			}
+			out = append(out, h)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
 func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -551,4 +571,5 @@ var (
 	_ backend.PartsAppender = (*Backend)(nil)
 	_ backend.PartsReader   = (*Backend)(nil)
 	_ backend.ClockSetter   = (*Backend)(nil)
+	_ backend.HeadsLister   = (*Backend)(nil)
 )

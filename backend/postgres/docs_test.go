@@ -49,6 +49,17 @@ func TestConformance(t *testing.T) {
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noResolver{Backend: openDocs(t)} })
 	})
+	t.Run("NoHeadsLister", func(t *testing.T) {
+		if _, ok := backend.Backend(noHeads{}).(backend.HeadsLister); ok {
+			t.Fatal("the HeadsLister is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: openDocs(t)} })
+	})
+}
+
+type noHeads struct {
+	*postgres.Backend
+	satcheltest.HideHeadsLister
 }
 
 type noForker struct {

@@ -223,4 +223,5 @@ var (
 	_ backend.ClockSetter        = (*Backend)(nil)
 	_ backend.Migrator           = (*Backend)(nil)
 	_ backend.DiskSizer          = (*Backend)(nil)
+	_ backend.HeadsLister        = (*Backend)(nil)
 )

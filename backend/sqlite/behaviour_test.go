@@ -27,8 +27,14 @@ type noVacuum struct {
 	satcheltest.HideVacuumer
 }
 
-// TestConformance runs the whole suite on SQLite, then again with its
-// optional capability (Vacuumer) hidden.
+// noHeads is a SQLite backend that lists threads without their heads.
+type noHeads struct {
+	*sqlite.Backend
+	satcheltest.HideHeadsLister
+}
+
+// TestConformance runs the whole suite on SQLite, then again with each of
+// its optional capabilities hidden.
 func TestConformance(t *testing.T) {
 	satcheltest.Run(t, func(t *testing.T) backend.Backend { return open(t) })
 	t.Run("NoVacuumer", func(t *testing.T) {
@@ -36,6 +42,12 @@ func TestConformance(t *testing.T) {
 			t.Fatal("the Vacuumer is not hidden")
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noVacuum{Backend: open(t)} })
+	})
+	t.Run("NoHeadsLister", func(t *testing.T) {
+		if _, ok := backend.Backend(noHeads{}).(backend.HeadsLister); ok {
+			t.Fatal("the HeadsLister is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: open(t)} })
 	})
 }
 

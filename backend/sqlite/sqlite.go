@@ -450,4 +450,5 @@ var (
 	_ backend.ClockSetter = (*Backend)(nil)
 	_ backend.Migrator    = (*Backend)(nil)
 	_ backend.DiskSizer   = (*Backend)(nil)
+	_ backend.HeadsLister = (*Backend)(nil)
 )
