@@ -108,10 +108,15 @@ func BenchmarkGC(b *testing.B) {
 		if _, err := ws.SetRetention(ctx, satchel.Policy{MaxCommits: 2}); err != nil {
 			b.Fatal(err)
 		}
+		i := 0
+		for ; i < 2; i++ {
+			if err := ws.Write(ctx, globPath(n, i), "edit "+strconv.Itoa(i)+"\n"); err != nil {
+				b.Fatal(err)
+			}
+		}
 		if _, err := st.GC(ctx, "bench", time.Nanosecond); err != nil {
 			b.Fatal(err)
 		}
-		i := 0
 		for b.Loop() {
 			b.StopTimer()
 			for range 2 {

@@ -149,18 +149,20 @@ func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, 
 func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.ThreadHead, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	var out []backend.ThreadHead
+	var ts []*thread
 	for k, id := range b.byName {
 		if k.scope == scope {
-			t := b.threads[id]
-			h := backend.ThreadHead{Thread: t.info}
-			if len(t.log) > 0 {
-				h.Head = t.log[len(t.log)-1]
-			}
-			out = append(out, h)
+			ts = append(ts, b.threads[id])
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(ts, func(a, b *thread) int { return strings.Compare(a.info.Name, b.info.Name) })
+	out := make([]backend.ThreadHead, len(ts))
+	for i, t := range ts {
+		out[i].Thread = t.info
+		if len(t.log) > 0 {
+			out[i].Head = t.log[len(t.log)-1]
+		}
+	}
 	return out, nil
 }
 

@@ -112,12 +112,16 @@ func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, 
 }
 
 // ThreadHeads lists a scope's threads with their heads in one query
-// (backend.HeadsLister): each thread's newest commit found as Head finds
-// it (headSQL).
+// (backend.HeadsLister). A thread's newest commit is found as Head finds
+// it (headSQL): its newest recent entry, else the end of its commit_seq
+// range; the recent entries are read once for all the threads (GROUP BY),
+// not once a thread.
 func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.ThreadHead, error) {
-	rows, err := b.r.QueryContext(ctx, `SELECT t.id, t.name, t.created, c.id, c.seq, c.time FROM threads t
-	LEFT JOIN commits c ON c.id = coalesce(
-		(SELECT id FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = t.id ORDER BY id DESC LIMIT 1),
+	rows, err := b.r.QueryContext(ctx, `WITH recent AS (
+		SELECT thread_id, max(id) AS id FROM commits WHERE id > (SELECT upto FROM seq_indexed) GROUP BY thread_id)
+	SELECT t.id, t.name, t.created, c.id, c.seq, c.time FROM threads t
+	LEFT JOIN recent r ON r.thread_id = t.id
+	LEFT JOIN commits c ON c.id = coalesce(r.id,
 		(SELECT id FROM commit_seq WHERE thread_id = t.id ORDER BY seq DESC LIMIT 1)) AND c.dropped_at IS NULL
 	WHERE t.scope = ? ORDER BY t.name`, scope)
 	if err != nil {
