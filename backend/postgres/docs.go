@@ -6,13 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,44 +26,23 @@ import (
 // that the planner can use the store's partial indexes, also in the
 // generic plans of prepared statements.
 
-// docState is the per-backend state of collections, kept beside the
-// Backend (keyed by a weak pointer) so that this file stays on its own.
-type docState struct {
-	clock atomic.Pointer[func() time.Time] // nil: the database's clock
-}
-
-var docStates sync.Map // weak.Pointer[Backend] → *docState
-
-func (b *Backend) docs() *docState {
-	wp := weak.Make(b)
-	v, ok := docStates.Load(wp)
-	if !ok {
-		var loaded bool
-		v, loaded = docStates.LoadOrStore(wp, &docState{})
-		if !loaded {
-			runtime.AddCleanup(b, func(wp weak.Pointer[Backend]) { docStates.Delete(wp) }, wp)
-		}
-	}
-	return v.(*docState)
-}
-
 // SetClock makes the documents' times (updates, expiry and the sweeper)
 // come from now instead of the database's clock, for tests of expiry; nil
 // goes back to the database's clock (backend.ClockSetter). Commits, drops
 // and Now keep the database's clock, which every replica shares.
 func (b *Backend) SetClock(now backend.Clock) {
 	if now == nil {
-		b.docs().clock.Store(nil)
+		b.docClock.Store(nil)
 		return
 	}
 	f := (func() time.Time)(now)
-	b.docs().clock.Store(&f)
+	b.docClock.Store(&f)
 }
 
 // nowArg is the argument every statement compares with: NULL for the
 // database's clock (the statements say coalesce($n, now())).
 func (b *Backend) nowArg() *time.Time {
-	if f := b.docs().clock.Load(); f != nil {
+	if f := b.docClock.Load(); f != nil {
 		t := (*f)().UTC()
 		return &t
 	}

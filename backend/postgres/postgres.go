@@ -86,6 +86,9 @@ type Backend struct {
 	retries atomic.Int64
 	// analyzer keeps the statistics of docs fresh (analyze.go).
 	analyzer analyzer
+	// docClock, when set, is the clock of documents (SetClock); nil: the
+	// database's.
+	docClock atomic.Pointer[func() time.Time]
 }
 
 // Open connects to the database at url (postgres://...) and brings its

@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -32,10 +30,8 @@ import (
 // by the definition loader (lowercase letters, digits, '-' and '_'), and
 // quoted all the same.
 
-// docState is the per-backend state of collections: prepared statements
-// and a cache of prepared query statements. It lives beside the Backend
-// (keyed by a weak pointer, dropped when the Backend is collected) so that
-// the documents code stays in this file.
+// docState is the per-backend state of collections, a field of Backend:
+// prepared statements and a cache of prepared query statements.
 type docState struct {
 	once sync.Once
 	err  error
@@ -47,21 +43,11 @@ type docState struct {
 	cache map[string]*sql.Stmt // query SQL → statement on the readers
 }
 
-var docStates sync.Map // weak.Pointer[Backend] → *docState
-
 const maxCachedQueries = 256
 
-func (b *Backend) docs() (*docState, error) {
-	wp := weak.Make(b)
-	v, ok := docStates.Load(wp)
-	if !ok {
-		var loaded bool
-		v, loaded = docStates.LoadOrStore(wp, &docState{})
-		if !loaded {
-			runtime.AddCleanup(b, func(wp weak.Pointer[Backend]) { docStates.Delete(wp) }, wp)
-		}
-	}
-	st := v.(*docState)
+// docStmts prepares the statements of collections once, and returns them.
+func (b *Backend) docStmts() (*docState, error) {
+	st := &b.docs
 	st.once.Do(func() { st.err = st.prepare(b) })
 	return st, st.err
 }
@@ -101,7 +87,7 @@ func expiresArg(now time.Time, ttl time.Duration) any {
 }
 
 func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, error) {
-	st, err := b.docs()
+	st, err := b.docStmts()
 	if err != nil {
 		return backend.Doc{}, err
 	}
@@ -202,7 +188,7 @@ func scanDoc(sc interface{ Scan(...any) error }) (backend.Doc, error) {
 }
 
 func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, includeExpired bool) (backend.Doc, []backend.Doc, bool, error) {
-	st, err := b.docs()
+	st, err := b.docStmts()
 	if err != nil {
 		return backend.Doc{}, nil, false, err
 	}
@@ -258,7 +244,7 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 }
 
 func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error) {
-	if _, err := b.docs(); err != nil {
+	if _, err := b.docStmts(); err != nil {
 		return false, err
 	}
 	now := nanos(b.now())
@@ -289,7 +275,7 @@ func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error)
 const sweepBatch = 1000
 
 func (b *Backend) SweepExpired(ctx context.Context) (int64, error) {
-	if _, err := b.docs(); err != nil {
+	if _, err := b.docStmts(); err != nil {
 		return 0, err
 	}
 	now := nanos(b.now())
@@ -345,7 +331,7 @@ func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) +
 func indexPrefix(store string) string { return "docs/" + store + "/" }
 
 func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []backend.DocIndex) error {
-	if _, err := b.docs(); err != nil {
+	if _, err := b.docStmts(); err != nil {
 		return err
 	}
 	want := map[string]string{} // name → CREATE INDEX
@@ -448,7 +434,7 @@ func plannerStats(ctx context.Context, tx *sql.Tx, want map[string]string) error
 }
 
 func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.Doc, error) {
-	st, err := b.docs()
+	st, err := b.docStmts()
 	if err != nil {
 		return nil, err
 	}

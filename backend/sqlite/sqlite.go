@@ -116,6 +116,7 @@ type Backend struct {
 	// before an Append writes their commit_seq entries (decision 0015).
 	indexEvery int64
 	heads      headCache
+	docs       docState // collections (docs.go)
 
 	clock     atomic.Pointer[func() time.Time]
 	closeOnce sync.Once
