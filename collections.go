@@ -370,13 +370,12 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if !p.ExpiresAt.IsZero() {
 		ttl = p.ExpiresAt.Sub(epoch)
 	}
-	d, err := c.db.PutDoc(ctx, backend.DocPut{
-		DocID:    backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
-		Doc:      p.Doc,
-		JSON:     js,
-		TTL:      ttl,
-		Versions: c.st.HistoryVersions,
-	})
+	d, err := putDoc(ctx, c.db, backend.DocReplace{
+		DocID: backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
+		Doc:   p.Doc,
+		JSON:  js,
+		TTL:   ttl,
+	}, c.st.HistoryVersions)
 	if err != nil {
 		return "", 0, err
 	}
@@ -419,8 +418,8 @@ func (c *Collection) refExists(ctx context.Context) docs.RefExists {
 		if st, err := c.proj.p.Store(store); err == nil && st.Shared {
 			part = ""
 		}
-		_, _, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: key}, false, false)
-		return ok, err
+		d, _, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: key}, false)
+		return ok && visible(d, false), err
 	}
 }
 
@@ -458,11 +457,11 @@ func (c *Collection) Get(ctx context.Context, key string, withHistory bool) (Doc
 	if err := checkKey(key); err != nil {
 		return Document{}, err
 	}
-	d, h, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}, withHistory, c.o.includeExpired)
+	d, h, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}, withHistory)
 	if err != nil {
 		return Document{}, err
 	}
-	if !ok {
+	if !ok || !visible(d, c.o.includeExpired) {
 		return Document{}, notFound(key)
 	}
 	out := document(d)
@@ -593,7 +592,8 @@ func (c *Collection) Remove(ctx context.Context, key string) (bool, error) {
 	if err := checkKey(key); err != nil {
 		return false, err
 	}
-	return c.db.RemoveDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key})
+	d, ok, err := c.db.DeleteDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key})
+	return ok && visible(d, false), err
 }
 
 // SweepDocuments deletes every expired document of every store and scope,
