@@ -136,8 +136,9 @@ type Collection struct {
 	st    *docs.Store
 	proj  *Project
 	db    backend.Documents
-	scope string // the caller's scope
-	part  string // the partition: scope, or "" for a shared store
+	hints *versionHints // the store's
+	scope string        // the caller's scope
+	part  string        // the partition: scope, or "" for a shared store
 	o     collOpts
 	refs  bool // the schema has ref fields, which a set checks
 	maps  bool // the backend keeps documents as maps (backend.DocMaps)
@@ -202,7 +203,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 		return nil, err
 	}
 	_, maps := db.(backend.DocMaps)
-	c := &Collection{st: st, proj: p, db: db, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
+	c := &Collection{st: st, proj: p, db: db, hints: &s.hints, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
 	if st.Shared {
 		c.part = ""
 	}
@@ -370,7 +371,7 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if !p.ExpiresAt.IsZero() {
 		ttl = p.ExpiresAt.Sub(epoch)
 	}
-	d, err := putDoc(ctx, c.db, backend.DocReplace{
+	d, err := putDoc(ctx, c.db, c.hints, backend.DocReplace{
 		DocID: backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
 		Doc:   p.Doc,
 		JSON:  js,
@@ -592,7 +593,9 @@ func (c *Collection) Remove(ctx context.Context, key string) (bool, error) {
 	if err := checkKey(key); err != nil {
 		return false, err
 	}
-	d, ok, err := c.db.DeleteDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key})
+	id := backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}
+	c.hints.forget(id)
+	d, ok, err := c.db.DeleteDoc(ctx, id)
 	return ok && visible(d, false), err
 }
 

@@ -20,9 +20,10 @@ func TestDocVersionRules(t *testing.T) {
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	b.SetClock(func() time.Time { return now })
 	id := backend.DocID{Store: "s", Scope: "a", Key: "k"}
+	var hints versionHints
 	set := func(v float64, ttl time.Duration) int64 {
 		t.Helper()
-		d, err := putDoc(ctx, b, backend.DocReplace{DocID: id, Doc: map[string]any{"v": v}, TTL: ttl}, 2)
+		d, err := putDoc(ctx, b, &hints, backend.DocReplace{DocID: id, Doc: map[string]any{"v": v}, TTL: ttl}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,9 +19,10 @@ import (
 // collections) on one backend. It is safe for concurrent use; open it once
 // per process and share it.
 type Store struct {
-	b   backend.Backend
-	eng *engine.Engine
-	dsn string
+	b     backend.Backend
+	eng   *engine.Engine
+	dsn   string
+	hints versionHints // collections (doc_versions.go)
 }
 
 // Option configures Open and New.

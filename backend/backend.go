@@ -184,9 +184,12 @@ type Backend interface {
 	// CheckpointSeq resolves a checkpoint name (ErrNoCheckpoint).
 	CheckpointSeq(ctx context.Context, thread int64, name string) (int64, error)
 
-	// Drop removes commits from a thread's log (retention). The head is never
-	// dropped, even if listed. Checkpoints naming dropped commits go with
-	// them. Dropped packs stay readable until collected.
+	// Drop removes the listed commits from a thread's log (retention).
+	// Which commits go is decided above (engine.Retain): callers never
+	// list the head, and a backend may rely on it. Checkpoints naming
+	// dropped commits go with them in the same transaction, so that a
+	// concurrent SetCheckpoint either names a commit that stays or fails
+	// with ErrNoCommit. Dropped packs stay readable until collected.
 	Drop(ctx context.Context, thread int64, seqs []int64) error
 	// GCSnapshot reads, in one consistent snapshot of a scope, the roots of
 	// all retained commits and the packs dropped before cutoff.

@@ -36,13 +36,14 @@ var ErrDocChanged = errors.New("backend: document changed")
 // "" for them (no scope name is empty).
 type Documents interface {
 	// ReplaceDoc stores r as the current version of its document if the
-	// current version is r.Expect (0: there is none), in one transaction:
+	// current version is r.Expect (0: there is none) and, with r.Live, has
+	// not expired, in one transaction:
 	// with r.Archive the replaced version moves into the history; the
 	// history then keeps only the versions from r.Version-r.Keep to
 	// r.Version-1; the new version is r.Version, with Updated = now and,
 	// when r.TTL > 0, Expires = now + TTL, now read from the backend's
-	// clock. When the current version is not r.Expect, nothing is written
-	// and ReplaceDoc returns ErrDocChanged with the current version's Key,
+	// clock. Otherwise nothing is written and ReplaceDoc
+	// returns ErrDocChanged with the current version's Key,
 	// Version (0 when there is none), Updated, Expires and Expired.
 	ReplaceDoc(ctx context.Context, r DocReplace) (Doc, error)
 	// GetDoc returns the current version of a document, expired or not
@@ -123,6 +124,9 @@ type DocReplace struct {
 	Version int64
 	// Expect is the version that must be current (0: none may be).
 	Expect int64
+	// Live also requires the expected version not to have expired, by
+	// the backend's clock.
+	Live bool
 	// Archive moves the replaced version into the history.
 	Archive bool
 	// Keep bounds the history: afterwards it holds only the versions from

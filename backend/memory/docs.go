@@ -91,7 +91,7 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	defer s.mu.Unlock()
 	p := s.part(r.Store, r.Scope, true)
 	old := p.docs[r.Key]
-	if old == nil && r.Expect != 0 || old != nil && old.cur.Version != r.Expect {
+	if old == nil && r.Expect != 0 || old != nil && (old.cur.Version != r.Expect || r.Live && old.expired(now)) {
 		return current(r.Key, old, now), backend.ErrDocChanged
 	}
 	cur := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, Map: r.Doc, JSON: r.JSON}

@@ -454,15 +454,9 @@ func (b *Backend) Drop(ctx context.Context, id int64, seqs []int64) error {
 	if !ok {
 		return backend.ErrNoThread
 	}
-	if len(t.log) == 0 {
-		return nil
-	}
-	head := t.log[len(t.log)-1].Seq
 	drop := map[int64]bool{}
 	for _, s := range seqs {
-		if s != head {
-			drop[s] = true
-		}
+		drop[s] = true
 	}
 	now := b.now()
 	kept := t.log[:0]

@@ -62,7 +62,9 @@ func ttlArg(ttl time.Duration) *int64 {
 // $4 document, $5 ttl in microseconds (NULL: never), $6 the history's
 // bound (Keep), $7 the clock (NULL: now()), $8 the new version, $9 the
 // expected one (0: none), $10 whether the replaced version moves into the
-// history. It locks the current row; when its version is $9 it copies it
+// history, $11 whether the expected one must not have expired. It locks
+// the current row; when its version is $9 (and, with $11, it has not
+// expired) it copies it
 // into the history ($10), trims the history and rewrites the row, or
 // inserts the first version; else it changes nothing and returns the
 // current version with done false. It returns no row when another writer
@@ -79,7 +81,7 @@ old AS (
 	SELECT d.id, d.version, d.updated, d.expires, d.doc, (d.expires IS NOT NULL AND d.expires <= t.now) AS expired
 	FROM docs d, t WHERE d.store = $1 AND d.scope = $2 AND d.key = $3 FOR UPDATE OF d
 ),
-ok AS (SELECT 1 FROM old WHERE old.version = $9::bigint),
+ok AS (SELECT 1 FROM old WHERE old.version = $9::bigint AND NOT ($11::bool AND old.expired)),
 hist AS (
 	INSERT INTO doc_history (store, scope, key, version, updated, doc)
 	SELECT $1, $2, $3, version, updated, doc FROM old WHERE $10::bool AND EXISTS (SELECT 1 FROM ok)
@@ -111,7 +113,7 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	var done bool
 	var exp *time.Time
 	err := b.pool.QueryRow(ctx, replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, b.nowArg(),
-		r.Version, r.Expect, r.Archive).Scan(&done, &d.Version, &d.Updated, &exp, &d.Expired)
+		r.Version, r.Expect, r.Archive, r.Live).Scan(&done, &d.Version, &d.Updated, &exp, &d.Expired)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505"):
 		// Nothing was written (the statement is its own transaction): a

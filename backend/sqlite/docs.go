@@ -138,7 +138,7 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 		if err != nil {
 			return err
 		}
-		if version != r.Expect {
+		if version != r.Expect || r.Live && expires.Valid && expires.Int64 <= upd {
 			changed = &backend.Doc{Key: r.Key, Version: version, Updated: fromNanos(updated)}
 			if expires.Valid {
 				changed.Expires = fromNanos(expires.Int64)
