@@ -44,6 +44,10 @@ type TokenSpec struct {
 	// Expires is how long the token is valid from now; 0 means it never
 	// expires.
 	Expires time.Duration
+	// Operator makes a token for a person operating the store rather than
+	// an agent: it reads every scope in the inspector, and the MCP server
+	// refuses it. An operator token names no agent, scope or thread.
+	Operator bool
 }
 
 // Token describes an access token (never its secret).
@@ -60,6 +64,9 @@ type Token struct {
 	Expires time.Time `json:"expires,omitzero"`
 	// Revoked is when the token was revoked (zero: it was not).
 	Revoked time.Time `json:"revoked,omitzero"`
+	// Operator marks an operator's token (TokenSpec.Operator): Agent,
+	// Scope and Thread are empty.
+	Operator bool `json:"operator,omitempty"`
 }
 
 // tokenRecord is what the store keeps: the token and its secret's hash.
@@ -93,7 +100,7 @@ func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (secret string,
 	if err != nil {
 		return "", Token{}, err
 	}
-	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC()}
+	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator}
 	if spec.Expires > 0 {
 		t.Expires = t.Created.Add(spec.Expires)
 	}
@@ -232,6 +239,18 @@ func hashSecret(secret string) string {
 // check validates a token's spec, reporting every problem at once.
 func (spec TokenSpec) check() error {
 	var msgs []string
+	if spec.Operator {
+		if spec.Agent != "" || spec.Scope != "" || spec.Thread != "" {
+			msgs = append(msgs, "an operator token sees every scope: it names no agent, scope or thread")
+		}
+		if spec.Expires < 0 {
+			msgs = append(msgs, fmt.Sprintf("expires must not be negative, was %s", spec.Expires))
+		}
+		if len(msgs) > 0 {
+			return &Error{Kind: ErrInvalidArgument, Msg: strings.Join(msgs, "\n")}
+		}
+		return nil
+	}
 	if err := CheckAgentName(spec.Agent); err != nil {
 		msgs = append(msgs, err.Error())
 	}

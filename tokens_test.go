@@ -160,3 +160,29 @@ func TestCheckAgentName(t *testing.T) {
 		}
 	}
 }
+
+func TestOperatorTokens(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newClockStore(t)
+	secret, tok, err := s.CreateToken(ctx, satchel.TokenSpec{Operator: true})
+	if err != nil || !tok.Operator || tok.Scope != "" || tok.Agent != "" {
+		t.Fatalf("CreateToken(Operator) = %+v, %v", tok, err)
+	}
+	got, err := s.Authenticate(ctx, secret)
+	if err != nil || !got.Operator {
+		t.Errorf("Authenticate(operator) = %+v, %v", got, err)
+	}
+	for _, spec := range []satchel.TokenSpec{
+		{Operator: true, Scope: "acme"}, {Operator: true, Agent: "a"}, {Operator: true, Thread: "main"},
+	} {
+		_, _, err := s.CreateToken(ctx, spec)
+		if !errors.Is(err, satchel.ErrInvalidArgument) || !strings.Contains(err.Error(), "an operator token sees every scope") {
+			t.Errorf("CreateToken(%+v) = %v, want a refusal", spec, err)
+		}
+	}
+	// Agent tokens are not operators.
+	_, agent, err := s.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "acme"})
+	if err != nil || agent.Operator {
+		t.Errorf("an agent token: %+v, %v", agent, err)
+	}
+}

@@ -25,6 +25,8 @@ const (
 	HealthPath = "/healthz"
 	// MetricsPath serves Prometheus metrics.
 	MetricsPath = "/metrics"
+	// UIPath serves Config.UI, when set.
+	UIPath = "/ui/"
 )
 
 // ThreadHeader chooses the thread of an HTTP session, within the token's
@@ -79,6 +81,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(streamable), streamable)))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
+	if s.cfg.UI != nil {
+		mux.Handle(UIPath, s.cfg.UI)
+	}
 	return s.hostCheck(s.requestLog(mux))
 }
 
@@ -133,6 +138,10 @@ func (s *Server) authenticate(next, open http.Handler) http.Handler {
 		if err != nil {
 			s.log.Error("authenticating a request", "error", err.Error(), "request_id", r.Header.Get(RequestIDHeader))
 			http.Error(w, "cannot check the token now", http.StatusServiceUnavailable)
+			return
+		}
+		if t.Operator {
+			http.Error(w, fmt.Sprintf("token %s is an operator token (for the inspector): the MCP server takes an agent's token", t.ID), http.StatusForbidden)
 			return
 		}
 		c := caller{id: Identity{Scope: t.Scope, Agent: t.Agent, Thread: t.Thread, Credential: t.ID}}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,9 @@ type Config struct {
 	// Collections, when set, adds the collection tools of each agent.
 	Collections Collections
 
+	// Tools are tools of the program's own, added for every session.
+	Tools []CustomTool
+
 	// WrapUntrusted wraps the file and document content that tools return
 	// in the untrusted envelope (DESIGN §5), with a nonce per session.
 	WrapUntrusted bool
@@ -87,6 +91,10 @@ type Config struct {
 
 	// Version is reported to clients as the server's version.
 	Version string
+
+	// UI, when set, is served under UIPath on the HTTP listener: the web
+	// inspector, which authenticates its own requests.
+	UI http.Handler
 }
 
 // Identity is who a session acts as: the scope it may touch (the only
@@ -329,6 +337,13 @@ func (s *Server) build(key serverKey) (*mcp.Server, error) {
 			names[ct.Name] = true
 			srv.AddTool(ct.mcpTool(), s.collectionHandler(ct))
 		}
+	}
+	for _, t := range s.cfg.Tools {
+		if names[t.Name] {
+			return nil, fmt.Errorf("tool %q is defined twice", t.Name)
+		}
+		names[t.Name] = true
+		srv.AddTool(t.mcpTool(), s.customHandler(t))
 	}
 	s.addResources(srv)
 	srv.AddReceivingMiddleware(s.middleware(key, names))

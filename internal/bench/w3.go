@@ -23,7 +23,7 @@ const (
 	W3DefaultReads = 1000 // reads at an old checkpoint, and as many at the head
 )
 
-// W3 targets (issue 5): storage per checkpoint after a one-line edit, a
+// W3 targets: storage per checkpoint after a one-line edit, a
 // step 100× faster than LangGraph's SqliteSaver (8.5 steps/s), fork under
 // 1 ms, a read at an old commit within 2× of one at the head.
 const (

@@ -780,7 +780,7 @@ func startFilesystem(ctx context.Context, node, entry string, o W4Options) (_ *w
 	return s, nil
 }
 
-// Targets of W4 (issue 6), against server-filesystem over stdio measured
+// Targets of W4, against server-filesystem over stdio measured
 // in the same run: one call at a time, ≥2× on write, edit and glob-dir and
 // ≥1.5× on read-bounded; 16 in flight, ≥2× on every phase; and at 16 in
 // flight, p99 within 5× p50. Without the peer in the run, the ratios are

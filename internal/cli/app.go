@@ -19,7 +19,7 @@ const defaultDB = "./satchel.db"
 
 // app is the state every command shares: the global flags, the standard
 // streams, the store (opened on first use, closed when Main returns) and
-// the helpers that print results. A command receives it from its
+// the functions that print results. A command receives it from its
 // constructor, newXCmd(a).
 type app struct {
 	stdin          io.Reader

@@ -113,6 +113,8 @@ standard error and exit 1; usage errors exit 2.`,
 	root.AddCommand(newMigrateCmd(a))
 	root.AddCommand(newInitCmd(a))
 	root.AddCommand(newServeCmd(a), newTokenCmd(a))
+	root.AddCommand(newRunCmd(a))
+	root.AddCommand(newUICmd(a))
 	root.AddCommand(newDocCmd(a), newCheckCmd(a), newSchemaCmd(a))
 
 	addUsedGroups(root)

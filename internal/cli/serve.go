@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -44,7 +45,8 @@ func projectDir(cmd *cobra.Command, dir string) string {
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
-	wrapUntrusted, insecureNoAuth          bool
+	scripts                                string
+	wrapUntrusted, insecureNoAuth, ui      bool
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
 	maxRequest                             int64
@@ -77,7 +79,8 @@ With --http ADDR it serves streamable HTTP at http://ADDR/mcp, plus
 token names one, the thread; a session may choose its thread with the
 header X-Satchel-Thread. The server refuses an ADDR that is not loopback
 while no usable token exists. On SIGINT or SIGTERM it stops accepting,
-finishes the calls in flight, then exits.
+finishes the calls in flight, then exits. With --ui it also serves the
+web inspector (satchel ui) under /ui/ on the same listener.
 
 --insecure-no-auth (with --http, on a loopback address only) lets requests
 that carry no token in, as --scope, --agent and --thread: for tools that
@@ -101,11 +104,13 @@ document content that tools return in the untrusted envelope.`,
 	fl.StringVar(&f.agent, "agent", "", "the agent that stdio sessions act as (over HTTP the token says)")
 	fl.StringVar(&f.toolPrefix, "tool-prefix", "", "put `PREFIX` before the file tools' names")
 	fl.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "with --http on a loopback address: let requests without a token act as --scope/--agent/--thread (for testing)")
+	fl.BoolVar(&f.ui, "ui", false, "with --http: serve the web inspector under /ui/ on the same listener")
 	fl.BoolVar(&f.wrapUntrusted, "wrap-untrusted", false, "wrap file and document content in the untrusted envelope")
 	fl.DurationVar(&f.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "longest a tool call may run")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", mcpserver.DefaultShutdownTimeout, "longest a shutdown waits for the calls in flight")
 	fl.IntVar(&f.maxInline, "max-inline-bytes", 65536, "spill results larger than `N` bytes (and read_file's default max_chars)")
 	fl.Int64Var(&f.maxRequest, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request accepted, in bytes")
+	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
 }
@@ -126,6 +131,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	if f.insecureNoAuth && f.http == "" {
 		return usagef("--insecure-no-auth applies to --http only")
 	}
+	if f.ui && f.http == "" {
+		return usagef("--ui applies to --http only (or run satchel ui)")
+	}
 	if os.Getenv("GOGC") == "" {
 		// The MCP SDK decodes each message several times, each time with
 		// a fresh 32 KiB buffer: a call leaves ~0.3 MB of garbage while
@@ -141,18 +149,39 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		return err
 	}
 	var cols mcpserver.Collections
-	if dir := projectDir(cmd, f.dir); dir != "" {
+	dir := projectDir(cmd, f.dir)
+	if dir != "" {
 		if cols, err = loadCollections(ctx, st, dir); err != nil {
 			return err
 		}
 	}
+	var tools []mcpserver.CustomTool
+	if f.scripts != "" {
+		if tools, err = serveScripts(st, dir, f.scripts); err != nil {
+			return err
+		}
+	}
 	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	var ui http.Handler
+	if f.ui {
+		var project *satchel.Project
+		if dir != "" {
+			if project, err = satchel.LoadProject(dir); err != nil {
+				return err
+			}
+		}
+		in, err := uiHandler(st, project, log)
+		if err != nil {
+			return err
+		}
+		ui = in.Handler()
+	}
 	s, err := mcpserver.New(mcpserver.Config{
 		Store: st, Scope: a.scope, Thread: a.thread, Agent: f.agent,
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
-		InsecureNoAuth: f.insecureNoAuth,
+		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools,
 	})
 	if err != nil {
 		return err

@@ -34,8 +34,9 @@ type tokenCreated struct {
 func newTokenCreateCmd(a *app) *cobra.Command {
 	var agent string
 	var expires time.Duration
+	var operator bool
 	cmd := &cobra.Command{
-		Use:   "create --agent NAME --scope SCOPE [--thread THREAD] [--expires DURATION]",
+		Use:   "create (--agent NAME --scope SCOPE [--thread THREAD] | --operator) [--expires DURATION]",
 		Short: "Make an access token and print its secret, once",
 		Long: `Make a token for agent --agent in scope --scope (required: the only scope
 the token can touch). With --thread, the token can touch only that thread;
@@ -43,15 +44,29 @@ without it, a session chooses its thread (header X-Satchel-Thread, default
 main). --expires makes it expire after a duration (e.g. 720h); by default
 it never expires.
 
+--operator makes a token for a person rather than an agent: it signs in
+to the inspector (satchel ui) and sees every scope, read-only; it names no
+agent, scope or thread, and the MCP server refuses it.
+
 Prints the secret alone on standard output, and the token's ID (which
 names it in lists, logs and commits) on standard error. The secret is not
 stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 "agent": ..., "scope": ..., "thread": ..., "created": ..., "expires": ...}.`,
 		Example: `  satchel token create --agent research --scope acme
-  satchel token create --agent ci --scope acme --thread nightly --expires 24h`,
+  satchel token create --agent ci --scope acme --thread nightly --expires 24h
+  satchel token create --operator --expires 8h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pf := cmd.Root().PersistentFlags()
+			if operator {
+				if agent != "" || pf.Changed("scope") || pf.Changed("thread") {
+					return usagef("token create: --operator names no --agent, --scope or --thread (it sees every scope)")
+				}
+				return createToken(cmd, a, satchel.TokenSpec{Operator: true, Expires: expires})
+			}
+			if agent == "" {
+				return usagef("token create: --agent is required (the agent the token speaks for), or --operator")
+			}
 			if !pf.Changed("scope") {
 				return usagef("token create: --scope is required (the only scope the token can touch)")
 			}
@@ -59,26 +74,34 @@ stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 			if pf.Changed("thread") {
 				thread = a.thread
 			}
-			st, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			secret, t, err := st.CreateToken(cmd.Context(), satchel.TokenSpec{Agent: agent, Scope: a.scope, Thread: thread, Expires: expires})
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.printJSON(tokenCreated{Secret: secret, Token: t})
-			}
-			a.notice("token %s for agent %s in scope %s: keep the secret now, it is not shown again", t.ID, t.Agent, t.Scope)
-			_, err = fmt.Fprintln(a.stdout, secret)
-			return err
+			return createToken(cmd, a, satchel.TokenSpec{Agent: agent, Scope: a.scope, Thread: thread, Expires: expires})
 		},
 	}
-	cmd.Flags().StringVar(&agent, "agent", "", "the agent the token speaks for (required)")
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent the token speaks for (required without --operator)")
+	cmd.Flags().BoolVar(&operator, "operator", false, "an operator's token: reads every scope in the inspector")
 	cmd.Flags().DurationVar(&expires, "expires", 0, "expire after `DURATION` (e.g. 720h; default: never)")
-	_ = cmd.MarkFlagRequired("agent")
 	return cmd
+}
+
+func createToken(cmd *cobra.Command, a *app, spec satchel.TokenSpec) error {
+	st, err := a.open(cmd.Context())
+	if err != nil {
+		return err
+	}
+	secret, t, err := st.CreateToken(cmd.Context(), spec)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(tokenCreated{Secret: secret, Token: t})
+	}
+	if t.Operator {
+		a.notice("operator token %s: keep the secret now, it is not shown again", t.ID)
+	} else {
+		a.notice("token %s for agent %s in scope %s: keep the secret now, it is not shown again", t.ID, t.Agent, t.Scope)
+	}
+	_, err = fmt.Fprintln(a.stdout, secret)
+	return err
 }
 
 // tokenStatus says whether a token can be used now.
@@ -132,6 +155,9 @@ With --json, an array of tokens, each with its "status".`,
 			return a.emit(out, func(w io.Writer) error {
 				var b strings.Builder
 				for _, t := range out {
+					if t.Operator {
+						t.Agent, t.Scope = "(operator)", "*"
+					}
 					fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), t.Status)
 				}
 				_, err := io.WriteString(w, b.String())

@@ -60,7 +60,8 @@ func TestTokenCommands(t *testing.T) {
 		"token", "create", "--agent", "Research", "--scope", "acme")
 	h.refused("expires must not be negative, was -1h0m0s", "token", "create", "--agent", "a", "--scope", "acme", "--expires", "-1h")
 	h.usage("token create: --scope is required (the only scope the token can touch)", "token", "create", "--agent", "a")
-	h.usage(`required flag(s) "agent" not set`, "token", "create", "--scope", "acme")
+	h.usage("token create: --agent is required (the agent the token speaks for), or --operator", "token", "create", "--scope", "acme")
+	h.usage("token create: --operator names no --agent, --scope or --thread (it sees every scope)", "token", "create", "--operator", "--scope", "acme")
 	h.usage("satchel token revoke: missing ID", "token", "revoke")
 
 	// Expired tokens are listed as such.
@@ -72,5 +73,21 @@ func TestTokenCommands(t *testing.T) {
 	h.store.Backend().(backend.ClockSetter).SetClock(func() time.Time { return time.Now().Add(time.Hour) })
 	if out := h.ok("token", "list"); !strings.Contains(out, "\told\tacme\t\t") || !strings.HasSuffix(out, "\texpired\n") {
 		t.Errorf("an expired token:\n%s", out)
+	}
+}
+
+func TestTokenCreateOperator(t *testing.T) {
+	h := newHarness(t)
+	r := h.run("token", "create", "--operator", "--expires", "8h")
+	secret := strings.TrimSuffix(r.Out, "\n")
+	if r.Code != 0 || !strings.HasPrefix(r.Err, "operator token ") {
+		t.Fatalf("token create --operator: %+v", r)
+	}
+	tok, err := h.store.Authenticate(context.Background(), secret)
+	if err != nil || !tok.Operator || tok.Agent != "" || tok.Scope != "" || tok.Expires.Sub(tok.Created) != 8*time.Hour {
+		t.Errorf("the operator's secret authenticates as %+v, %v", tok, err)
+	}
+	if out := h.ok("token", "list"); !strings.Contains(out, "\t(operator)\t*\t") {
+		t.Errorf("token list does not show the operator token as such:\n%s", out)
 	}
 }

@@ -290,10 +290,9 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit, parts []string
 	// Writers of this process that are runnable but not running (two
 	// cores, sixteen writers) are about to queue their commits: yield once
 	// so that they do, and one transaction carries them all. A lone writer
-	// does not (a yield costs it ~5 µs). Waiting longer for writers still
-	// building (up to 300 µs, as the first sessions did) measured slower
-	// once SQLite's Append got cheaper: the leader idled while the other
-	// core built (decision 0015).
+	// does not (a yield costs it time). Waiting longer for writers still
+	// building measured slower once SQLite's Append got cheaper: the
+	// leader idled while the other core built (decisions 0006, 0015).
 	if c.active.Load() > 1 {
 		runtime.Gosched()
 	}

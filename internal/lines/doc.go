@@ -1,6 +1,6 @@
 // Package lines implements the line-aware file operations of DESIGN §2.2
 // and §2.3: bounded reads, numbered reads, unique-match replacement, and the
-// helpers that cap an output and say where to continue.
+// functions that cap an output and say where to continue.
 //
 // Line semantics are fixed once here so every surface agrees: a line ends
 // at "\n"; a "\r" right before that "\n" is not part of the line; the text

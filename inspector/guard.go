@@ -1,0 +1,323 @@
+package inspector
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// contentSecurityPolicy allows the inspector's own script, style and
+// images only: no inline script or style, no other origin, no framing.
+// Stored content that slipped past escaping still could not run.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// sessionCookie names the cookie that carries a session's id.
+const sessionCookie = "satchel_session"
+
+// sessionTTL is how long a session lasts after sign-in.
+const sessionTTL = 12 * time.Hour
+
+// maxSessions bounds the sessions kept; the oldest goes first.
+const maxSessions = 1024
+
+// viewer is who a request acts for: everything (the local user of an
+// open inspector, or an operator's token), or one scope (an agent's
+// token), perhaps one thread of it.
+type viewer struct {
+	all                  bool
+	scope, thread, agent string
+	// who describes the viewer for the page's header.
+	who string
+	// signedIn is set when a session carries the viewer (sign-out shows);
+	// secret is then the session's token, which a live stream checks
+	// again while it runs.
+	signedIn bool
+	secret   string
+}
+
+func (v viewer) seesScope(scope string) bool { return v.all || scope == v.scope }
+
+func (v viewer) seesThread(scope, thread string) bool {
+	return v.seesScope(scope) && (v.all || v.thread == "" || v.thread == thread)
+}
+
+type viewerKey struct{}
+
+func viewerOf(ctx context.Context) viewer {
+	v, _ := ctx.Value(viewerKey{}).(viewer)
+	return v
+}
+
+// sessions maps a session id (the cookie's value) to the token secret it
+// was made from: every request authenticates the secret again, so a
+// revoked or expired token ends its sessions at once.
+type sessions struct {
+	mu sync.Mutex
+	m  map[string]session
+}
+
+type session struct {
+	secret  string
+	expires time.Time
+}
+
+func newSessions() *sessions { return &sessions{m: map[string]session{}} }
+
+func (s *sessions) create(secret string) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	id := base64.RawURLEncoding.EncodeToString(b[:])
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.m {
+		if now.After(v.expires) {
+			delete(s.m, k)
+		}
+	}
+	for len(s.m) >= maxSessions {
+		oldest := ""
+		for k, v := range s.m {
+			if oldest == "" || v.expires.Before(s.m[oldest].expires) {
+				oldest = k
+			}
+		}
+		delete(s.m, oldest)
+	}
+	s.m[id] = session{secret: secret, expires: now.Add(sessionTTL)}
+	return id, nil
+}
+
+func (s *sessions) get(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[id]
+	if !ok || time.Now().After(v.expires) {
+		delete(s.m, id)
+		return "", false
+	}
+	return v.secret, true
+}
+
+func (s *sessions) drop(id string) {
+	s.mu.Lock()
+	delete(s.m, id)
+	s.mu.Unlock()
+}
+
+// guard applies what every request needs: security headers, the Host and
+// Origin checks, read-only methods, and the viewer (or the sign-in page).
+func (in *Inspector) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		if arrivedOnLoopback(r) && !isLoopback(r.Host) {
+			http.Error(w, "invalid Host header for a loopback listener: "+r.Host, http.StatusForbidden)
+			return
+		}
+		if msg := foreignOrigin(r); msg != "" {
+			http.Error(w, msg, http.StatusForbidden)
+			return
+		}
+		post := r.Method == http.MethodPost && (r.URL.Path == "/signin" || r.URL.Path == "/signout")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !post {
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "the inspector is read-only: "+r.Method+" is not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/static/") {
+			h.Set("Cache-Control", "no-cache")
+			in.static.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/signin" || r.URL.Path == "/signout" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h.Set("Cache-Control", "no-store")
+		v, err := in.viewerFor(w, r)
+		if errors.Is(err, errSignIn) {
+			in.redirectSignIn(w, r)
+			return
+		}
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)))
+	})
+}
+
+var errSignIn = errors.New("sign in")
+
+// viewerFor finds the request's viewer: its session's token, else, with
+// no usable token in the store, the local user on a loopback listener.
+func (in *Inspector) viewerFor(w http.ResponseWriter, r *http.Request) (viewer, error) {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if secret, ok := in.sessions.get(c.Value); ok {
+			t, err := in.cfg.Store.Authenticate(r.Context(), secret)
+			if err == nil {
+				v := tokenViewer(t)
+				v.secret = secret
+				return v, nil
+			}
+			if !errors.Is(err, satchel.ErrAccessDenied) {
+				return viewer{}, err
+			}
+			in.sessions.drop(c.Value)
+		}
+		in.clearCookie(w, r)
+	}
+	if !arrivedOnLoopback(r) {
+		return viewer{}, errSignIn
+	}
+	n, err := usableTokens(r.Context(), in.cfg.Store)
+	if err != nil {
+		return viewer{}, err
+	}
+	if n > 0 {
+		return viewer{}, errSignIn
+	}
+	return viewer{all: true, who: "local user (no token exists)"}, nil
+}
+
+// stillAllowed reports whether v may still read: its token is still
+// valid, or, for the local user, still no token exists. A live stream
+// asks it as it runs, so that revoking a token (or making the first one)
+// also ends the streams opened before.
+func (in *Inspector) stillAllowed(ctx context.Context, v viewer) (bool, error) {
+	if v.signedIn {
+		_, err := in.cfg.Store.Authenticate(ctx, v.secret)
+		if errors.Is(err, satchel.ErrAccessDenied) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	n, err := usableTokens(ctx, in.cfg.Store)
+	return err == nil && n == 0, err
+}
+
+func tokenViewer(t satchel.Token) viewer {
+	if t.Operator {
+		return viewer{all: true, who: "operator (token " + t.ID + ")", signedIn: true}
+	}
+	who := "agent " + t.Agent + " in scope " + t.Scope
+	if t.Thread != "" {
+		who += ", thread " + t.Thread
+	}
+	return viewer{scope: t.Scope, thread: t.Thread, agent: t.Agent, who: who + " (token " + t.ID + ")", signedIn: true}
+}
+
+// foreignOrigin returns why a request from another origin is refused, or
+// "" when it is not. A browser sends Origin on every POST and on
+// cross-origin fetches; Sec-Fetch-Site says the same where Origin is
+// absent. Navigations from other sites (a pasted or followed link) stay
+// allowed for GET: they carry no cookie (SameSite=Strict) and change
+// nothing.
+func foreignOrigin(r *http.Request) string {
+	origin := r.Header.Get("Origin")
+	safe := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if origin != "" {
+		if origin == "null" && safe && r.Header.Get("Sec-Fetch-Mode") == "navigate" {
+			return ""
+		}
+		if origin != "http://"+r.Host && origin != "https://"+r.Host {
+			return "refused: a request from origin " + origin + " (the inspector answers its own pages only)"
+		}
+		return ""
+	}
+	site := r.Header.Get("Sec-Fetch-Site")
+	if safe {
+		if site == "cross-site" && r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+			return "refused: a cross-site request (the inspector answers its own pages only)"
+		}
+		return ""
+	}
+	if site != "same-origin" {
+		return "refused: a " + r.Method + " without a same-origin Origin header"
+	}
+	return ""
+}
+
+func (in *Inspector) cookiePath() string { return in.cfg.Base + "/" }
+
+func (in *Inspector) clearCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: in.cookiePath(), MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+}
+
+func (in *Inspector) redirectSignIn(w http.ResponseWriter, r *http.Request) {
+	next := r.URL.RequestURI()
+	http.Redirect(w, r, in.cfg.Base+"/signin?next="+url.QueryEscape(next), http.StatusSeeOther)
+}
+
+// safeNext keeps a post-sign-in destination within the inspector.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/"
+	}
+	return next
+}
+
+// signIn shows the sign-in form (GET) or makes a session from a token
+// (POST).
+func (in *Inspector) signIn(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	next := safeNext(r.FormValue("next"))
+	if r.Method != http.MethodPost {
+		in.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in", Data: signInData{Next: next}})
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	secret := strings.TrimSpace(r.PostFormValue("token"))
+	t, err := in.cfg.Store.Authenticate(r.Context(), secret)
+	if err != nil {
+		code := http.StatusUnauthorized
+		if !errors.Is(err, satchel.ErrAccessDenied) {
+			code = http.StatusServiceUnavailable
+		}
+		in.render(w, r, code, "signin", pageData{Title: "Sign in", Data: signInData{Next: next, Error: err.Error()}})
+		return
+	}
+	id, err := in.sessions.create(secret)
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: in.cookiePath(), MaxAge: int(sessionTTL / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	in.log.Info("inspector sign-in", "token", t.ID, "operator", t.Operator)
+	http.Redirect(w, r, in.cfg.Base+next, http.StatusSeeOther)
+}
+
+func (in *Inspector) signOut(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "sign out with POST", http.StatusMethodNotAllowed)
+		return
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		in.sessions.drop(c.Value)
+	}
+	in.clearCookie(w, r)
+	http.Redirect(w, r, in.cfg.Base+"/signin", http.StatusSeeOther)
+}
+
+type signInData struct {
+	Next, Error string
+}

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/luahost"
+	"github.com/satchel-dev/satchel/mcpserver"
+)
+
+// defaultWait is how long run_script waits for a run before it returns
+// the run's id for check_run.
+const defaultWait = 20 * time.Second
+
+// scriptTools returns run_script and check_run over the scripts of dir
+// (satchel serve --scripts DIR): a run acts as the caller, on the
+// caller's scope and thread, with the caller's agent's access to the
+// collections.
+func scriptTools(st *satchel.Store, project *satchel.Project, dir string) ([]mcpserver.CustomTool, error) {
+	scripts, err := luahost.OpenScripts(dir, luahost.Config{Store: st, Project: project})
+	if err != nil {
+		return nil, err
+	}
+	var desc strings.Builder
+	desc.WriteString("Run a Lua script of the server's scripts directory against your workspace, and return its declared output " +
+		"(what it printed and the commits it made are in the structured result). input_text, or input_file (a file of your workspace), " +
+		"is written at the script's declared input path first; atomic runs it on a fork and publishes its commits only if it succeeds. " +
+		"A run that takes longer than wait_s seconds (default 20) goes on: the result then gives its run_id for check_run.\nScripts:")
+	names := []string{}
+	for _, s := range scripts.List() {
+		names = append(names, s.File)
+		fmt.Fprintf(&desc, "\n- %s", s.File)
+		if s.Front.Description != "" {
+			fmt.Fprintf(&desc, ": %s", s.Front.Description)
+		}
+		if in := s.Front.Input; in != nil {
+			fmt.Fprintf(&desc, " (input %s", in.Path)
+			if in.Description != "" {
+				fmt.Fprintf(&desc, ": %s", in.Description)
+			}
+			desc.WriteString(")")
+		}
+		if out := s.Front.Output; out != nil {
+			fmt.Fprintf(&desc, " (output %s", out.Path)
+			if out.Description != "" {
+				fmt.Fprintf(&desc, ": %s", out.Description)
+			}
+			desc.WriteString(")")
+		}
+	}
+	enum, _ := json.Marshal(names)
+	runSchema := `{"type": "object", "properties": {
+  "script": {"type": "string", "description": "the script's file name", "enum": ` + string(enum) + `},
+  "args": {"type": "array", "items": {"type": "string"}, "description": "the script's arguments (args joins them with spaces)"},
+  "input_file": {"type": "string", "description": "a file of your workspace to write at the declared input path"},
+  "input_text": {"type": "string", "description": "text to write at the declared input path"},
+  "atomic": {"type": "boolean", "description": "publish the run's commits only if it succeeds, all at once"},
+  "wait_s": {"type": "number", "minimum": 0, "description": "seconds to wait before returning a run_id (default 20)"}},
+ "required": ["script"], "additionalProperties": false}`
+	if len(names) == 0 {
+		runSchema = strings.Replace(runSchema, `, "enum": []`, "", 1)
+	}
+	runTool := mcpserver.CustomTool{
+		Tool: mcpserver.Tool{Name: "run_script", Description: desc.String(), InputSchema: json.RawMessage(runSchema), Destructive: true},
+		Call: func(ctx context.Context, id mcpserver.Identity, raw json.RawMessage) (string, any, error) {
+			var a struct {
+				Script    string   `json:"script"`
+				Args      []string `json:"args"`
+				InputFile *string  `json:"input_file"`
+				InputText *string  `json:"input_text"`
+				Atomic    bool     `json:"atomic"`
+				WaitS     *float64 `json:"wait_s"`
+			}
+			if err := strictJSON(raw, &a); err != nil {
+				return "", nil, err
+			}
+			if a.Script == "" {
+				return "", nil, refuse("run_script: script is required")
+			}
+			wait := defaultWait
+			if a.WaitS != nil {
+				if *a.WaitS < 0 {
+					return "", nil, refuse("wait_s must not be negative, was %v", *a.WaitS)
+				}
+				wait = time.Duration(*a.WaitS * float64(time.Second))
+			}
+			caller := callerOf(id)
+			in := luahost.InputSource{
+				Read: func(name string) (string, error) {
+					ws, err := st.Workspace(ctx, id.Scope, id.Thread)
+					if err != nil {
+						return "", err
+					}
+					return ws.Read(ctx, name)
+				},
+			}
+			if a.InputFile != nil {
+				in.File, in.HasFile = *a.InputFile, true
+			}
+			if a.InputText != nil {
+				in.Text, in.HasText = *a.InputText, true
+			}
+			rs, err := scripts.Start(ctx, caller, luahost.StartRequest{Script: a.Script, Args: a.Args, Input: in, Atomic: a.Atomic, Wait: wait})
+			if err != nil {
+				return "", nil, err
+			}
+			return runResult(rs)
+		},
+	}
+	checkTool := mcpserver.CustomTool{
+		Tool: mcpserver.Tool{Name: "check_run", ReadOnly: true, Idempotent: true,
+			Description: "The state of a run that run_script started and returned a run_id for: running, or, once done, its result as run_script gives it.",
+			InputSchema: json.RawMessage(`{"type": "object", "properties": {"run_id": {"type": "string"}}, "required": ["run_id"], "additionalProperties": false}`)},
+		Call: func(ctx context.Context, id mcpserver.Identity, raw json.RawMessage) (string, any, error) {
+			var a struct {
+				RunID string `json:"run_id"`
+			}
+			if err := strictJSON(raw, &a); err != nil {
+				return "", nil, err
+			}
+			rs, err := scripts.Check(callerOf(id), a.RunID)
+			if err != nil {
+				return "", nil, err
+			}
+			return runResult(rs)
+		},
+	}
+	return []mcpserver.CustomTool{runTool, checkTool}, nil
+}
+
+func callerOf(id mcpserver.Identity) luahost.Caller {
+	return luahost.Caller{Scope: id.Scope, Thread: id.Thread, Agent: id.Agent,
+		Actor: satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:run_script"}}
+}
+
+// runResult renders a run: a failed run is a tool error with its message;
+// a running one says how to check it; a finished one's text is its
+// declared output (or, when it declares none, what it printed).
+func runResult(rs luahost.RunState) (string, any, error) {
+	switch rs.State {
+	case "failed":
+		return "", nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: rs.Error}
+	case "running":
+		return fmt.Sprintf("run %s of %s is still running; call check_run with run_id %s", rs.ID, rs.Script, rs.ID), rs, nil
+	}
+	if rs.Produced {
+		return rs.Output, rs, nil
+	}
+	return rs.Printed, rs, nil
+}
+
+// strictJSON decodes a tool's arguments, refusing unknown ones.
+func strictJSON(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return refuse("invalid arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// serveScripts is scriptTools with the project of dir (none when dir is
+// empty) for docs.
+func serveScripts(st *satchel.Store, dir, scripts string) ([]mcpserver.CustomTool, error) {
+	var project *satchel.Project
+	if dir != "" {
+		p, err := satchel.LoadProject(dir)
+		if err != nil {
+			return nil, err
+		}
+		project = p
+	}
+	return scriptTools(st, project, scripts)
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/inspector"
+)
+
+func newUICmd(a *app) *cobra.Command {
+	var addr, dir string
+	cmd := &cobra.Command{
+		Use:     "ui [--addr ADDR] [--dir DIR]",
+		GroupID: groupServe,
+		Short:   "Serve the web inspector: scopes, threads, history, forks, diffs, files, collections",
+		Long: `Serve the web inspector of the database (--db) at http://ADDR/: the scopes,
+each scope's threads and fork tree, a thread's history (updated live as
+agents write), each commit's diff, comparisons between any two commits of
+one thread or of a fork and its parent, the files at any commit with glob
+and grep, and the collections of the project directory --dir (by default
+the working directory when it has stores/). It only reads.
+
+Access follows the HTTP server's tokens. While no usable token exists the
+inspector is open to local users on a loopback address, and refuses to
+listen on any other. Once one exists, every visitor signs in with a token:
+an agent's token shows its scope, an operator's token (satchel token
+create --operator) every scope.
+
+To open it next to a running MCP server, run satchel ui on the same
+database, or serve both on one listener with satchel serve --http ADDR
+--ui (the inspector is then under /ui/).`,
+		Example: `  satchel ui
+  satchel --db team.db ui --addr 127.0.0.1:9000
+  satchel token create --operator && satchel ui --addr 0.0.0.0:8765`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			st, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			var project *satchel.Project
+			if d := projectDir(cmd, dir); d != "" {
+				if project, err = satchel.LoadProject(d); err != nil {
+					return err
+				}
+			}
+			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+			in, err := inspector.New(inspector.Config{Store: st, Project: project, Logger: log})
+			if err != nil {
+				return err
+			}
+			if err := inspector.CheckExposure(ctx, st, addr); err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			a.notice("inspector at http://%s/", ln.Addr())
+			return in.Serve(ctx, ln)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", inspector.DefaultAddr, "listen on `ADDR` (host:port)")
+	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` with stores/ (default: . when it has them)")
+	return cmd
+}
+
+// uiHandler is the inspector mounted under /ui/ of serve --http --ui.
+func uiHandler(st *satchel.Store, project *satchel.Project, log *slog.Logger) (*inspector.Inspector, error) {
+	return inspector.New(inspector.Config{Store: st, Project: project, Base: "/ui", Logger: log})
+}

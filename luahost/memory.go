@@ -1,0 +1,69 @@
+package luahost
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"time"
+)
+
+// How the memory limit works (docs/decisions/0016-lua-limits.md): every
+// function that can build a large value in one call (string.rep,
+// string.format, table.concat, gsub, the store's reads, untrusted) refuses
+// a value larger than the limit before building it; and a watchdog
+// samples the process's heap while the run lasts. When the heap has grown
+// by more than the limit since the run began, it collects garbage once to
+// see what is really live, and if the growth is still over the limit it
+// stops the run through its context: the next Lua instruction of every
+// arm raises, and the run ends with `script exceeded its memory limit`.
+// `..` and table growth are caught by the watchdog, within one sample
+// (a few milliseconds) and one allocation.
+
+const (
+	sampleEvery  = 2 * time.Millisecond
+	minGCBetween = 20 * time.Millisecond
+)
+
+var heapSamples = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/gc/heap/live:bytes"},
+}
+
+// heap returns the bytes of heap objects (live and not yet swept) and
+// the live heap as of the last collection.
+func heap() (objects, live int64) {
+	s := make([]metrics.Sample, len(heapSamples))
+	copy(s, heapSamples)
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
+}
+
+// watchMemory starts the run's watchdog; the function it returns stops it.
+func (r *run) watchMemory() func() {
+	_, base := heap()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		var lastGC time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case <-r.ctx.Done():
+				return
+			case <-t.C:
+			}
+			objects, _ := heap()
+			if objects-base <= r.maxMemory || time.Since(lastGC) < minGCBetween {
+				continue
+			}
+			runtime.GC()
+			lastGC = time.Now()
+			if _, live := heap(); live-base > r.maxMemory {
+				r.stop(r.memErr)
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}

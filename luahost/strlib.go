@@ -1,0 +1,333 @@
+package luahost
+
+import (
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// capStrings replaces the string functions that could build a string
+// past the memory limit in one call, or match without end: rep, format,
+// find, match, gmatch and gsub.
+func (r *run) capStrings(L *lua.LState, str *lua.LTable) {
+	rep := str.RawGetString("rep").(*lua.LFunction)
+	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		s := L.CheckString(1)
+		n := L.CheckInt(2)
+		if n > 0 {
+			r.checkSize(L, int64(len(s))*int64(n))
+		}
+		return callOriginal(L, rep)
+	}))
+	format := str.RawGetString("format").(*lua.LFunction)
+	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
+		f := L.CheckString(1)
+		if err := checkFormat(f); err != "" {
+			L.ArgError(1, err)
+		}
+		size := int64(len(f))
+		for i := 2; i <= L.GetTop(); i++ {
+			size += int64(len(L.Get(i).String())) + 100
+		}
+		r.checkSize(L, size)
+		return callOriginal(L, format)
+	}))
+	str.RawSetString("find", L.NewFunction(func(L *lua.LState) int { return r.find(L, true) }))
+	str.RawSetString("match", L.NewFunction(func(L *lua.LState) int { return r.find(L, false) }))
+	str.RawSetString("gmatch", L.NewFunction(r.gmatch))
+	str.RawSetString("gsub", L.NewFunction(r.gsub))
+}
+
+// callOriginal calls fn with the current arguments and returns its results.
+func callOriginal(L *lua.LState, fn *lua.LFunction) int {
+	n := L.GetTop()
+	L.Insert(fn, 1)
+	L.Call(n, lua.MultRet)
+	return L.GetTop()
+}
+
+// checkFormat refuses what Lua 5.1 refuses in a format (a width or a
+// precision of more than two digits), which also bounds what each
+// directive can produce.
+func checkFormat(f string) string {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0 {
+			i++
+		}
+		digits := 0
+		for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+			i++
+			digits++
+		}
+		if digits > 2 {
+			return "invalid format (width or precision too long)"
+		}
+		if i < len(f) && f[i] == '.' {
+			i++
+			digits = 0
+			for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+				i++
+				digits++
+			}
+			if digits > 2 {
+				return "invalid format (width or precision too long)"
+			}
+		}
+	}
+	return ""
+}
+
+// capConcat bounds table.concat by the total it would produce.
+func (r *run) capConcat(L *lua.LState, tab *lua.LTable) {
+	concat := tab.RawGetString("concat").(*lua.LFunction)
+	tab.RawSetString("concat", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		sep := L.OptString(2, "")
+		i := L.OptInt(3, 1)
+		j := L.OptInt(4, t.Len())
+		var size int64
+		for k := i; k <= j; k++ {
+			v := t.RawGetInt(k)
+			if s, ok := v.(lua.LString); ok {
+				size += int64(len(s))
+			} else if n, ok := v.(lua.LNumber); ok {
+				size += int64(len(n.String()))
+			}
+			size += int64(len(sep))
+			if size > r.maxMemory {
+				break
+			}
+		}
+		r.checkSize(L, size)
+		return callOriginal(L, concat)
+	}))
+}
+
+var specials = "^$*+?.([%-"
+
+// find implements string.find (find) and string.match.
+func (r *run) find(L *lua.LState, find bool) int {
+	s := L.CheckString(1)
+	p := L.CheckString(2)
+	init := L.OptInt(3, 1)
+	if init < 0 {
+		init = len(s) + init + 1
+	}
+	if init < 1 {
+		init = 1
+	}
+	if init > len(s)+1 { // as Lua 5.1 does
+		init = len(s) + 1
+	}
+	if len(p) > maxPatternLen {
+		L.ArgError(2, "pattern too long")
+	}
+	if find && (L.ToBool(4) || !strings.ContainsAny(p, specials)) {
+		i := strings.Index(s[init-1:], p)
+		if i < 0 {
+			L.Push(lua.LNil)
+			return 1
+		}
+		L.Push(lua.LNumber(init + i))
+		L.Push(lua.LNumber(init + i + len(p) - 1))
+		return 2
+	}
+	anchor := strings.HasPrefix(p, "^")
+	if anchor {
+		p = p[1:]
+	}
+	ms := &matchState{src: s, pat: p, ctx: r.ctx}
+	var caps []captureValue
+	start, end := -1, -1
+	err := protect(func() {
+		for s1 := init - 1; ; s1++ {
+			ms.level = 0
+			if e := ms.match(s1, 0); e >= 0 {
+				start, end = s1, e
+				caps = ms.captures(s1, e, !find)
+				return
+			}
+			if s1 >= len(s) || anchor {
+				return
+			}
+		}
+	})
+	r.raiseIf(L, err)
+	if start < 0 {
+		L.Push(lua.LNil)
+		return 1
+	}
+	n := 0
+	if find {
+		L.Push(lua.LNumber(start + 1))
+		L.Push(lua.LNumber(end))
+		n = 2
+	}
+	for _, c := range caps {
+		L.Push(c.lua())
+	}
+	return n + len(caps)
+}
+
+func (c captureValue) lua() lua.LValue {
+	if c.isPos {
+		return lua.LNumber(c.pos)
+	}
+	return lua.LString(c.str)
+}
+
+// gmatch implements string.gmatch.
+func (r *run) gmatch(L *lua.LState) int {
+	s := L.CheckString(1)
+	p := L.CheckString(2)
+	if len(p) > maxPatternLen {
+		L.ArgError(2, "pattern too long")
+	}
+	pos := 0
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		ms := &matchState{src: s, pat: p, ctx: r.ctx}
+		var caps []captureValue
+		found := false
+		err := protect(func() {
+			for src := pos; src <= len(s); src++ {
+				ms.level = 0
+				if e := ms.match(src, 0); e >= 0 {
+					pos = e
+					if e == src {
+						pos++ // an empty match: go on one position
+					}
+					caps = ms.captures(src, e, true)
+					found = true
+					return
+				}
+			}
+			pos = len(s) + 1
+		})
+		r.raiseIf(L, err)
+		if !found {
+			L.Push(lua.LNil)
+			return 1
+		}
+		for _, c := range caps {
+			L.Push(c.lua())
+		}
+		return len(caps)
+	}))
+	return 1
+}
+
+// gsub implements string.gsub, bounding the string it builds.
+func (r *run) gsub(L *lua.LState) int {
+	s := L.CheckString(1)
+	p := L.CheckString(2)
+	repl := L.Get(3)
+	switch repl.Type() {
+	case lua.LTNumber, lua.LTString, lua.LTTable, lua.LTFunction:
+	default:
+		L.ArgError(3, "string/function/table expected")
+	}
+	maxN := L.OptInt(4, len(s)+1)
+	if len(p) > maxPatternLen {
+		L.ArgError(2, "pattern too long")
+	}
+	anchor := strings.HasPrefix(p, "^")
+	if anchor {
+		p = p[1:]
+	}
+	ms := &matchState{src: s, pat: p, ctx: r.ctx}
+	var b strings.Builder
+	src, n := 0, 0
+	for n < maxN {
+		ms.level = 0
+		e := -1
+		var caps []captureValue
+		err := protect(func() {
+			if e = ms.match(src, 0); e >= 0 {
+				caps = ms.captures(src, e, true)
+			}
+		})
+		r.raiseIf(L, err)
+		if e >= 0 {
+			n++
+			r.addValue(L, &b, ms, src, e, repl, caps)
+		}
+		switch {
+		case e >= 0 && e > src:
+			src = e
+		case src < len(s):
+			b.WriteByte(s[src])
+			src++
+		default:
+			src = len(s) + 1
+		}
+		if src > len(s) || anchor {
+			break
+		}
+		r.checkSize(L, int64(b.Len()))
+	}
+	if src < len(s) {
+		b.WriteString(s[src:])
+	}
+	r.checkSize(L, int64(b.Len()))
+	L.Push(lua.LString(b.String()))
+	L.Push(lua.LNumber(n))
+	return 2
+}
+
+func (r *run) addValue(L *lua.LState, b *strings.Builder, ms *matchState, s, e int, repl lua.LValue, caps []captureValue) {
+	var v lua.LValue
+	switch rv := repl.(type) {
+	case lua.LString, lua.LNumber:
+		news := rv.String()
+		var err error
+		err = protect(func() {
+			for i := 0; i < len(news); i++ {
+				c := news[i]
+				if c != '%' || i+1 >= len(news) {
+					b.WriteByte(c)
+					continue
+				}
+				i++
+				d := news[i]
+				switch {
+				case d < '0' || d > '9':
+					b.WriteByte(d)
+				case d == '0':
+					b.WriteString(ms.src[s:e])
+				default:
+					b.WriteString(ms.get(int(d-'1'), s, e).lua().String())
+				}
+			}
+		})
+		r.raiseIf(L, err)
+		return
+	case *lua.LTable:
+		v = L.GetTable(rv, caps[0].lua())
+	case *lua.LFunction:
+		L.Push(rv)
+		for _, c := range caps {
+			L.Push(c.lua())
+		}
+		L.Call(len(caps), 1)
+		v = L.Get(-1)
+		L.Pop(1)
+	}
+	switch v.Type() {
+	case lua.LTNil:
+		b.WriteString(ms.src[s:e])
+	case lua.LTBool:
+		if !lua.LVAsBool(v) {
+			b.WriteString(ms.src[s:e])
+		} else {
+			L.RaiseError("invalid replacement value (a boolean)")
+		}
+	case lua.LTString, lua.LTNumber:
+		b.WriteString(v.String())
+	default:
+		L.RaiseError("invalid replacement value (a %s)", v.Type().String())
+	}
+}

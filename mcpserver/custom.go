@@ -1,0 +1,35 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CustomTool is a tool a program adds to the server beside the file and
+// collection tools (satchel serve --scripts adds run_script and
+// check_run this way). Every session sees it; the server's tool prefix
+// does not apply to its name.
+type CustomTool struct {
+	Tool
+	// Call runs the tool for the caller id with the raw arguments, which it
+	// validates. Its text is the result's text content; structured, when
+	// not nil, the structured content. An error becomes a tool error with
+	// its message. ctx carries the call timeout.
+	Call func(ctx context.Context, id Identity, args json.RawMessage) (text string, structured any, err error)
+}
+
+// customHandler runs a custom tool with the same timeout, logs, metrics
+// and spill as the file tools.
+func (s *Server) customHandler(t CustomTool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.handle(ctx, req, t.Name, t.Name, func(ctx context.Context, c *call) (*outcome, error) {
+			text, structured, err := t.Call(ctx, c.se.id, req.Params.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			return &outcome{text: text, structured: structured}, nil
+		})
+	}
+}

@@ -1,0 +1,58 @@
+package satchel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/errs"
+)
+
+// Head returns the workspace's head commit (Seq 0 for a thread without
+// commits yet).
+func (w *Workspace) Head(ctx context.Context) (Commit, error) {
+	c, err := w.resolve(ctx, "")
+	if err != nil {
+		return Commit{}, err
+	}
+	return w.s.commitOf(c, nil), nil
+}
+
+// PublishTo makes the tree of w's head the new head of thread onto (of
+// the same scope), as one commit, with one compare-and-swap: only if
+// onto's head is still the commit of sequence base, the one w was forked
+// from (0: onto had no commits). Nothing is copied. When onto has moved,
+// nothing is published and the error is an ErrConflict; w is untouched,
+// so its work is not lost. This is how a run on a fork publishes all of
+// its commits at once, or none of them.
+func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) (Commit, error) {
+	if w.scope != onto.scope {
+		return Commit{}, errs.New(errs.ErrInvalidArgument, "cannot publish thread %s of scope %s onto scope %s", w.thread, w.scope, onto.scope)
+	}
+	if base < 0 {
+		return Commit{}, errs.New(errs.ErrInvalidArgument, "invalid base %d: a sequence number is at least 0", base)
+	}
+	src, err := w.resolve(ctx, "")
+	if err != nil {
+		return Commit{}, err
+	}
+	if src.ID == 0 {
+		return Commit{}, errs.New(errs.ErrNotFound, "thread %s has no commits to publish", w.thread)
+	}
+	id, _, err := onto.threadID(ctx, true)
+	if err != nil {
+		return Commit{}, err
+	}
+	meta := onto.meta("publish", fmt.Sprintf("publish %s@%d", w.thread, src.Seq))
+	c, err := w.s.eng.PointAt(ctx, id, base, src, meta)
+	switch {
+	case errors.Is(err, backend.ErrStale):
+		return Commit{}, errs.New(errs.ErrConflict, "thread %s changed since commit %d: nothing was published", onto.thread, base)
+	case errors.Is(err, backend.ErrNotRetained):
+		return Commit{}, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
+	case err != nil:
+		return Commit{}, err
+	}
+	return w.s.commitOf(c, nil), nil
+}
