@@ -63,6 +63,23 @@ func TestDocVersionRules(t *testing.T) {
 	if h := history(); len(h) != 0 {
 		t.Fatalf("history %v after a set over an expired document, want none", h)
 	}
+
+	// Another process removes the key and sets it again, version 1 with
+	// an expiry, which then passes: this process's hint (version 1) is
+	// stale in a way the version alone does not show.
+	if _, _, err := b.DeleteDoc(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ReplaceDoc(ctx, backend.DocReplace{DocID: id, Doc: map[string]any{"v": 7.0}, Version: 1, TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Minute)
+	if got := set(8, 0); got != 1 {
+		t.Fatalf("a set over a document that expired behind a hint: version %d, want 1", got)
+	}
+	if h := history(); len(h) != 0 {
+		t.Fatalf("history %v, want none", h)
+	}
 }
 
 // TestReplacing decides a replacement from the current version.
