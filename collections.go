@@ -53,6 +53,10 @@ func (p *Project) Stores() []string { return append([]string(nil), p.p.StoreName
 // Agents lists the project's agent names, sorted.
 func (p *Project) Agents() []string { return append([]string(nil), p.p.AgentNames...) }
 
+// Skipped says, one line each, which entries of stores/ and agents/ the
+// load did not read: special files such as FIFOs, which could block it.
+func (p *Project) Skipped() []string { return append([]string(nil), p.p.Skipped...) }
+
 // StoreDefinitionSchema returns a JSON Schema of the store definition
 // format (stores/<name>.json), for editors.
 func StoreDefinitionSchema() []byte { return docs.StoreDefinitionSchema() }
@@ -70,8 +74,8 @@ type Document struct {
 	// whose Expires is past.
 	Updated time.Time `json:"updated_at"`
 	Expires time.Time `json:"expires_at,omitzero"`
-	// JSON is the document, as set, with its datetimes normalized to UTC
-	// with nine fractional digits.
+	// JSON is the document, as set, with its datetimes in UTC, in their
+	// shortest RFC 3339 form ("2026-01-02T01:04:05Z").
 	JSON json.RawMessage `json:"document"`
 	// History holds the previous versions, newest first, when Get was asked
 	// for them.
@@ -431,7 +435,7 @@ func checkKey(key string) error {
 	case len(key) > docs.MaxKeyLen:
 		return errs.New(errs.ErrInvalidArgument, "key is %d bytes, more than the %d allowed", len(key), docs.MaxKeyLen)
 	}
-	return nil
+	return docs.CheckNoNUL("key", key)
 }
 
 func notFound(key string) error { return errs.New(errs.ErrNotFound, "document not found: %s", key) }
@@ -439,13 +443,39 @@ func notFound(key string) error { return errs.New(errs.ErrNotFound, "document no
 func document(d backend.Doc) Document {
 	js := d.JSON
 	if js == nil && d.Map != nil {
-		var err error
-		if js, err = appendJSON(make([]byte, 0, 512), d.Map); err != nil {
-			// The document was encoded once already, to be validated.
-			panic("satchel: stored document cannot be encoded: " + err.Error())
-		}
+		js = encodeStored(d.Map)
 	}
 	return Document{Key: d.Key, Version: d.Version, Updated: d.Updated, Expires: d.Expires, JSON: js}
+}
+
+// document returns a stored document as the API returns it: its datetimes
+// in their shortest RFC 3339 form in UTC, not the fixed-width form they
+// are stored in so that SQL can compare them as text (DESIGN §3).
+func (c *Collection) document(d backend.Doc) Document {
+	out := document(d)
+	if !c.st.HasDatetimes() {
+		return out
+	}
+	m := d.Map
+	if m == nil {
+		var err error
+		if m, err = decodeDoc(out.JSON); err != nil {
+			return out
+		}
+	}
+	if short, changed := c.st.Shorten(m); changed {
+		out.JSON = encodeStored(short)
+	}
+	return out
+}
+
+func encodeStored(m map[string]any) []byte {
+	js, err := appendJSON(make([]byte, 0, 512), m)
+	if err != nil {
+		// The document was encoded once already, to be validated.
+		panic("satchel: stored document cannot be encoded: " + err.Error())
+	}
+	return js
 }
 
 // Get returns the document with key, and with withHistory its previous
@@ -465,14 +495,14 @@ func (c *Collection) Get(ctx context.Context, key string, withHistory bool) (Doc
 	if !ok || !visible(d, c.o.includeExpired) {
 		return Document{}, notFound(key)
 	}
-	out := document(d)
+	out := c.document(d)
 	if withHistory {
 		// A backend may keep a few more versions for a moment (PostgreSQL,
 		// under concurrent sets of one key): show the newest.
 		h = h[:min(len(h), c.st.HistoryVersions)]
 		out.History = make([]Document, len(h))
 		for i, v := range h {
-			out.History[i] = document(v)
+			out.History[i] = c.document(v)
 		}
 	}
 	return out, nil
@@ -568,7 +598,7 @@ func (c *Collection) page(ctx context.Context, req docs.PageRequest) (DocumentPa
 			out.NextCursor = pg.Cursor(last.Key, m)
 			break
 		}
-		out.Documents = append(out.Documents, document(d))
+		out.Documents = append(out.Documents, c.document(d))
 	}
 	return out, nil
 }

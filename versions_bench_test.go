@@ -140,7 +140,7 @@ func TestGCReclaimsSpace(t *testing.T) {
 	if _, err := ws.SetRetention(ctx, satchel.Policy{MaxCommits: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.GC(ctx, "", 0); err != nil {
+	if _, err := st.GC(ctx, "", satchel.NoGrace); err != nil {
 		t.Fatal(err)
 	}
 	shrunk, _ := ds.DiskSize(ctx)

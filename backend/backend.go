@@ -37,6 +37,11 @@ var ErrStale = errors.New("backend: stale head")
 // source of a fork or a restore) has been dropped from its log.
 var ErrNotRetained = errors.New("backend: commit not retained")
 
+// ErrReadOnly is wrapped by the error of every write to a backend opened
+// for reading only, or whose storage cannot be written (a read-only file
+// or mount).
+var ErrReadOnly = errors.New("read-only")
+
 // ErrNoThread is returned when a thread does not exist.
 var ErrNoThread = errors.New("backend: no such thread")
 

@@ -53,6 +53,9 @@ type Config struct {
 	// PollInterval is how often a live stream reads its thread's head (0:
 	// DefaultPollInterval).
 	PollInterval time.Duration
+	// GrepTimeout bounds a grep of the search page (0: the Go API's
+	// default, satchel.DefaultGrepTimeout).
+	GrepTimeout time.Duration
 	// Logger receives errors (nil: slog.Default()).
 	Logger *slog.Logger
 }

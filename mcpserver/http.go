@@ -40,9 +40,6 @@ const ThreadHeader = "X-Satchel-Thread"
 // logs of the tool calls the request makes carry it.
 const RequestIDHeader = "X-Request-Id"
 
-// sessionTimeout closes HTTP sessions idle for this long.
-const sessionTimeout = time.Hour
-
 // callerKey is where the caller's identity travels from the HTTP
 // middleware to the MCP handlers: in the bearer token's TokenInfo, which
 // the SDK hands to every request of the session.
@@ -64,7 +61,7 @@ func (s *Server) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
-		SessionTimeout:      sessionTimeout,
+		SessionTimeout:      s.cfg.SessionIdleTimeout,
 	})
 	// The SDK's middleware puts the TokenInfo where its transport reads it;
 	// authenticate has already checked the token, so the verifier only
@@ -78,9 +75,12 @@ func (s *Server) Handler() http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(streamable), streamable)))
+	guarded := s.guard(streamable)
+	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(guarded), guarded)))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
+	mux.HandleFunc("GET "+ProtectedResourcePath, s.protectedResource)
+	mux.HandleFunc("GET "+ProtectedResourcePath+MCPPath, s.protectedResource) // RFC 9728 §3.1's path-suffixed form
 	if s.cfg.UI != nil {
 		mux.Handle(UIPath, s.cfg.UI)
 	}
@@ -200,7 +200,7 @@ func bearer(r *http.Request) (string, bool) {
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, msg string) {
 	s.metrics.unauthorized.Inc()
 	s.log.Info("unauthorized request", "request_id", r.Header.Get(RequestIDHeader), "remote", r.RemoteAddr, "reason", msg)
-	w.Header().Set("WWW-Authenticate", `Bearer realm="satchel"`)
+	w.Header().Set("WWW-Authenticate", `Bearer realm="satchel", resource_metadata="`+resourceMetadataURL(r)+`"`)
 	http.Error(w, msg, http.StatusUnauthorized)
 }
 

@@ -235,7 +235,8 @@ func TestHTTPUnauthorized(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, body, resp := post(t, f.url+MCPPath, c.secret, nil, initialize)
-		if code != http.StatusUnauthorized || body != c.body || resp.Header.Get("WWW-Authenticate") != `Bearer realm="satchel"` {
+		wantAuth := `Bearer realm="satchel", resource_metadata="` + f.url + ProtectedResourcePath + `"`
+		if code != http.StatusUnauthorized || body != c.body || resp.Header.Get("WWW-Authenticate") != wantAuth {
 			t.Errorf("%s token: %d %q (WWW-Authenticate %q), want 401 %q", c.name, code, body, resp.Header.Get("WWW-Authenticate"), c.body)
 		}
 		if _, err := dialHTTP(t, f.url, c.secret, ""); err == nil {
@@ -502,8 +503,10 @@ func TestHTTPSessionKeepsItsThread(t *testing.T) {
 	if !strings.Contains(body, `this session works on thread \"draft\"; X-Satchel-Thread \"other\" cannot change it (open a new session)`) {
 		t.Errorf("changing thread within a session: %q", body)
 	}
-	for _, th := range []string{"draft", ""} {
-		if _, body, _ := post(t, f.url+MCPPath, secret, h(th), write); !strings.Contains(body, `wrote 1 bytes to a.md`) {
+	for i, th := range []string{"draft", ""} {
+		// The second write is of the same content: unchanged, on draft.
+		want := []string{`wrote 1 bytes to a.md`, `unchanged: a.md already has this content`}[i]
+		if _, body, _ := post(t, f.url+MCPPath, secret, h(th), write); !strings.Contains(body, want) {
 			t.Errorf("header %q: %q", th, body)
 		}
 	}

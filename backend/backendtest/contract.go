@@ -90,6 +90,7 @@ var contractChecks = []contractCheck{
 	{"ConcurrentManyThreads", checkConcurrentManyThreads},
 	{"ConcurrentGroupCommit", checkConcurrentGroupCommit},
 	{"ConcurrentDropRequires", checkConcurrentDropRequires},
+	{"Porter", checkPorter},
 }
 
 // ---- helpers ----

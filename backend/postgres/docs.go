@@ -274,6 +274,9 @@ func shortHash(s string) string {
 func indexPrefix(store string) string { return "docs_" + shortHash(store) + "_" }
 
 func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []backend.DocIndex) error {
+	if b.snapshot {
+		return nil // a snapshot reads; indexes only speed reads up
+	}
 	want := map[string]string{}
 	for _, ix := range indexes {
 		expr := ix.Expr("postgres", "doc")

@@ -89,6 +89,8 @@ type Backend struct {
 	// docClock, when set, is the clock of documents (SetClock); nil: the
 	// database's.
 	docClock atomic.Pointer[func() time.Time]
+	// snapshot is set for a Snapshot's backend: reads only.
+	snapshot bool
 }
 
 // Open connects to the database at url (postgres://...) and brings its

@@ -117,6 +117,8 @@ type Backend struct {
 	indexEvery int64
 	heads      headCache
 	docs       docState // collections (docs.go)
+	// readOnly: opened by OpenReadOnly, every write is refused.
+	readOnly bool
 
 	clock     atomic.Pointer[func() time.Time]
 	closeOnce sync.Once
@@ -182,6 +184,9 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
 	b := &Backend{path: path, indexEvery: defaultIndexEvery}
 	if opt.indexEvery > 0 {
 		b.indexEvery = opt.indexEvery
@@ -203,11 +208,11 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	b.w.SetConnMaxLifetime(0)
 	if err := setWAL(ctx, b.w); err != nil {
 		b.w.Close()
-		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+		return nil, mapErr(path, fmt.Errorf("sqlite: %s: %w", path, err))
 	}
 	if err := migrate(ctx, b.w); err != nil {
 		b.w.Close()
-		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+		return nil, mapErr(path, fmt.Errorf("sqlite: %s: %w", path, err))
 	}
 
 	if opt.sharedPool {
@@ -322,6 +327,9 @@ func (b *Backend) Now(ctx context.Context) (time.Time, error) { return b.now(), 
 // database file (PRAGMA wal_checkpoint(TRUNCATE)). The engine calls it
 // after a garbage collection that deleted or rewrote packs.
 func (b *Backend) Vacuum(ctx context.Context) error {
+	if b.readOnly {
+		return b.readOnlyErr()
+	}
 	if _, err := b.w.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
 		return fmt.Errorf("sqlite: incremental_vacuum: %w", err)
 	}
@@ -353,7 +361,9 @@ func (b *Backend) checkpoint(ctx context.Context) error {
 // returns the bytes the database occupies on disk: the main file plus what
 // remains of the log (nothing, unless readers held the checkpoint back).
 func (b *Backend) DiskSize(ctx context.Context) (int64, error) {
-	if err := b.checkpoint(ctx); err != nil {
+	if b.readOnly {
+		// Nothing to checkpoint: what is on disk is what there is.
+	} else if err := b.checkpoint(ctx); err != nil {
 		return 0, err
 	}
 	var total int64
@@ -394,16 +404,19 @@ func (b *Backend) Close() error {
 // Every write but Append (appendTx) forgets the heads Appends remember,
 // inside its transaction (headCache).
 func (b *Backend) write(ctx context.Context, f func(tx *sql.Tx) error) error {
+	if b.readOnly {
+		return b.readOnlyErr()
+	}
 	tx, err := b.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return mapErr(b.path, err)
 	}
 	b.heads.forget()
 	if err := f(tx); err != nil {
 		tx.Rollback()
-		return err
+		return mapErr(b.path, err)
 	}
-	return tx.Commit()
+	return mapErr(b.path, tx.Commit())
 }
 
 // read runs f in one read transaction (one snapshot) on a reader.

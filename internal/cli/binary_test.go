@@ -98,4 +98,24 @@ func TestBinary(t *testing.T) {
 			t.Errorf("satchel %q: a usage error without the usage: %q", s.args, stderr.String())
 		}
 	}
+
+	// satchel serve < requests.jsonl answers every request before it exits.
+	in, err := os.Open(filepath.Join("testdata", "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	serve := exec.CommandContext(ctx, bin, "--db", filepath.Join(tmp, "pipe.db"), "serve")
+	serve.Stdin = in
+	var stderr bytes.Buffer
+	serve.Stderr = &stderr
+	out, err := serve.Output()
+	if err != nil {
+		t.Fatalf("serve < requests.jsonl: %v\n%s", err, stderr.String())
+	}
+	for _, id := range []string{`"id":1,"result"`, `"id":2,"result"`, `"id":3,"result"`, `"id":4,"result"`} {
+		if !bytes.Contains(out, []byte(id)) {
+			t.Errorf("serve < requests.jsonl: no %s in %q", id, out)
+		}
+	}
 }

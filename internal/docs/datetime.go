@@ -1,6 +1,9 @@
 package docs
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // CanonicalDatetime is the layout datetimes are stored in: UTC, with exactly
 // nine fractional digits. Every canonical string has the same length and
@@ -52,6 +55,21 @@ func canonicalDatetime(s string) (string, bool) {
 		return "", false
 	}
 	return t.Format(CanonicalDatetime), true
+}
+
+// shortDatetime returns a stored (canonical) datetime in its shortest RFC
+// 3339 form, which time.RFC3339Nano gives in UTC: the fraction without its
+// trailing zeros, and without the '.' when nothing is left of it. Any
+// other text is left as it is (ok false).
+func shortDatetime(s string) (string, bool) {
+	if len(s) != len(CanonicalDatetime) || s[19] != '.' || s[len(s)-1] != 'Z' {
+		return "", false
+	}
+	frac := strings.TrimRight(s[20:len(s)-1], "0")
+	if frac == "" {
+		return s[:19] + "Z", true
+	}
+	return s[:20] + frac + "Z", true
 }
 
 // isCanonicalDatetime is a fast check that s already has the canonical

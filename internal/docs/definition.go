@@ -76,7 +76,8 @@ type Field struct {
 	// Min and Max bound a number, inclusively; nil means unbounded.
 	Min, Max *float64
 	// Values are the allowed strings of an enum, in declaration order.
-	Values []string
+	Values   []string
+	valueSet map[string]struct{} // Values as a set, made by the loader
 	// Item is the definition of an array's elements.
 	Item *Field
 	// Fields are an object's fields; FieldNames lists them in declaration
@@ -138,6 +139,9 @@ type Project struct {
 	// Agents maps a name to its agent; AgentNames lists them sorted.
 	Agents     map[string]*Agent
 	AgentNames []string
+	// Skipped says, one line each, which entries of stores/ and agents/
+	// were not read: special files such as FIFOs.
+	Skipped []string
 }
 
 // Store returns the store called name, or an error of kind ErrNotFound.
@@ -286,4 +290,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// HasValue reports whether s is one of an enum's Values.
+func (f *Field) HasValue(s string) bool {
+	if f.valueSet != nil {
+		_, ok := f.valueSet[s]
+		return ok
+	}
+	return contains(f.Values, s)
 }

@@ -51,8 +51,9 @@
 //     strings have one length and put the most significant digits first,
 //     so comparing them as text compares them as instants. That is what
 //     lets SQL compare and index datetimes as plain text in SQLite and
-//     PostgreSQL alike; documents must therefore be stored normalized, and
-//     reads return the canonical form.
+//     PostgreSQL alike; documents must therefore be stored normalized.
+//     Shorten turns a stored document's datetimes into their shortest RFC
+//     3339 form in UTC, the form reads return.
 //   - ExpiresAt applies the ttl: the first override whose condition
 //     matches wins, else the default; no ttl means no expiry.
 //

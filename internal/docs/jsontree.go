@@ -66,6 +66,10 @@ func (v *jval) get(key string) *jval {
 	return nil
 }
 
+// smallObject is the size up to which an object's duplicate keys are
+// found by a scan of its members; larger ones use a set.
+const smallObject = 16
+
 // maxDefDepth bounds the nesting of a definition file, so a hostile file
 // cannot exhaust the stack.
 const maxDefDepth = 64
@@ -166,6 +170,7 @@ func (p *jparser) value(depth int) (*jval, error) {
 			return v, nil
 		case '{':
 			v := &jval{kind: jObject}
+			var seen map[string]struct{} // for large objects: duplicates in linear time
 			for p.dec.More() {
 				kt, err := p.token()
 				if err != nil {
@@ -175,7 +180,20 @@ func (p *jparser) value(depth int) (*jval, error) {
 				if !ok {
 					return nil, p.errorf("expected an object key")
 				}
-				if v.get(key) != nil {
+				if len(v.obj) == smallObject {
+					seen = make(map[string]struct{}, 2*smallObject)
+					for _, m := range v.obj {
+						seen[m.key] = struct{}{}
+					}
+				}
+				dup := false
+				if seen != nil {
+					_, dup = seen[key]
+					seen[key] = struct{}{}
+				} else {
+					dup = v.get(key) != nil
+				}
+				if dup {
 					return nil, p.errorf("duplicate key %q", key)
 				}
 				e, err := p.value(depth + 1)

@@ -3,6 +3,7 @@ package docs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -47,9 +48,8 @@ func LoadProjectFS(fsys fs.FS) (*Project, error) {
 			continue
 		}
 		file := "stores/" + e.Name()
-		data, err := fs.ReadFile(fsys, file)
-		if err != nil {
-			l.add(file, "", "cannot read the file: %v", err)
+		data, ok := l.readFile(file)
+		if !ok {
 			continue
 		}
 		s := l.store(file, data)
@@ -75,6 +75,10 @@ func LoadProjectFS(fsys fs.FS) (*Project, error) {
 	}
 
 	for _, e := range l.readDir("agents") {
+		if e.Type()&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeSocket|fs.ModeIrregular) != 0 {
+			l.skipped = append(l.skipped, fmt.Sprintf("agents/%s: skipped: %s, not a directory", e.Name(), fileKind(e.Type())))
+			continue
+		}
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
@@ -92,12 +96,67 @@ func LoadProjectFS(fsys fs.FS) (*Project, error) {
 	}
 	p.StoreNames = sortedKeys(p.Stores)
 	p.AgentNames = sortedKeys(p.Agents)
+	p.Skipped = l.skipped
 	return p, nil
 }
 
 type loader struct {
-	fsys fs.FS
-	viol []errs.Violation
+	fsys    fs.FS
+	viol    []errs.Violation
+	skipped []string
+}
+
+// MaxDefinitionBytes bounds one definition file: a store or an agent.
+const MaxDefinitionBytes = 4 << 20
+
+// readFile reads a definition file. A special file (a FIFO would block
+// the load forever, a device might never end) is skipped and noted; a
+// file over MaxDefinitionBytes is a violation, refused before it is read.
+func (l *loader) readFile(file string) ([]byte, bool) {
+	fi, err := fs.Stat(l.fsys, file)
+	if err != nil {
+		l.add(file, "", "cannot read the file: %v", err)
+		return nil, false
+	}
+	if !fi.Mode().IsRegular() {
+		l.skipped = append(l.skipped, fmt.Sprintf("%s: skipped: %s, not a regular file", file, fileKind(fi.Mode())))
+		return nil, false
+	}
+	if fi.Size() > MaxDefinitionBytes {
+		l.add(file, "", "the file is %d bytes, over the limit of %d bytes for a definition", fi.Size(), MaxDefinitionBytes)
+		return nil, false
+	}
+	f, err := l.fsys.Open(file)
+	if err != nil {
+		l.add(file, "", "cannot read the file: %v", err)
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxDefinitionBytes+1))
+	if err != nil {
+		l.add(file, "", "cannot read the file: %v", err)
+		return nil, false
+	}
+	if len(data) > MaxDefinitionBytes {
+		l.add(file, "", "the file is over the limit of %d bytes for a definition", MaxDefinitionBytes)
+		return nil, false
+	}
+	return data, true
+}
+
+// fileKind names the type of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a special file"
 }
 
 func (l *loader) add(file, path, format string, args ...any) {
@@ -428,17 +487,19 @@ func (c fileCtx) field(path string, v *jval, depth int) (*Field, bool) {
 			c.add(join(path, "values"), "must not be empty")
 			ok = false
 		default:
+			f.valueSet = make(map[string]struct{}, len(vals.arr))
 			for i, e := range vals.arr {
 				s, sok := c.str(index(join(path, "values"), i), e)
 				if !sok {
 					ok = false
 					continue
 				}
-				if contains(f.Values, s) {
+				if _, dup := f.valueSet[s]; dup {
 					c.add(index(join(path, "values"), i), "%q is listed twice", s)
 					ok = false
 					continue
 				}
+				f.valueSet[s] = struct{}{}
 				f.Values = append(f.Values, s)
 			}
 		}
@@ -653,16 +714,18 @@ func (c fileCtx) indexes(v *jval, s *Store, schemaOK bool) []string {
 		return nil
 	}
 	var out []string
+	seen := make(map[string]bool, len(v.arr))
 	for i, e := range v.arr {
 		p := index("indexes", i)
 		name, ok := c.str(p, e)
 		if !ok {
 			continue
 		}
-		if contains(out, name) {
+		if seen[name] {
 			c.add(p, "%q is listed twice", name)
 			continue
 		}
+		seen[name] = true
 		out = append(out, name)
 		if !schemaOK {
 			continue
@@ -707,13 +770,12 @@ var agentKeys = []string{"$schema", "name", "description", "stores"}
 func (l *loader) agent(dir string, defined map[string]bool, storeNames []string) *Agent {
 	file := "agents/" + dir + "/agent.json"
 	c := fileCtx{l, file}
-	data, err := fs.ReadFile(l.fsys, file)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			c.add("", "missing: the agent directory agents/%s/ needs an agent.json", dir)
-		} else {
-			c.add("", "cannot read the file: %v", err)
-		}
+	if _, err := fs.Stat(l.fsys, file); errors.Is(err, fs.ErrNotExist) {
+		c.add("", "missing: the agent directory agents/%s/ needs an agent.json", dir)
+		return nil
+	}
+	data, ok := l.readFile(file)
+	if !ok {
 		return nil
 	}
 	a := &Agent{Name: dir, Label: dir, Stores: map[string]Access{}, File: file}

@@ -173,6 +173,11 @@ type Page struct {
 // Page checks a request against the store. Errors are of kind
 // ErrInvalidArgument.
 func (s *Store) Page(req PageRequest) (*Page, error) {
+	for _, f := range [][2]string{{"where", req.Where}, {"sort", req.Sort}, {"cursor", req.Cursor}} {
+		if err := CheckNoNUL(f[0], f[1]); err != nil {
+			return nil, err
+		}
+	}
 	q, err := s.ParseQuery(req.Where)
 	if err != nil {
 		return nil, err
@@ -195,6 +200,9 @@ func (s *Store) Page(req PageRequest) (*Page, error) {
 		c, err := DecodeCursor(req.Cursor)
 		if err != nil {
 			return nil, err
+		}
+		if v, _ := c.Value.(string); strings.IndexByte(c.Key, 0) >= 0 || strings.IndexByte(v, 0) >= 0 {
+			return nil, CheckNoNUL("cursor", "\x00")
 		}
 		if c.Store != s.Name || c.Sort != st.String() || !p.fits(c.Value) {
 			return nil, errs.New(errs.ErrInvalidArgument, "invalid cursor: it belongs to another store or sort order; pass the same sort as the page it came from, or no cursor to start again")

@@ -473,7 +473,7 @@ func (s *Store) checkCond(c *Cond) error {
 				return queryError(v.Pos, "%s is a string field: expected a 'quoted' string or null, found %s", c.Field, v)
 			}
 		case TypeEnum:
-			if v.Kind != KindString || !contains(f.Values, v.Str) {
+			if v.Kind != KindString || !f.HasValue(v.Str) {
 				return queryError(v.Pos, "%s is an enum field: expected one of %s, found %s", c.Field, quoteList(f.Values), v)
 			}
 		case TypeNumber:

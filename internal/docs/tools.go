@@ -279,11 +279,17 @@ func (s *Store) sharedNote() string {
 	return ""
 }
 
+// descNote is the definition's own description, as a sentence of its
+// own (it may be written without a final period).
 func (s *Store) descNote() string {
-	if s.Description == "" {
+	d := strings.TrimSpace(s.Description)
+	if d == "" {
 		return ""
 	}
-	return " " + strings.TrimSpace(s.Description)
+	if !strings.HasSuffix(d, ".") && !strings.HasSuffix(d, "!") && !strings.HasSuffix(d, "?") {
+		d += "."
+	}
+	return " About this store: " + d
 }
 
 func (s *Store) ttlHelp() string {
@@ -374,7 +380,10 @@ func (s *Store) queryExamples() []string {
 	return ex
 }
 
-const pagingHelp = "limit is 1 to 100 (default 20). When more documents follow, next_cursor is set: pass it back as cursor, with the same where and sort, for the next page; it is null on the last page."
+const (
+	pagingHelp     = "limit is 1 to 100 (default 20). When more documents follow, next_cursor is set: pass it back as cursor, with the same where and sort, for the next page; it is null on the last page."
+	listPagingHelp = "limit is 1 to 100 (default 20). When more documents follow, next_cursor is set: pass it back as cursor for the next page; it is null on the last page."
+)
 
 func (s *Store) queryHelp() string {
 	var b strings.Builder
@@ -463,7 +472,7 @@ func (s *Store) tool(op string) ToolSpec {
 		t.OutputSchema = obj(jobj{{"documents", docs}, {"next_cursor", cursor}}, "documents", "next_cursor")
 	case OpList:
 		t.ReadOnly, t.Idempotent = true, true
-		t.Description = fmt.Sprintf("List the %s in key order (%s).%s%s %s", s.what(), s.Key, s.descNote(), s.sharedNote(), pagingHelp)
+		t.Description = fmt.Sprintf("List the %s in key order (%s).%s%s %s", s.what(), s.Key, s.descNote(), s.sharedNote(), listPagingHelp)
 		t.InputSchema = obj(jobj{{"limit", limit}, {"cursor", cursorIn}})
 		t.OutputSchema = obj(jobj{{"documents", docs}, {"next_cursor", cursor}}, "documents", "next_cursor")
 	case OpRemove:

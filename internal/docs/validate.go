@@ -19,6 +19,7 @@ type node struct {
 	nullable bool
 	min, max float64 // -Inf / +Inf when unbounded
 	values   []string
+	set      map[string]struct{} // values as a set, when the loader made one
 	item     *node
 	fields   []namedNode
 	byName   map[string]*node
@@ -52,7 +53,7 @@ func compileField(f *Field) *node {
 	if f.Type == TypeObject {
 		return compileObject(f.Fields, f.FieldNames, f.Nullable)
 	}
-	n := &node{typ: f.Type, nullable: f.Nullable, min: math.Inf(-1), max: math.Inf(1), values: f.Values, store: f.Store}
+	n := &node{typ: f.Type, nullable: f.Nullable, min: math.Inf(-1), max: math.Inf(1), values: f.Values, set: f.valueSet, store: f.Store}
 	if f.Min != nil {
 		n.min = *f.Min
 	}
@@ -247,6 +248,10 @@ func (v *validator) value(path []seg, n *node, x any) (y any, replaced bool) {
 		}
 		return x, false
 	}
+	if s, ok := x.(string); ok && strings.IndexByte(s, 0) >= 0 {
+		v.fail(path, "%s", nulRefusal)
+		return x, false
+	}
 	switch n.typ {
 	case TypeString:
 		if _, ok := x.(string); !ok {
@@ -288,7 +293,7 @@ func (v *validator) value(path []seg, n *node, x any) (y any, replaced bool) {
 		}
 	case TypeEnum:
 		s, ok := x.(string)
-		if !ok || !contains(n.values, s) {
+		if !ok || !n.hasValue(s) {
 			what := jsonType(x)
 			if ok {
 				what = strconv.Quote(s)
@@ -418,11 +423,23 @@ func jsonQuoteList(vals []string) string {
 // copies the objects and arrays on the way to a datetime that changes, and
 // returns doc itself when nothing does. Call it on a valid document.
 func (s *Store) Normalize(doc map[string]any) map[string]any {
-	out, _ := normObject(s.root, doc)
+	out, _ := normObject(s.root, doc, canonicalDatetime)
 	return out
 }
 
-func normObject(n *node, m map[string]any) (map[string]any, bool) {
+// Shorten returns the document with every stored datetime in its shortest
+// RFC 3339 form in UTC ("2026-01-31T08:30:00Z", the fraction without its
+// trailing zeros), the form documents are returned in. Like Normalize it
+// never modifies doc; changed is false, and out is doc, when nothing
+// changes.
+func (s *Store) Shorten(doc map[string]any) (out map[string]any, changed bool) {
+	return normObject(s.root, doc, shortDatetime)
+}
+
+// HasDatetimes reports whether the store's documents can hold a datetime.
+func (s *Store) HasDatetimes() bool { return s.root.hasTime }
+
+func normObject(n *node, m map[string]any, rewrite func(string) (string, bool)) (map[string]any, bool) {
 	if !n.hasTime || m == nil {
 		return m, false
 	}
@@ -432,7 +449,7 @@ func normObject(n *node, m map[string]any) (map[string]any, bool) {
 		if !ok || !f.n.hasTime {
 			continue
 		}
-		if y, changed := normValue(f.n, x); changed {
+		if y, changed := normValue(f.n, x, rewrite); changed {
 			if out == nil {
 				out = make(map[string]any, len(m))
 				for k, v := range m {
@@ -448,14 +465,14 @@ func normObject(n *node, m map[string]any) (map[string]any, bool) {
 	return out, true
 }
 
-func normValue(n *node, x any) (any, bool) {
+func normValue(n *node, x any, rewrite func(string) (string, bool)) (any, bool) {
 	switch n.typ {
 	case TypeDatetime:
 		s, ok := x.(string)
 		if !ok {
 			return x, false
 		}
-		c, ok := canonicalDatetime(s)
+		c, ok := rewrite(s)
 		if !ok || c == s {
 			return x, false
 		}
@@ -465,7 +482,7 @@ func normValue(n *node, x any) (any, bool) {
 		if !ok {
 			return x, false
 		}
-		return normObject(n, m)
+		return normObject(n, m, rewrite)
 	case TypeArray:
 		a, ok := x.([]any)
 		if !ok {
@@ -473,7 +490,7 @@ func normValue(n *node, x any) (any, bool) {
 		}
 		var out []any
 		for i, e := range a {
-			if y, changed := normValue(n.item, e); changed {
+			if y, changed := normValue(n.item, e, rewrite); changed {
 				if out == nil {
 					out = append([]any(nil), a...)
 				}
@@ -486,4 +503,26 @@ func normValue(n *node, x any) (any, bool) {
 		return out, true
 	}
 	return x, false
+}
+
+// hasValue reports whether s is one of an enum's values.
+func (n *node) hasValue(s string) bool {
+	if n.set != nil {
+		_, ok := n.set[s]
+		return ok
+	}
+	return contains(n.values, s)
+}
+
+// nulRefusal is the refusal of a string holding U+0000, which PostgreSQL
+// cannot store in text or JSON: refused on every backend alike.
+const nulRefusal = "must not contain U+0000 (NUL): not every backend can store it"
+
+// CheckNoNUL refuses (ErrInvalidArgument) a request field holding U+0000,
+// naming the field.
+func CheckNoNUL(field, s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return errs.New(errs.ErrInvalidArgument, "%s %s", field, nulRefusal)
+	}
+	return nil
 }

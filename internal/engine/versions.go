@@ -254,6 +254,12 @@ type diffItem struct {
 // Diff lists the paths that differ between two snapshots, in path order. It
 // walks only the subtrees that the two trees do not share.
 func (e *Engine) Diff(ctx context.Context, a, b *Snapshot) ([]Change, error) {
+	return e.diff(ctx, a, b, false)
+}
+
+// diff is Diff; with exact, a file whose content is the same but whose
+// modified time differs is Modified too.
+func (e *Engine) diff(ctx context.Context, a, b *Snapshot, exact bool) ([]Change, error) {
 	if a.root == b.root {
 		return nil, nil
 	}
@@ -304,7 +310,7 @@ func (e *Engine) Diff(ctx context.Context, a, b *Snapshot) ([]Change, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !same {
+			if !same || exact && as[i].ent.ModTime != bs[j].ent.ModTime {
 				out = append(out, Change{Path: as[i].ent.Path, Kind: Modified, Old: as[i].ent, New: bs[j].ent})
 			}
 			i++
@@ -391,6 +397,3 @@ func (e *Engine) sameContent(ctx context.Context, a, b *Entry) (bool, error) {
 	}
 	return ca == cb, nil
 }
-
-// RootOf returns a commit's root (for forks, which copy it).
-func RootOf(c backend.Commit) (Ref, error) { return decodeRoot(c.Root, c.ID) }
