@@ -186,12 +186,16 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]ThreadInfo, len(hs))
-		for i, h := range hs {
-			out[i] = ThreadInfo{Name: h.Name, Created: h.Created, Head: h.Head.Seq}
-			if h.Head.Seq != 0 {
-				out[i].HeadTime = h.Head.Time
+		out := make([]ThreadInfo, 0, len(hs))
+		for _, h := range hs {
+			if isSpillThread(h.Name) {
+				continue // a thread's spill area is part of the thread
 			}
+			info := ThreadInfo{Name: h.Name, Created: h.Created, Head: h.Head.Seq}
+			if h.Head.Seq != 0 {
+				info.HeadTime = h.Head.Time
+			}
+			out = append(out, info)
 		}
 		return out, nil
 	}
