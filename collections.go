@@ -140,8 +140,9 @@ type Collection struct {
 	st    *docs.Store
 	proj  *Project
 	db    backend.Documents
-	scope string // the caller's scope
-	part  string // the partition: scope, or "" for a shared store
+	hints *versionHints // the store's
+	scope string        // the caller's scope
+	part  string        // the partition: scope, or "" for a shared store
 	o     collOpts
 	refs  bool // the schema has ref fields, which a set checks
 	maps  bool // the backend keeps documents as maps (backend.DocMaps)
@@ -206,7 +207,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 		return nil, err
 	}
 	_, maps := db.(backend.DocMaps)
-	c := &Collection{st: st, proj: p, db: db, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
+	c := &Collection{st: st, proj: p, db: db, hints: &s.hints, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
 	if st.Shared {
 		c.part = ""
 	}
@@ -374,13 +375,12 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if !p.ExpiresAt.IsZero() {
 		ttl = p.ExpiresAt.Sub(epoch)
 	}
-	d, err := c.db.PutDoc(ctx, backend.DocPut{
-		DocID:    backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
-		Doc:      p.Doc,
-		JSON:     js,
-		TTL:      ttl,
-		Versions: c.st.HistoryVersions,
-	})
+	d, err := putDoc(ctx, c.db, c.hints, backend.DocReplace{
+		DocID: backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
+		Doc:   p.Doc,
+		JSON:  js,
+		TTL:   ttl,
+	}, c.st.HistoryVersions)
 	if err != nil {
 		return "", 0, err
 	}
@@ -423,8 +423,8 @@ func (c *Collection) refExists(ctx context.Context) docs.RefExists {
 		if st, err := c.proj.p.Store(store); err == nil && st.Shared {
 			part = ""
 		}
-		_, _, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: key}, false, false)
-		return ok, err
+		d, _, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: key}, false)
+		return ok && visible(d, false), err
 	}
 }
 
@@ -488,11 +488,11 @@ func (c *Collection) Get(ctx context.Context, key string, withHistory bool) (Doc
 	if err := checkKey(key); err != nil {
 		return Document{}, err
 	}
-	d, h, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}, withHistory, c.o.includeExpired)
+	d, h, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}, withHistory)
 	if err != nil {
 		return Document{}, err
 	}
-	if !ok {
+	if !ok || !visible(d, c.o.includeExpired) {
 		return Document{}, notFound(key)
 	}
 	out := c.document(d)
@@ -623,7 +623,10 @@ func (c *Collection) Remove(ctx context.Context, key string) (bool, error) {
 	if err := checkKey(key); err != nil {
 		return false, err
 	}
-	return c.db.RemoveDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key})
+	id := backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}
+	c.hints.forget(id)
+	d, ok, err := c.db.DeleteDoc(ctx, id)
+	return ok && visible(d, false), err
 }
 
 // SweepDocuments deletes every expired document of every store and scope,

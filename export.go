@@ -414,7 +414,7 @@ func (ex *exporter) docs(ctx context.Context, p *Project, db backend.Documents, 
 			return err
 		}
 		for _, d := range page.Documents {
-			cur, hist, ok, err := db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: d.Key}, true, true)
+			cur, hist, ok, err := db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: d.Key}, true) // expired or not
 			if err != nil {
 				return err
 			}

@@ -395,7 +395,7 @@ func (im *importer) conflicts(ctx context.Context) error {
 	if im.plan.docs > 0 {
 		db, _ := im.s.documents()
 		for k := range im.plan.docKeys {
-			_, _, ok, err := db.GetDoc(ctx, backend.DocID{Store: k.store, Scope: k.scope, Key: k.key}, false, true)
+			_, _, ok, err := db.GetDoc(ctx, backend.DocID{Store: k.store, Scope: k.scope, Key: k.key}, false) // expired or not
 			if err != nil {
 				return err
 			}
@@ -714,7 +714,8 @@ func (im *importer) undo() {
 	}
 	if db, err := im.s.documents(); err == nil {
 		for _, id := range im.docsWritten {
-			_, _ = db.RemoveDoc(ctx, id)
+			im.s.hints.forget(id)
+			_, _, _ = db.DeleteDoc(ctx, id)
 		}
 	}
 	for _, k := range im.settingsPut {

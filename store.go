@@ -20,9 +20,10 @@ import (
 // collections) on one backend. It is safe for concurrent use; open it once
 // per process and share it.
 type Store struct {
-	b   backend.Backend
-	eng *engine.Engine
-	dsn string
+	b     backend.Backend
+	eng   *engine.Engine
+	dsn   string
+	hints versionHints // collections (doc_versions.go)
 }
 
 // Option configures Open and New.
@@ -179,6 +180,24 @@ type ThreadInfo struct {
 func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error) {
 	if err := CheckScope(scope); err != nil {
 		return nil, err
+	}
+	if l, ok := s.b.(backend.HeadsLister); ok {
+		hs, err := l.ThreadHeads(ctx, scope)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]ThreadInfo, 0, len(hs))
+		for _, h := range hs {
+			if isSpillThread(h.Name) {
+				continue // a thread's spill area is part of the thread
+			}
+			info := ThreadInfo{Name: h.Name, Created: h.Created, Head: h.Head.Seq}
+			if h.Head.Seq != 0 {
+				info.HeadTime = h.Head.Time
+			}
+			out = append(out, info)
+		}
+		return out, nil
 	}
 	ts, err := s.b.Threads(ctx, scope)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // RunDocuments checks every behaviour of collections (DESIGN §3) through
@@ -22,11 +23,8 @@ import (
 // sweeper, scopes, shared stores, agents' access, queries (operators, null
 // semantics, datetimes, sorts, limits, cursors while documents change),
 // remove, refs and the generated tools. The backend must implement
-// backend.Documents. The tests of expiry move the backend's clock, through
-// a method SetClock(func() time.Time) (as the memory and SQLite backends
-// have) or SetDocumentsClock(func() time.Time) (PostgreSQL's, whose clock
-// is otherwise the database's); they are skipped on a backend without
-// either.
+// backend.Documents. The tests of expiry move the backend's clock
+// (backend.ClockSetter); they are skipped on a backend without one.
 func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 	d := &docSuite{open: open}
 	tests := []struct {
@@ -63,7 +61,7 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := d.open(t)
 			if _, ok := b.(backend.Documents); !ok {
-				t.Skipf("%T does not implement backend.Documents", b)
+				testenv.Skip(t, "%T does not implement backend.Documents", b)
 			}
 			st := satchel.New(b)
 			t.Cleanup(func() { st.Close() })
@@ -76,27 +74,6 @@ type docSuite struct {
 	open func(t *testing.T) backend.Backend
 }
 
-// clockSetter is the hook the expiry tests move time with: SetClock (the
-// memory and SQLite backends), or SetDocumentsClock for a backend whose
-// clock is otherwise the database's (PostgreSQL).
-type clockSetter interface{ SetClock(func() time.Time) }
-
-type docsClockSetter interface{ SetDocumentsClock(func() time.Time) }
-
-type docsClock struct{ b docsClockSetter }
-
-func (c docsClock) SetClock(now func() time.Time) { c.b.SetDocumentsClock(now) }
-
-func clockOf(b backend.Backend) (clockSetter, bool) {
-	if cs, ok := b.(clockSetter); ok {
-		return cs, true
-	}
-	if ds, ok := b.(docsClockSetter); ok {
-		return docsClock{ds}, true
-	}
-	return nil, false
-}
-
 // clock is a settable time for a backend.
 type clock struct {
 	mu  sync.Mutex
@@ -107,22 +84,17 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now
 
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
-// setClock gives the store's backend a clock the test moves, or skips.
+// setClock gives the store's backend a clock the test moves
+// (backend.ClockSetter), or skips.
 func setClock(t *testing.T, st *satchel.Store) *clock {
 	t.Helper()
-	cs, ok := clockOf(st.Backend())
+	cs, ok := st.Backend().(backend.ClockSetter)
 	if !ok {
-		t.Skipf("%T has no SetClock(func() time.Time): expiry is not tested", st.Backend())
+		testenv.Skip(t, "%T is not a backend.ClockSetter: expiry is not tested", st.Backend())
 	}
 	c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	cs.SetClock(c.Now)
-	t.Cleanup(func() {
-		if _, ok := cs.(docsClock); ok {
-			cs.SetClock(nil)
-		} else {
-			cs.SetClock(time.Now)
-		}
-	})
+	t.Cleanup(func() { cs.SetClock(nil) })
 	return c
 }
 

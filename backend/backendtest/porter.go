@@ -67,7 +67,7 @@ func checkPorter(t *testing.T, b backend.Backend) {
 		}
 		return backend.Doc{Key: "k", Version: v, Updated: upd, Expires: exp, JSON: []byte(body), Map: m}
 	}
-	if _, err := db.PutDoc(ctx, backend.DocPut{DocID: id, Doc: map[string]any{"a": "old"}, JSON: []byte(`{"a":"old"}`), Versions: 5}); err != nil {
+	if _, err := db.ReplaceDoc(ctx, backend.DocReplace{DocID: id, Doc: map[string]any{"a": "old"}, JSON: []byte(`{"a":"old"}`), Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	exp := at.Add(100 * 365 * 24 * time.Hour)
@@ -79,7 +79,7 @@ func checkPorter(t *testing.T, b backend.Backend) {
 	if err := p.PutDocVersions(ctx, id, want); err != nil {
 		t.Fatalf("PutDocVersions: %v", err)
 	}
-	cur, hist, ok, err := db.GetDoc(ctx, id, true, false)
+	cur, hist, ok, err := db.GetDoc(ctx, id, true)
 	if err != nil || !ok {
 		t.Fatalf("GetDoc after PutDocVersions: %v %v", ok, err)
 	}
@@ -98,9 +98,10 @@ func checkPorter(t *testing.T, b backend.Backend) {
 		}
 	}
 	// The next set continues from the imported version.
-	d, err := db.PutDoc(ctx, backend.DocPut{DocID: id, Doc: map[string]any{"a": "eight"}, JSON: []byte(`{"a":"eight"}`), Versions: 5})
+	d, err := db.ReplaceDoc(ctx, backend.DocReplace{DocID: id, Doc: map[string]any{"a": "eight"}, JSON: []byte(`{"a":"eight"}`),
+		Version: 8, Expect: 7, Live: true, Archive: true, Keep: 5})
 	if err != nil || d.Version != 8 {
-		t.Errorf("PutDoc after PutDocVersions: version %d %v, want 8", d.Version, err)
+		t.Errorf("ReplaceDoc after PutDocVersions: version %d %v, want 8", d.Version, err)
 	}
 	shared := backend.DocID{Store: "st", Scope: "", Key: "x"}
 	if err := p.PutDocVersions(ctx, shared, []backend.Doc{doc(1, `{"a":"x"}`, at, time.Time{})}); err != nil {

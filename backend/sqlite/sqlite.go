@@ -116,6 +116,7 @@ type Backend struct {
 	// before an Append writes their commit_seq entries (decision 0015).
 	indexEvery int64
 	heads      headCache
+	docs       docState // collections (docs.go)
 	// readOnly: opened by OpenReadOnly, every write is refused.
 	readOnly bool
 
@@ -304,10 +305,16 @@ func parsePath(dsn string) (string, error) {
 // Path returns the absolute path of the database file.
 func (b *Backend) Path() string { return b.path }
 
-// SetClock replaces the clock that stamps commits, drops and threads, and
-// that Now reads (for tests of retention and garbage collection). It is
-// not shared with other processes.
-func (b *Backend) SetClock(now func() time.Time) { b.clock.Store(&now) }
+// SetClock replaces the clock that stamps commits, drops, threads and
+// documents, and that Now and expiry read (backend.ClockSetter); nil
+// restores the process's clock. It is not shared with other processes.
+func (b *Backend) SetClock(now backend.Clock) {
+	if now == nil {
+		now = time.Now
+	}
+	f := (func() time.Time)(now)
+	b.clock.Store(&f)
+}
 
 func (b *Backend) now() time.Time { return (*b.clock.Load())().UTC() }
 
@@ -450,4 +457,12 @@ func blob(b []byte) []byte {
 	return b
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend     = (*Backend)(nil)
+	_ backend.Documents   = (*Backend)(nil)
+	_ backend.Vacuumer    = (*Backend)(nil)
+	_ backend.ClockSetter = (*Backend)(nil)
+	_ backend.Migrator    = (*Backend)(nil)
+	_ backend.DiskSizer   = (*Backend)(nil)
+	_ backend.HeadsLister = (*Backend)(nil)
+)

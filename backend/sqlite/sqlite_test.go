@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/satchel-dev/satchel/backend"
-	"github.com/satchel-dev/satchel/backend/backendtest"
 )
 
 func openTest(t testing.TB, opt options) *Backend {
@@ -20,10 +19,6 @@ func openTest(t testing.TB, opt options) *Backend {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func TestContract(t *testing.T) {
-	backendtest.RunContract(t, func(t *testing.T) backend.Backend { return openTest(t, options{}) })
 }
 
 func TestPragmas(t *testing.T) {

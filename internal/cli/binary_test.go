@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // TestBinary builds cmd/satchel and takes it on a short tour, checking the
@@ -22,7 +23,7 @@ func TestBinary(t *testing.T) {
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command to build the binary with")
+		testenv.Skip(t, "no go command to build the binary with")
 	}
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "satchel")

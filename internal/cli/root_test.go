@@ -110,7 +110,7 @@ func sqliteDB(t *testing.T) string {
 	path := filepath.Join(t.TempDir(), "satchel.db")
 	s, err := satchel.Open(context.Background(), path)
 	if err != nil {
-		t.Skipf("satchel.Open(%q) failed, the SQLite backend is not linked yet: %v", path, err)
+		t.Fatalf("satchel.Open(%q): %v", path, err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -1,19 +1,20 @@
 package docs
 
 import (
-	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite"
+
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 func TestQuerySQL(t *testing.T) {
@@ -252,17 +253,14 @@ func differentialCases(t *testing.T) (*Store, []sqlRow, []pageCase) {
 	return s, rows, cases
 }
 
-// compareRuns checks the pages a database returned, one line each.
-func compareRuns(t *testing.T, cases []pageCase, out []byte) {
+// compareRuns checks the pages a database returned, one list of keys a
+// case.
+func compareRuns(t *testing.T, cases []pageCase, got [][]string) {
 	t.Helper()
-	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(got) != len(cases) {
-		t.Fatalf("got %d result lines for %d pages:\n%s", len(got), len(cases), out)
-	}
 	bad := 0
 	for i, c := range cases {
-		if g := strings.Join(c.want, ","); got[i] != g {
-			t.Errorf("%s: SQL gave [%s], Go gave [%s]", c.label, got[i], g)
+		if g, w := strings.Join(got[i], ","), strings.Join(c.want, ","); g != w {
+			t.Errorf("%s: SQL gave [%s], Go gave [%s]", c.label, g, w)
 			if bad++; bad > 10 {
 				t.Fatal("too many differences")
 			}
@@ -271,118 +269,110 @@ func compareRuns(t *testing.T, cases []pageCase, out []byte) {
 	t.Logf("%d pages compared", len(cases))
 }
 
-// TestSQLiteAgreesWithMatch runs the compiled SQL of many queries, sorts
-// and cursors in the sqlite3 command-line shell and checks that every
-// page holds exactly the documents that Match, Compare and Limit give in
-// Go: the two evaluations of one representation must never differ.
-func TestSQLiteAgreesWithMatch(t *testing.T) {
-	sqlite, err := exec.LookPath("sqlite3")
+// openSQLite opens an in-memory SQLite database (modernc, the driver the
+// SQLite backend uses) on one connection, so that every statement sees the
+// same database.
+func openSQLite(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
-		t.Skip("no sqlite3 shell")
+		t.Fatal(err)
 	}
-	_, rows, cases := differentialCases(t)
-	var script bytes.Buffer
-	script.WriteString("CREATE TABLE d(key TEXT PRIMARY KEY, doc TEXT);\n")
-	for _, r := range rows {
-		js, _ := json.Marshal(r.doc)
-		fmt.Fprintf(&script, "INSERT INTO d VALUES (%s, %s);\n", sqlString(r.key), sqlString(string(js)))
-	}
-	for _, c := range cases {
-		where, orderBy, args := c.page.SQL(SQLite, "doc", "key", 1)
-		script.WriteString(".parameter init\n.parameter clear\n")
-		for i, a := range args {
-			fmt.Fprintf(&script, ".parameter set ?%d %s\n", i+1, sqlLiteral(SQLite, a))
-		}
-		fmt.Fprintf(&script, "SELECT ifnull((SELECT group_concat(key, ',') FROM (SELECT key FROM d WHERE %s ORDER BY %s LIMIT %d)), '');\n",
-			where, orderBy, c.page.Limit)
-	}
-	cmd := exec.Command(sqlite, "-batch", "-bail", filepath.Join(t.TempDir(), "t.db"))
-	cmd.Stdin = &script
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("sqlite3: %v\n%s", err, out)
-	}
-	compareRuns(t, cases, out)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
-// TestPostgresAgreesWithMatch is TestSQLiteAgreesWithMatch on PostgreSQL,
-// through psql with PREPARE and EXECUTE (so the $N parameters are bound
-// by the server). See psqlRunner for which server it uses.
-func TestPostgresAgreesWithMatch(t *testing.T) {
-	run := psqlRunner(t)
+// openPostgres connects to the test server (pgx, the driver the PostgreSQL
+// backend uses); the tables a test creates are temporary, the
+// connection's own.
+func openPostgres(t *testing.T) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatalf("PostgreSQL at $SATCHEL_TEST_POSTGRES is not reachable: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// queryStrings runs a query of one text column and returns its rows.
+func queryStrings(ctx context.Context, conn *pgx.Conn, q string, args ...any) ([]string, error) {
+	rows, err := conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// TestSQLiteAgreesWithMatch runs the compiled SQL of many queries, sorts
+// and cursors on SQLite, in this process, with their arguments bound as
+// the backend binds them, and checks that every page holds exactly the
+// documents that Match, Compare and Limit give in Go: the two evaluations
+// of one representation must never differ.
+func TestSQLiteAgreesWithMatch(t *testing.T) {
+	db := openSQLite(t)
+	ctx := t.Context()
 	_, rows, cases := differentialCases(t)
-	var script strings.Builder
-	script.WriteString("CREATE TEMP TABLE d(key text COLLATE \"C\" PRIMARY KEY, doc jsonb NOT NULL);\n")
+	if _, err := db.ExecContext(ctx, "CREATE TABLE d(key TEXT PRIMARY KEY, doc TEXT)"); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rows {
 		js, _ := json.Marshal(r.doc)
-		fmt.Fprintf(&script, "INSERT INTO d VALUES (%s, %s);\n", sqlString(r.key), sqlString(string(js)))
+		if _, err := db.ExecContext(ctx, "INSERT INTO d VALUES (?, ?)", r.key, string(js)); err != nil {
+			t.Fatal(err)
+		}
 	}
+	got := make([][]string, len(cases))
+	for i, c := range cases {
+		where, orderBy, args := c.page.SQL(SQLite, "doc", "key", 1)
+		q := fmt.Sprintf("SELECT key FROM d WHERE %s ORDER BY %s LIMIT %d", where, orderBy, c.page.Limit)
+		rs, err := db.QueryContext(ctx, q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.label, err, q)
+		}
+		got[i] = []string{}
+		for rs.Next() {
+			var k string
+			if err := rs.Scan(&k); err != nil {
+				t.Fatal(err)
+			}
+			got[i] = append(got[i], k)
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatalf("%s: %v", c.label, err)
+		}
+		rs.Close()
+	}
+	compareRuns(t, cases, got)
+}
+
+// TestPostgresAgreesWithMatch is TestSQLiteAgreesWithMatch on PostgreSQL
+// through pgx, the $N parameters bound by the server.
+func TestPostgresAgreesWithMatch(t *testing.T) {
+	conn := openPostgres(t)
+	ctx := t.Context()
+	_, rows, cases := differentialCases(t)
+	if _, err := conn.Exec(ctx, `CREATE TEMP TABLE d(key text COLLATE "C" PRIMARY KEY, doc jsonb NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		js, _ := json.Marshal(r.doc)
+		if _, err := conn.Exec(ctx, "INSERT INTO d VALUES ($1, $2)", r.key, string(js)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([][]string, len(cases))
 	for i, c := range cases {
 		where, orderBy, args := c.page.SQL(Postgres, "doc", "key", 1)
-		fmt.Fprintf(&script, "PREPARE p%d AS SELECT array_to_string(ARRAY(SELECT key FROM d WHERE %s ORDER BY %s LIMIT %d), ',');\n", i, where, orderBy, c.page.Limit)
-		lits := make([]string, len(args))
-		for j, a := range args {
-			lits[j] = sqlLiteral(Postgres, a)
+		q := fmt.Sprintf("SELECT key FROM d WHERE %s ORDER BY %s LIMIT %d", where, orderBy, c.page.Limit)
+		keys, err := queryStrings(ctx, conn, q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.label, err, q)
 		}
-		if len(lits) == 0 {
-			fmt.Fprintf(&script, "EXECUTE p%d;\n", i)
-		} else {
-			fmt.Fprintf(&script, "EXECUTE p%d(%s);\n", i, strings.Join(lits, ", "))
-		}
+		got[i] = append([]string{}, keys...)
 	}
-	out, err := run(script.String())
-	if err != nil {
-		t.Fatalf("psql: %v\n%s", err, out)
-	}
-	compareRuns(t, cases, out)
-}
-
-// psqlRunner returns a function that runs an SQL script in one psql
-// session. The server is $SATCHEL_TEST_POSTGRES (a connection URI, as in
-// CI, where an unreachable server fails the test) or else database "test"
-// on the local socket (skipped when unreachable). Without psql the test
-// is skipped.
-func psqlRunner(t *testing.T) func(script string) ([]byte, error) {
-	t.Helper()
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		t.Skip("no psql")
-	}
-	db, required := os.LookupEnv("SATCHEL_TEST_POSTGRES")
-	if !required {
-		db = "test"
-	}
-	run := func(script string) ([]byte, error) {
-		cmd := exec.Command(psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db)
-		cmd.Stdin = strings.NewReader(script)
-		return cmd.CombinedOutput()
-	}
-	if out, err := run("SELECT 1;"); err != nil {
-		if required {
-			t.Fatalf("PostgreSQL at $SATCHEL_TEST_POSTGRES is not reachable: %v %s", err, out)
-		}
-		t.Skipf("no PostgreSQL server: %v %s", err, out)
-	}
-	return run
-}
-
-// sqlLiteral renders an argument for the sqlite3 shell's .parameter set
-// (test only: the package itself never writes values into SQL).
-func sqlLiteral(d Dialect, a any) string {
-	switch a := a.(type) {
-	case string:
-		if d == SQLite {
-			return `"` + sqlString(a) + `"`
-		}
-		return sqlString(a)
-	case bool:
-		return strconv.FormatBool(a)
-	case float64:
-		return strconv.FormatFloat(a, 'e', -1, 64)
-	case int64:
-		return strconv.FormatInt(a, 10)
-	}
-	panic(fmt.Sprintf("unexpected arg %T", a))
+	compareRuns(t, cases, got)
 }
 
 // TestIndexesAreUsed creates the indexes of IndexExprs and asks each
@@ -391,56 +381,62 @@ func TestIndexesAreUsed(t *testing.T) {
 	s := queryStore(t)
 	queries := []string{"n > 1", "m.source = 'x'", "at >= '2026-01-01T00:00:00Z'", "status IN ['open', 'done']", "b = true"}
 	t.Run("sqlite", func(t *testing.T) {
-		sqlite, err := exec.LookPath("sqlite3")
-		if err != nil {
-			t.Skip("no sqlite3 shell")
+		db := openSQLite(t)
+		ctx := t.Context()
+		if _, err := db.ExecContext(ctx, "CREATE TABLE d(key TEXT PRIMARY KEY, doc TEXT)"); err != nil {
+			t.Fatal(err)
 		}
-		var script strings.Builder
-		script.WriteString("CREATE TABLE d(key TEXT PRIMARY KEY, doc TEXT);\n")
 		for i, e := range s.IndexExprs(SQLite, "doc") {
-			fmt.Fprintf(&script, "CREATE INDEX i%d ON d(%s);\n", i, e)
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE INDEX i%d ON d(%s)", i, e)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, w := range queries {
 			q, _ := s.ParseQuery(w)
 			where, args := q.SQL(SQLite, "doc", 1)
-			script.WriteString(".parameter init\n.parameter clear\n")
-			for i, a := range args {
-				fmt.Fprintf(&script, ".parameter set ?%d %s\n", i+1, sqlLiteral(SQLite, a))
+			rs, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN SELECT key FROM d WHERE "+where, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", w, err)
 			}
-			fmt.Fprintf(&script, "EXPLAIN QUERY PLAN SELECT key FROM d WHERE %s;\n", where)
-		}
-		cmd := exec.Command(sqlite, "-batch", "-bail", ":memory:")
-		cmd.Stdin = strings.NewReader(script.String())
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("sqlite3: %v\n%s", err, out)
-		}
-		if n := strings.Count(string(out), "USING INDEX i"); n != len(queries) {
-			t.Errorf("%d of %d queries use an index:\n%s", n, len(queries), out)
+			var plan strings.Builder
+			for rs.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rs.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan.WriteString(detail + "\n")
+			}
+			rs.Close()
+			if !strings.Contains(plan.String(), "USING INDEX i") {
+				t.Errorf("%s uses no index:\n%s", w, plan.String())
+			}
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
-		run := psqlRunner(t)
-		var script strings.Builder
-		script.WriteString("CREATE TEMP TABLE d(key text COLLATE \"C\" PRIMARY KEY, doc jsonb NOT NULL);\nSET enable_seqscan = off;\n")
-		for i, e := range s.IndexExprs(Postgres, "doc") {
-			fmt.Fprintf(&script, "CREATE INDEX i%d ON d(%s);\n", i, e)
+		conn := openPostgres(t)
+		ctx := t.Context()
+		if _, err := conn.Exec(ctx, `CREATE TEMP TABLE d(key text COLLATE "C" PRIMARY KEY, doc jsonb NOT NULL)`); err != nil {
+			t.Fatal(err)
 		}
-		for i, w := range queries {
+		if _, err := conn.Exec(ctx, "SET enable_seqscan = off"); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range s.IndexExprs(Postgres, "doc") {
+			if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE INDEX i%d ON d(%s)", i, e)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, w := range queries {
 			q, _ := s.ParseQuery(w)
 			where, args := q.SQL(Postgres, "doc", 1)
-			lits := make([]string, len(args))
-			for j, a := range args {
-				lits[j] = sqlLiteral(Postgres, a)
+			lines, err := queryStrings(ctx, conn, "EXPLAIN (COSTS OFF) SELECT key FROM d WHERE "+where, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", w, err)
 			}
-			fmt.Fprintf(&script, "PREPARE p%d AS SELECT key FROM d WHERE %s;\nEXPLAIN (COSTS OFF) EXECUTE p%d(%s);\n", i, where, i, strings.Join(lits, ", "))
-		}
-		out, err := run(script.String())
-		if err != nil {
-			t.Fatalf("psql: %v\n%s", err, out)
-		}
-		if n := strings.Count(string(out), "Index Cond"); n != len(queries) {
-			t.Errorf("%d of %d queries use an index:\n%s", n, len(queries), out)
+			if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "Index Cond") {
+				t.Errorf("%s uses no index:\n%s", w, plan)
+			}
 		}
 	})
 }
