@@ -18,7 +18,7 @@ import (
 // in order (for list and key-ordered pages, which then seek instead of
 // scanning), and for each indexed field a map from value to keys (for
 // queries with = or IN on it). Queries evaluate DocQuery.Match and Compare
-// over the candidates: the semantics stay those of internal/docs.
+// over the candidates: the semantics stay those of internal/collection.
 type docStore struct {
 	mu      sync.RWMutex
 	parts   map[partKey]*docPart

@@ -22,7 +22,7 @@ import (
 // the history and rewrites the row, in data-modifying CTEs. Times come from the
 // database's clock (now()), except in tests that set one
 // (SetClock). Queries run the WHERE and ORDER BY that
-// internal/docs compiled, with the store's name written as a literal so
+// internal/collection compiled, with the store's name written as a literal so
 // that the planner can use the store's partial indexes, also in the
 // generic plans of prepared statements.
 

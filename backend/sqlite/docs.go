@@ -22,7 +22,7 @@ import (
 // history, rewrite the row in place). Document writes wake the WAL
 // checkpointer as Appends do (docs/decisions/0011-sqlite-documents.md).
 // A get is one prepared point query on the reader pool. Queries run the
-// WHERE and ORDER BY that internal/docs compiled, with the store's name
+// WHERE and ORDER BY that internal/collection compiled, with the store's name
 // written into the SQL as a literal: that is what lets SQLite use the
 // store's partial indexes (a bound parameter would hide from the planner
 // that the index's WHERE store = '<name>' holds). Store names are checked

@@ -1,4 +1,4 @@
-package docs
+package collection
 
 import "github.com/satchel-dev/satchel/internal/errs"
 

@@ -1,4 +1,4 @@
-package docs
+package collection
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-// Package docs is the storage-independent half of satchel's collections
+// Package collection is the storage-independent half of satchel's collections
 // (DESIGN §1.2, §3): store and agent definitions, document validation,
 // keys, expiry, the query language with its SQL compilation, keyset
 // pagination, access rules and the generated tool specs. Nothing here
@@ -125,4 +125,4 @@
 //	// SELECT key, doc FROM documents WHERE store = $1 AND scope = $2 AND <where>
 //	//   ORDER BY <orderBy> LIMIT page.Limit+1
 //	// with more than page.Limit rows, next_cursor = page.Cursor(key, doc) of the last one kept
-package docs
+package collection

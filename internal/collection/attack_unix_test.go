@@ -1,6 +1,6 @@
 //go:build unix
 
-package docs
+package collection
 
 import (
 	"os"
