@@ -253,6 +253,11 @@ func (w *Workspace) DiffFile(ctx context.Context, from, to, path string) (string
 	if err != nil {
 		return "", err
 	}
+	return diffSnapshotFile(ctx, a, b, path)
+}
+
+// diffSnapshotFile is the unified diff of path between two snapshots.
+func diffSnapshotFile(ctx context.Context, a, b *Snapshot, path string) (string, error) {
 	ca, okA, err := contentAt(ctx, a.snap, path)
 	if err != nil {
 		return "", err
