@@ -187,7 +187,7 @@ func (in *Inspector) viewerFor(w http.ResponseWriter, r *http.Request) (viewer, 
 	if !arrivedOnLoopback(r) {
 		return viewer{}, errSignIn
 	}
-	n, err := usableTokens(r.Context(), in.cfg.Store)
+	n, err := in.cfg.Store.UsableTokens(r.Context())
 	if err != nil {
 		return viewer{}, err
 	}
@@ -209,7 +209,7 @@ func (in *Inspector) stillAllowed(ctx context.Context, v viewer) (bool, error) {
 		}
 		return err == nil, err
 	}
-	n, err := usableTokens(ctx, in.cfg.Store)
+	n, err := in.cfg.Store.UsableTokens(ctx)
 	return err == nil && n == 0, err
 }
 

@@ -170,7 +170,7 @@ func CheckExposure(ctx context.Context, st *satchel.Store, addr string) error {
 	if host != "" && isLoopback(host) {
 		return nil
 	}
-	n, err := usableTokens(ctx, st)
+	n, err := st.UsableTokens(ctx)
 	if err != nil {
 		return err
 	}
@@ -179,25 +179,6 @@ func CheckExposure(ctx context.Context, st *satchel.Store, addr string) error {
 			"refusing to listen on %s: it is not a loopback address and no access token exists; create one with `satchel token create --operator`, or listen on 127.0.0.1", addr)}
 	}
 	return nil
-}
-
-// usableTokens counts the tokens that are neither revoked nor expired.
-func usableTokens(ctx context.Context, st *satchel.Store) (int, error) {
-	ts, err := st.Tokens(ctx)
-	if err != nil {
-		return 0, err
-	}
-	now, err := st.Backend().Now(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, t := range ts {
-		if t.Revoked.IsZero() && (t.Expires.IsZero() || now.Before(t.Expires)) {
-			n++
-		}
-	}
-	return n, nil
 }
 
 // isLoopback reports whether a host (with or without a port) is

@@ -381,7 +381,7 @@ func (s *Server) closeSessions() {
 // checkExposure refuses an address that is not loopback when no usable
 // token exists, and warns on a loopback one.
 func (s *Server) checkExposure(ctx context.Context, addr string) error {
-	n, err := s.usableTokens(ctx)
+	n, err := s.cfg.Store.UsableTokens(ctx)
 	if err != nil {
 		return err
 	}
@@ -407,23 +407,4 @@ func (s *Server) checkExposure(ctx context.Context, addr string) error {
 	}
 	s.log.Warn("no access token exists: every request is refused until one is made with `satchel token create`")
 	return nil
-}
-
-// usableTokens counts the tokens that are neither revoked nor expired.
-func (s *Server) usableTokens(ctx context.Context) (int, error) {
-	ts, err := s.cfg.Store.Tokens(ctx)
-	if err != nil {
-		return 0, err
-	}
-	now, err := s.cfg.Store.Backend().Now(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, t := range ts {
-		if t.Revoked.IsZero() && (t.Expires.IsZero() || now.Before(t.Expires)) {
-			n++
-		}
-	}
-	return n, nil
 }
