@@ -163,7 +163,7 @@ func TestWrapUntrusted(t *testing.T) {
 	// Another session, another nonce.
 	c2 := &client{t: t, cs: connect(t, s)}
 	if m := preface.FindStringSubmatch(c2.ok("read_file", map[string]any{"path": "a.md"})); m == nil || m[1] == n[1] {
-		t.Errorf("a second session shares the nonce")
+		t.Errorf("a second MCP connection shares the nonce")
 	}
 }
 
