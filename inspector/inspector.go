@@ -25,12 +25,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
 // DefaultAddr is where `satchel ui` listens by default.
@@ -167,7 +167,7 @@ func CheckExposure(ctx context.Context, st *satchel.Store, addr string) error {
 	if err != nil {
 		return fmt.Errorf("invalid address %q: %w", addr, err)
 	}
-	if host != "" && isLoopback(host) {
+	if host != "" && loopback.Host(host) {
 		return nil
 	}
 	n, err := st.UsableTokens(ctx)
@@ -179,24 +179,4 @@ func CheckExposure(ctx context.Context, st *satchel.Store, addr string) error {
 			"refusing to listen on %s: it is not a loopback address and no access token exists; create one with `satchel token create --operator`, or listen on 127.0.0.1", addr)}
 	}
 	return nil
-}
-
-// isLoopback reports whether a host (with or without a port) is
-// "localhost" or a loopback IP address.
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
-// arrivedOnLoopback reports whether r came in on a loopback address.
-func arrivedOnLoopback(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && la != nil && isLoopback(la.String())
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
 // HTTP endpoints.
@@ -122,7 +122,7 @@ func (s *Server) track(next http.Handler) http.Handler {
 func (s *Server) authenticate(next, open http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := bearer(r)
-		if !ok && s.cfg.InsecureNoAuth && r.Header.Get("Authorization") == "" && arrivedOnLoopback(r) {
+		if !ok && s.cfg.InsecureNoAuth && r.Header.Get("Authorization") == "" && loopback.Arrived(r) {
 			s.admit(w, r, caller{id: s.fixed}, "", open)
 			return
 		}
@@ -183,12 +183,6 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, c caller, bound s
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerCtxKey{}, c)))
 }
 
-// arrivedOnLoopback reports whether r came in on a loopback address.
-func arrivedOnLoopback(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && la != nil && isLoopback(la.String())
-}
-
 func bearer(r *http.Request) (string, bool) {
 	f := strings.Fields(r.Header.Get("Authorization"))
 	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
@@ -224,27 +218,13 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 func (s *Server) hostCheck(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-			if isLoopback(la.String()) && !isLoopback(r.Host) {
+			if loopback.Host(la.String()) && !loopback.Host(r.Host) {
 				http.Error(w, fmt.Sprintf("invalid Host header %q for a loopback listener", r.Host), http.StatusForbidden)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// isLoopback reports whether a host (with or without a port) is
-// "localhost" or a loopback IP address.
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // requestLog gives each request an id and logs it.
@@ -390,7 +370,7 @@ func (s *Server) checkExposure(ctx context.Context, addr string) error {
 		return fmt.Errorf("invalid address %q: %w", addr, err)
 	}
 	if s.cfg.InsecureNoAuth {
-		if host == "" || !isLoopback(host) {
+		if host == "" || !loopback.Host(host) {
 			return &satchel.Error{Kind: satchel.ErrAccessDenied, Msg: fmt.Sprintf(
 				"refusing to listen on %s without authentication: --insecure-no-auth is allowed only on a loopback address (127.0.0.1, [::1] or localhost)", addr)}
 		}
@@ -401,7 +381,7 @@ func (s *Server) checkExposure(ctx context.Context, addr string) error {
 	if n > 0 {
 		return nil
 	}
-	if host == "" || !isLoopback(host) {
+	if host == "" || !loopback.Host(host) {
 		return &satchel.Error{Kind: satchel.ErrAccessDenied, Msg: fmt.Sprintf(
 			"refusing to listen on %s: it is not a loopback address and no access token exists; create one with `satchel token create --agent NAME --scope SCOPE`, or listen on 127.0.0.1", addr)}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
 // headerTransport adds headers to every request.
@@ -474,8 +475,8 @@ func TestIsLoopback(t *testing.T) {
 		"[::1]:8080": true, "::1": true, "127.1.2.3": true,
 		"0.0.0.0": false, "": false, "example.com": false, "10.0.0.1:80": false, "[::]:80": false, "localhost.evil.com": false,
 	} {
-		if isLoopback(host) != want {
-			t.Errorf("isLoopback(%q) = %v", host, !want)
+		if loopback.Host(host) != want {
+			t.Errorf("loopback.Host(%q) = %v", host, !want)
 		}
 	}
 }

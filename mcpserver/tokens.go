@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
 // operatorOnly lets a request through when it arrived on a loopback
@@ -14,7 +15,7 @@ import (
 // an agent's token is not enough.
 func (s *Server) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if arrivedOnLoopback(r) {
+		if loopback.Arrived(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
