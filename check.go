@@ -58,9 +58,9 @@ func InScope(scope string) CheckOption { return func(o *checkOpts) { o.scope = s
 //
 // Every fault is reported, with its thread, commit and object; the error
 // is a failure to read at all (a closed store, a cancelled context).
-// Check is safe while writers run, but a commit made during the check may
-// show as a fault of the heads or of the collector's view: check a quiet
-// store.
+// Check is safe while writers run: a thread's log and head, and the
+// collector's view, are read again when a commit made during the check
+// makes them disagree. A check of a quiet store is the one to trust.
 func (s *Store) Check(ctx context.Context, opts ...CheckOption) (CheckReport, error) {
 	var o checkOpts
 	for _, opt := range opts {
@@ -107,9 +107,25 @@ func (s *Store) checkScope(ctx context.Context, k *engine.Checker, scope string,
 		add := func(seq int64, obj, problem string, args ...any) {
 			rep.Faults = append(rep.Faults, Fault{Scope: scope, Thread: t.Name, Seq: seq, Object: obj, Problem: fmt.Sprintf(problem, args...)})
 		}
-		log, err := s.b.Log(ctx, t.ID, 0, 0)
-		if err != nil {
-			return err
+		// The log and the head are read again when they disagree: a commit
+		// that lands between the two reads (a writer, or a killed client's
+		// last transaction committing on a server) is no fault.
+		var (
+			log  []backend.Commit
+			head backend.Commit
+			ok   bool
+			err  error
+		)
+		for range 3 {
+			if log, err = s.b.Log(ctx, t.ID, 0, 0); err != nil {
+				return err
+			}
+			if head, ok, err = s.b.Head(ctx, t.ID); err != nil {
+				return err
+			}
+			if ok == (len(log) > 0) && (!ok || head.Seq == log[0].Seq && head.ID == log[0].ID) {
+				break
+			}
 		}
 		retained := map[int64]bool{}
 		for i, c := range log {
@@ -118,10 +134,6 @@ func (s *Store) checkScope(ctx context.Context, k *engine.Checker, scope string,
 			if i > 0 && (c.Seq >= log[i-1].Seq || c.ID >= log[i-1].ID) {
 				add(c.Seq, fmt.Sprintf("commit %d", c.ID), "is listed after commit %d (seq %d), which is not older", log[i-1].ID, log[i-1].Seq)
 			}
-		}
-		head, ok, err := s.b.Head(ctx, t.ID)
-		if err != nil {
-			return err
 		}
 		switch {
 		case !ok && len(log) > 0:
