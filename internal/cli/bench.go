@@ -44,6 +44,8 @@ type benchFlags struct {
 	// W4.
 	transports, concurrency, nodeDir, satchelBin string
 	peerFilesystem                               bool
+
+	w5 w5Flags
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -73,6 +75,14 @@ system, workload, phase, ops, seconds, ops_per_s, p50_us, p99_us, and for
 W3 bytes_per_checkpoint, step_us, fork_us, old_read_us, head_read_us, for
 W4 transport and concurrency.
 
+W5 (replicas; run alone, on --backend postgres) starts --processes
+satchel processes of 16 clients each, every one reaching PostgreSQL
+through a proxy that adds --rtt, runs each phase (--phase: mixed,
+private, hot) for --duration, and checks every acknowledged operation.
+Its JSON lines: system, workload, phase, processes, rtt_us, ops_per_s,
+p50_us, p99_us, stale_commits, cpu_idle, cpu_us_per_op, lost,
+duplicated.
+
 W4 starts this binary's "serve" (or --satchel's) on a new SQLite database
 for each transport (--transport) and number of calls in flight
 (--concurrency), and drives it with an MCP client; it runs on the sqlite
@@ -88,6 +98,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 		Example: `  satchel bench
   satchel bench --workload w3 --backend sqlite --json
   satchel bench --workload w4 --backend sqlite --peer-filesystem
+  satchel bench --workload w5 --backend postgres --processes 1,2,4 --rtt 1ms
   satchel bench --workload w1 --n 1000 --backend memory,sqlite,postgres --pg postgres://localhost/bench`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -107,6 +118,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.satchelBin, "satchel", "", "W4: the satchel `BINARY` whose serve is measured (default this one)")
 	fl.BoolVar(&f.noTargets, "no-targets", false, "do not print the figures held against their targets (plain output)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (for go tool pprof)")
+	f.w5.register(fl)
 	return cmd
 }
 
@@ -130,6 +142,9 @@ func splitList(s string) []string {
 }
 
 func runBench(ctx context.Context, a *app, f benchFlags) error {
+	if f.w5.client != "" {
+		return runW5Client(ctx, a, f.w5)
+	}
 	if f.n < 0 {
 		return usagef("--n must not be negative, was %d", f.n)
 	}
@@ -148,8 +163,21 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 	if f.workloads == "" {
 		ws = bench.Workloads()
 	}
+	if slices.Equal(splitList(strings.ToLower(f.workloads)), []string{"w5"}) {
+		pg := f.pg
+		if pg == "" {
+			pg = a.getenv(benchPGEnv)
+		}
+		if pg == "" {
+			return usagef("--backend postgres needs a server: give --pg URL or set %s", benchPGEnv)
+		}
+		return runW5(ctx, a, f.w5, splitList(f.backends), pg)
+	}
 	for _, name := range splitList(f.workloads) {
 		w, ok := bench.Lookup(name)
+		if !ok && strings.EqualFold(name, "w5") {
+			return usagef("W5 runs alone: give --workload w5 without other workloads")
+		}
 		if !ok {
 			return usagef("unknown workload %q: choose among %s", name, strings.ToLower(strings.Join(workloadNames(), ", ")))
 		}

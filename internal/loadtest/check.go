@@ -21,6 +21,9 @@ type Outcome struct {
 	// engine re-applies the mutation), and the time spent in Append.
 	Appends, Commits, Stale int
 	AppendTime              time.Duration
+	// Conflicts counts the attempts refused with ErrConflict (the engine
+	// gave up re-applying them) and tried again by the client.
+	Conflicts int
 	// Latencies of every operation, sorted.
 	Latencies []time.Duration
 	// Lost counts acknowledged operations whose effect is not in the
@@ -89,8 +92,8 @@ func Check(ctx context.Context, st *satchel.Store, procs int, mix string, lines 
 				res.Latencies = append(res.Latencies, time.Duration(us)*time.Microsecond)
 			}
 		case strings.HasPrefix(l, "stats "):
-			var proc, n, m, a, c, stale, ns int
-			if _, err := fmt.Sscanf(l, "stats %d %d %d %d %d %d %d", &proc, &n, &m, &a, &c, &stale, &ns); err != nil {
+			var proc, n, m, a, c, stale, ns, conflicts int
+			if _, err := fmt.Sscanf(l, "stats %d %d %d %d %d %d %d %d", &proc, &n, &m, &a, &c, &stale, &ns, &conflicts); err != nil {
 				return res, fmt.Errorf("loadtest: bad line %q", l)
 			}
 			stats++
@@ -100,6 +103,7 @@ func Check(ctx context.Context, st *satchel.Store, procs int, mix string, lines 
 			res.Commits += c
 			res.Stale += stale
 			res.AppendTime += time.Duration(ns)
+			res.Conflicts += conflicts
 		default:
 			return res, fmt.Errorf("loadtest: bad line %q", l)
 		}

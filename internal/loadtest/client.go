@@ -42,8 +42,8 @@ func Prepare(ctx context.Context, st *satchel.Store, procs int) error {
 // concurrent clients of the mix for the duration d, and prints a line
 // "ack P J K" for each acknowledged mutation (operation K of client J),
 // "lat P J US..." with each client's operation latencies in µs, then
-// "stats P OPS MUTATIONS APPENDS COMMITS STALE APPEND-NS". Check replays
-// these lines.
+// "stats P OPS MUTATIONS APPENDS COMMITS STALE APPEND-NS CONFLICTS".
+// Check replays these lines.
 func RunClient(ctx context.Context, dsn string, p int, d time.Duration, mix string, stdout io.Writer) error {
 	if !validMix(mix) {
 		return fmt.Errorf("loadtest: unknown mix %q: choose among %s, %s, %s", mix, Mixed, Private, Hot)
@@ -73,6 +73,7 @@ func RunClient(ctx context.Context, dsn string, p int, d time.Duration, mix stri
 	errs := make(chan error, Clients)
 	counts := make([][2]int, Clients)
 	lats := make([][]time.Duration, Clients)
+	var conflicts atomic.Int64
 	for j := range Clients {
 		wg.Go(func() {
 			ws, err := st.Workspace(ctx, "load", fmt.Sprintf("p%d-c%d", p, j))
@@ -85,48 +86,50 @@ func RunClient(ctx context.Context, dsn string, p int, d time.Duration, mix stri
 			for k := 0; time.Now().Before(deadline); k++ {
 				o := opFor(p, j, k, mix)
 				t0 := time.Now()
-				var err error
-				switch o.kind {
-				case "write":
-					err = ws.Write(ctx, o.path, o.text)
-				case "edit":
-					var c string
-					c, err = ws.Read(ctx, o.path)
-					if errors.Is(err, satchel.ErrNotFound) {
-						err = nil
-						break
-					}
-					if err == nil {
-						_, err = ws.StrReplace(ctx, o.path, firstLine(c), o.text, false)
-					}
-				case "append":
-					err = ws.Append(ctx, o.path, o.text)
-				case "sappend":
-					err = shared[o.shared].Append(ctx, o.path, o.text)
-				case "slot":
-					_, err = shared[slotThread(id)].StrReplace(ctx, o.path, slotLine(id, slot), slotLine(id, slot+1), false)
-					if err == nil {
-						slot++
-					}
-				case "swrite":
-					err = shared[o.shared].Write(ctx, o.path, o.text)
-				case "read":
-					var c string
-					c, err = ws.Read(ctx, o.path)
-					want, ok := model[o.path]
-					switch {
-					case errors.Is(err, satchel.ErrNotFound) && !ok:
-						err = nil
-					case err == nil && c != want:
-						err = fmt.Errorf("read %s: %d bytes, not the %d last written", o.path, len(c), len(want))
-					}
-					if err == nil {
-						_, err = shared[o.shared].Read(ctx, "log.txt")
+				err := retryConflicts(&conflicts, func() (err error) {
+					switch o.kind {
+					case "write":
+						err = ws.Write(ctx, o.path, o.text)
+					case "edit":
+						var c string
+						c, err = ws.Read(ctx, o.path)
 						if errors.Is(err, satchel.ErrNotFound) {
 							err = nil
+							break
+						}
+						if err == nil {
+							_, err = ws.StrReplace(ctx, o.path, firstLine(c), o.text, false)
+						}
+					case "append":
+						err = ws.Append(ctx, o.path, o.text)
+					case "sappend":
+						err = shared[o.shared].Append(ctx, o.path, o.text)
+					case "slot":
+						_, err = shared[slotThread(id)].StrReplace(ctx, o.path, slotLine(id, slot), slotLine(id, slot+1), false)
+						if err == nil {
+							slot++
+						}
+					case "swrite":
+						err = shared[o.shared].Write(ctx, o.path, o.text)
+					case "read":
+						var c string
+						c, err = ws.Read(ctx, o.path)
+						want, ok := model[o.path]
+						switch {
+						case errors.Is(err, satchel.ErrNotFound) && !ok:
+							err = nil
+						case err == nil && c != want:
+							err = fmt.Errorf("read %s: %d bytes, not the %d last written", o.path, len(c), len(want))
+						}
+						if err == nil {
+							_, err = shared[o.shared].Read(ctx, "log.txt")
+							if errors.Is(err, satchel.ErrNotFound) {
+								err = nil
+							}
 						}
 					}
-				}
+					return err
+				})
 				if err != nil {
 					errs <- fmt.Errorf("process %d client %d op %d (%s): %w", p, j, k, o.kind, err)
 					return
@@ -158,11 +161,27 @@ func RunClient(ctx context.Context, dsn string, p int, d time.Duration, mix stri
 		}
 		say("%s", l.String())
 	}
-	say("stats %d %d %d %d %d %d %d", p, ops, muts, cb.appends.Load(), cb.commits.Load(), cb.stale.Load(), cb.appendNs.Load())
+	say("stats %d %d %d %d %d %d %d %d", p, ops, muts, cb.appends.Load(), cb.commits.Load(), cb.stale.Load(), cb.appendNs.Load(), conflicts.Load())
 	if err := out.Flush(); err != nil {
 		all = append(all, err)
 	}
 	return errors.Join(all...)
+}
+
+// maxConflicts bounds the attempts of one operation refused with
+// ErrConflict (the engine gave up re-applying it: other writers kept
+// moving the thread). Such an operation did not land; a client retries
+// it, as the error says to.
+const maxConflicts = 1000
+
+func retryConflicts(n *atomic.Int64, do func() error) error {
+	for i := 0; ; i++ {
+		err := do()
+		if !errors.Is(err, satchel.ErrConflict) || i == maxConflicts {
+			return err
+		}
+		n.Add(1)
+	}
 }
 
 // countingBackend counts what a client process asks of PostgreSQL.
