@@ -36,7 +36,8 @@ const benchPGEnv = "SATCHEL_BENCH_POSTGRES"
 type benchFlags struct {
 	workloads, backends string
 	pg                  string
-	n                   int
+	n                   string
+	plot                string
 	seed                uint32
 	noTargets           bool
 	cpuProfile          string
@@ -109,7 +110,8 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.workloads, "workload", "", "workloads to run, comma-separated (default all: "+strings.ToLower(strings.Join(workloadNames(), ","))+")")
 	fl.StringVar(&f.backends, "backend", "memory,sqlite", "backends to run on, comma-separated: memory, sqlite, postgres")
 	fl.StringVar(&f.pg, "pg", "", "PostgreSQL server URL for --backend postgres (default $"+benchPGEnv+")")
-	fl.IntVar(&f.n, "n", 0, "scale: W1's and W4's N files, W3's F files (default each workload's own)")
+	fl.StringVar(&f.n, "n", "", "scale: W1's and W4's N files, W3's F files (default each workload's own); several, comma-separated, run each in turn")
+	fl.StringVar(&f.plot, "plot", "", "draw each phase's figures against the scales of --n as cost curves (log axes) into `FILE.svg`")
 	fl.Uint32Var(&f.seed, "seed", 1, "seed of the generated data")
 	fl.StringVar(&f.transports, "transport", "stdio,http", "W4: MCP transports, comma-separated: stdio, http")
 	fl.StringVar(&f.concurrency, "concurrency", "1,16", "W4: calls in flight, comma-separated")
@@ -145,8 +147,22 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 	if f.w5.client != "" {
 		return runW5Client(ctx, a, f.w5)
 	}
-	if f.n < 0 {
-		return usagef("--n must not be negative, was %d", f.n)
+	scales := []int{0}
+	if f.n != "" {
+		scales = nil
+		for _, s := range splitList(f.n) {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return usagef("--n takes scales, numbers comma-separated, was %q", f.n)
+			}
+			if n < 0 {
+				return usagef("--n must not be negative, was %d", n)
+			}
+			scales = append(scales, n)
+		}
+		if len(scales) == 0 {
+			return usagef("--n is empty: give at least one scale")
+		}
 	}
 	if f.cpuProfile != "" {
 		out, err := os.Create(f.cpuProfile)
@@ -228,17 +244,24 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 		return nil
 	}
 	for _, w := range ws {
-		for _, b := range backends {
-			if w.Name == "W4" && b != "sqlite" {
-				// W4 measures satchel serve on SQLite.
-				if !slices.Contains(backends, "sqlite") && b == backends[0] {
-					a.notice("W4 runs on the sqlite backend only: add sqlite to --backend")
+		for _, n := range scales {
+			for _, b := range backends {
+				if w.Name == "W4" && b != "sqlite" {
+					// W4 measures satchel serve on SQLite.
+					if !slices.Contains(backends, "sqlite") && b == backends[0] {
+						a.notice("W4 runs on the sqlite backend only: add sqlite to --backend")
+					}
+					continue
 				}
-				continue
+				if err := benchOne(ctx, a, w, b, pg, n, f, report); err != nil {
+					return err
+				}
 			}
-			if err := benchOne(ctx, a, w, b, pg, f, report); err != nil {
-				return err
-			}
+		}
+	}
+	if f.plot != "" {
+		if err := writePlot(f.plot, all); err != nil {
+			return err
 		}
 	}
 	if a.json {
@@ -266,13 +289,12 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 }
 
 // benchOne runs workload w on a fresh store of backend b.
-func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, f benchFlags, report func(bench.Result) error) error {
+func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int, f benchFlags, report func(bench.Result) error) error {
 	st, cleanup, err := benchStore(ctx, b, pg)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	n := f.n
 	if n == 0 {
 		n = w.DefaultN
 	}
@@ -286,6 +308,7 @@ func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, f ben
 		Seed:     f.seed,
 		Progress: func() { done.Add(1) },
 	}, func(r bench.Result) {
+		r.N = n
 		if err := report(r); err != nil && reportErr == nil {
 			reportErr = err
 		}
