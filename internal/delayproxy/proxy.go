@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,8 @@ type Proxy struct {
 	ln     net.Listener
 	target string
 	delay  time.Duration
+
+	accepted atomic.Int64
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -43,6 +46,9 @@ func Start(target string, rtt time.Duration) (*Proxy, error) {
 
 // Addr is the address clients dial instead of the target.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Accepted counts the connections the proxy has accepted.
+func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
 
 // Close stops accepting, cuts every connection and waits for its
 // goroutines.
@@ -83,6 +89,7 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
+		p.accepted.Add(1)
 		if !p.track(c) {
 			continue
 		}

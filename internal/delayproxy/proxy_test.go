@@ -61,6 +61,9 @@ func TestRoundTripsTakeTheRTT(t *testing.T) {
 	if el := time.Since(start); el < n*rtt {
 		t.Errorf("%d round trips took %v, less than %d × %v", n, el, n, rtt)
 	}
+	if got := p.Accepted(); got != 1 {
+		t.Errorf("%d connections accepted, want 1", got)
+	}
 }
 
 // TestBytesPassInOrder sends more than one read's worth each way, in

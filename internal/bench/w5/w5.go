@@ -183,7 +183,10 @@ func runOne(ctx context.Context, o Options, mix string, procs int) (Result, erro
 	var pids []int
 	for p := range ps {
 		cmd := o.Client(p, o.Duration, mix)
-		cmd.Env = append(os.Environ(), ClientEnv+"="+dsn)
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, ClientEnv+"="+dsn)
 		pr := &proc{cmd: cmd, done: make(chan struct{})}
 		cmd.Stderr = &pr.stderr
 		stdout, err := cmd.StdoutPipe()
@@ -241,6 +244,11 @@ func runOne(ctx context.Context, o Options, mix string, procs int) (Result, erro
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Result{}, err
+	}
+	// Each process opens its own connections: fewer through the proxy
+	// means some reached the server directly, and the RTT was not paid.
+	if n := proxy.Accepted(); n < int64(procs) {
+		return Result{}, fmt.Errorf("%d connections went through the proxy, fewer than the %d processes", n, procs)
 	}
 	out, err := loadtest.Check(ctx, st, procs, mix, lines)
 	if err != nil {
