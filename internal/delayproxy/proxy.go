@@ -21,6 +21,10 @@ type Proxy struct {
 	delay  time.Duration
 
 	accepted atomic.Int64
+	// sends counts the reads from clients that the proxy forwarded: each
+	// is one message or a burst of them, so about one round trip a client
+	// waits on.
+	sends atomic.Int64
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -49,6 +53,11 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Accepted counts the connections the proxy has accepted.
 func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
+
+// Sends counts the chunks forwarded from clients to the target: about
+// the number of round trips the clients made (a request that is larger
+// than a read, or sent in pieces, counts more than once).
+func (p *Proxy) Sends() int64 { return p.sends.Load() }
 
 // Close stops accepting, cuts every connection and waits for its
 // goroutines.
@@ -106,8 +115,8 @@ func (p *Proxy) accept() {
 			}
 			defer p.untrack(s)
 			var both sync.WaitGroup
-			both.Go(func() { p.pipe(s, c) })
-			both.Go(func() { p.pipe(c, s) })
+			both.Go(func() { p.pipe(s, c, &p.sends) })
+			both.Go(func() { p.pipe(c, s, nil) })
 			both.Wait()
 		}()
 	}
@@ -119,11 +128,12 @@ type chunk struct {
 	due time.Time
 }
 
-// pipe copies src to dst, each chunk delayed by p.delay from when it was
+// pipe copies src to dst, counting its chunks in count when not nil,
+// each chunk delayed by p.delay from when it was
 // read. A reader and a writer run apart so that reading never waits for
 // a delayed write: what is in flight is bounded by what the sender sends
 // in one delay, as on a real link.
-func (p *Proxy) pipe(dst, src net.Conn) {
+func (p *Proxy) pipe(dst, src net.Conn, count *atomic.Int64) {
 	q := make(chan chunk, 1024)
 	done := make(chan struct{})
 	go func() {
@@ -153,6 +163,9 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if count != nil {
+				count.Add(1)
+			}
 			q <- chunk{b: append([]byte(nil), buf[:n]...), due: time.Now().Add(p.delay)}
 		}
 		if err != nil {

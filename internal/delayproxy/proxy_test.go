@@ -64,6 +64,9 @@ func TestRoundTripsTakeTheRTT(t *testing.T) {
 	if got := p.Accepted(); got != 1 {
 		t.Errorf("%d connections accepted, want 1", got)
 	}
+	if got := p.Sends(); got != n {
+		t.Errorf("%d sends counted, want the %d round trips", got, n)
+	}
 }
 
 // TestBytesPassInOrder sends more than one read's worth each way, in

@@ -56,6 +56,15 @@ type Result struct {
 	CPUusPerOp float64 `json:"cpu_us_per_op"`
 	Lost       int     `json:"lost"`
 	Duplicated int     `json:"duplicated"`
+
+	// Where the time goes (the table of plain output, not the JSON line).
+	// RoundTripsPerOp is the messages the processes sent through the proxy
+	// per operation (about one round trip each); CommitsPerAppend the
+	// commits batched in one Append to PostgreSQL; AppendUs the time of
+	// one Append.
+	RoundTripsPerOp  float64 `json:"-"`
+	CommitsPerAppend float64 `json:"-"`
+	AppendUs         float64 `json:"-"`
 }
 
 // Options configure a run.
@@ -266,6 +275,13 @@ func runOne(ctx context.Context, o Options, mix string, procs int) (Result, erro
 	if n := len(out.Latencies); n > 0 {
 		res.P50us = float64(out.Latencies[n/2].Microseconds())
 		res.P99us = float64(out.Latencies[min(n-1, n*99/100)].Microseconds())
+	}
+	if out.Ops > 0 {
+		res.RoundTripsPerOp = float64(proxy.Sends()) / float64(out.Ops)
+	}
+	if out.Appends > 0 {
+		res.CommitsPerAppend = float64(out.Commits) / float64(out.Appends)
+		res.AppendUs = float64(out.AppendTime.Microseconds()) / float64(out.Appends)
 	}
 	if res.OpsPerSec > 0 {
 		res.CPUusPerOp = (shares.Satchel + shares.Postgres) / res.OpsPerSec * 1e6
