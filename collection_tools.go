@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/satchel-dev/satchel/internal/docs"
+	"github.com/satchel-dev/satchel/internal/collection"
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -61,10 +61,10 @@ func (p *Project) Tools(agent string) ([]CollectionTool, error) {
 // toolTarget finds the store and operation a tool name names.
 func (p *Project) toolTarget(tool string) (store, op string, err error) {
 	for _, name := range p.p.StoreNames {
-		prefix := docs.ToolPrefix(name)
+		prefix := collection.ToolPrefix(name)
 		if rest, ok := strings.CutPrefix(tool, prefix); ok {
 			switch rest {
-			case docs.OpGet, docs.OpSet, docs.OpQuery, docs.OpList, docs.OpRemove:
+			case collection.OpGet, collection.OpSet, collection.OpQuery, collection.OpList, collection.OpRemove:
 				return name, rest, nil
 			}
 		}
@@ -110,7 +110,7 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if op == docs.OpSet {
+	if op == collection.OpSet {
 		key, version, err := c.Set(ctx, args)
 		if err != nil {
 			return nil, err
@@ -125,7 +125,7 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 		return nil, err
 	}
 	switch op {
-	case docs.OpGet:
+	case collection.OpGet:
 		key, err := a.str("key", true)
 		if err != nil {
 			return nil, err
@@ -160,7 +160,7 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 			r.History = &h
 		}
 		return marshalResult(r)
-	case docs.OpQuery, docs.OpList:
+	case collection.OpQuery, collection.OpList:
 		var req QueryRequest
 		if req.Where, err = a.str("where", false); err != nil {
 			return nil, err
@@ -182,7 +182,7 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 		if err := c.authorize(op); err != nil {
 			return nil, err
 		}
-		pg, err := c.page(ctx, docs.PageRequest{Where: req.Where, Sort: req.Sort, Limit: l, Cursor: req.Cursor})
+		pg, err := c.page(ctx, collection.PageRequest{Where: req.Where, Sort: req.Sort, Limit: l, Cursor: req.Cursor})
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +197,7 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 			r.NextCursor = &pg.NextCursor
 		}
 		return marshalResult(r)
-	case docs.OpRemove:
+	case collection.OpRemove:
 		key, err := a.str("key", true)
 		if err != nil {
 			return nil, err
@@ -214,10 +214,10 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 }
 
 var allowedArgs = map[string][]string{
-	docs.OpGet:    {"key", "history"},
-	docs.OpQuery:  {"where", "sort", "limit", "cursor"},
-	docs.OpList:   {"limit", "cursor"},
-	docs.OpRemove: {"key"},
+	collection.OpGet:    {"key", "history"},
+	collection.OpQuery:  {"where", "sort", "limit", "cursor"},
+	collection.OpList:   {"limit", "cursor"},
+	collection.OpRemove: {"key"},
 }
 
 func marshalResult(v any) (json.RawMessage, error) {
@@ -301,10 +301,10 @@ func (a toolArgs) limit() (*int, error) {
 			}
 		}
 		if err != nil || !isNum {
-			return nil, errs.New(errs.ErrInvalidArgument, "argument \"limit\" must be an integer from 1 to %d, not %s", docs.MaxLimit, describeArg(v))
+			return nil, errs.New(errs.ErrInvalidArgument, "argument \"limit\" must be an integer from 1 to %d, not %s", collection.MaxLimit, describeArg(v))
 		}
 	}
-	if _, err := docs.ParseLimit(&i); err != nil {
+	if _, err := collection.ParseLimit(&i); err != nil {
 		return nil, err
 	}
 	return &i, nil

@@ -13,7 +13,7 @@ import (
 	"weak"
 
 	"github.com/satchel-dev/satchel/backend"
-	"github.com/satchel-dev/satchel/internal/docs"
+	"github.com/satchel-dev/satchel/internal/collection"
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -22,7 +22,7 @@ import (
 // DESIGN §3 defines them. Load it once with LoadProject and share it: it
 // is immutable and safe for concurrent use.
 type Project struct {
-	p *docs.Project
+	p *collection.Project
 }
 
 // LoadProject reads the definitions of the project directory dir. Every
@@ -30,7 +30,7 @@ type Project struct {
 // violations name the file, the field path and what is wrong. Either
 // subdirectory may be missing; a dir that does not exist is ErrNotFound.
 func LoadProject(dir string) (*Project, error) {
-	p, err := docs.LoadProject(dir)
+	p, err := collection.LoadProject(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func LoadProject(dir string) (*Project, error) {
 // LoadProjectFS is LoadProject over any file system (an embed.FS, a
 // testing/fstest.MapFS): fsys holds stores/ and agents/ at its root.
 func LoadProjectFS(fsys fs.FS) (*Project, error) {
-	p, err := docs.LoadProjectFS(fsys)
+	p, err := collection.LoadProjectFS(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -53,13 +53,17 @@ func (p *Project) Stores() []string { return append([]string(nil), p.p.StoreName
 // Agents lists the project's agent names, sorted.
 func (p *Project) Agents() []string { return append([]string(nil), p.p.AgentNames...) }
 
+// Skipped says, one line each, which entries of stores/ and agents/ the
+// load did not read: special files such as FIFOs, which could block it.
+func (p *Project) Skipped() []string { return append([]string(nil), p.p.Skipped...) }
+
 // StoreDefinitionSchema returns a JSON Schema of the store definition
 // format (stores/<name>.json), for editors.
-func StoreDefinitionSchema() []byte { return docs.StoreDefinitionSchema() }
+func StoreDefinitionSchema() []byte { return collection.StoreDefinitionSchema() }
 
 // AgentDefinitionSchema returns a JSON Schema of agents/<name>/agent.json,
 // for editors.
-func AgentDefinitionSchema() []byte { return docs.AgentDefinitionSchema() }
+func AgentDefinitionSchema() []byte { return collection.AgentDefinitionSchema() }
 
 // Document is one version of a document of a collection.
 type Document struct {
@@ -70,8 +74,8 @@ type Document struct {
 	// whose Expires is past.
 	Updated time.Time `json:"updated_at"`
 	Expires time.Time `json:"expires_at,omitzero"`
-	// JSON is the document, as set, with its datetimes normalized to UTC
-	// with nine fractional digits.
+	// JSON is the document, as set, with its datetimes in UTC, in their
+	// shortest RFC 3339 form ("2026-01-02T01:04:05Z").
 	JSON json.RawMessage `json:"document"`
 	// History holds the previous versions, newest first, when Get was asked
 	// for them.
@@ -133,23 +137,24 @@ func Force() CollectionOption { return func(o *collOpts) { o.force = true } }
 // collection of a shared store). It is safe for concurrent use, and cheap
 // to make: open one per request if that is convenient.
 type Collection struct {
-	st    *docs.Store
+	st    *collection.Store
 	proj  *Project
 	db    backend.Documents
-	scope string // the caller's scope
-	part  string // the partition: scope, or "" for a shared store
+	hints *versionHints // the store's
+	scope string        // the caller's scope
+	part  string        // the partition: scope, or "" for a shared store
 	o     collOpts
 	refs  bool // the schema has ref fields, which a set checks
 	maps  bool // the backend keeps documents as maps (backend.DocMaps)
 }
 
 // hasRefs reports whether fields (or fields below them) are refs.
-func hasRefs(fields map[string]*docs.Field) bool {
+func hasRefs(fields map[string]*collection.Field) bool {
 	for _, f := range fields {
-		for f.Type == docs.TypeArray && f.Item != nil {
+		for f.Type == collection.TypeArray && f.Item != nil {
 			f = f.Item
 		}
-		if f.Type == docs.TypeRef || f.Type == docs.TypeObject && hasRefs(f.Fields) {
+		if f.Type == collection.TypeRef || f.Type == collection.TypeObject && hasRefs(f.Fields) {
 			return true
 		}
 	}
@@ -190,7 +195,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 		if o.force {
 			return nil, errs.New(errs.ErrAccessDenied, "agent %q cannot force a remove: Force is for operators", o.agent)
 		}
-		if err := p.p.Authorize(o.agent, store, docs.OpGet); err != nil {
+		if err := p.p.Authorize(o.agent, store, collection.OpGet); err != nil {
 			return nil, err
 		}
 	}
@@ -202,7 +207,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 		return nil, err
 	}
 	_, maps := db.(backend.DocMaps)
-	c := &Collection{st: st, proj: p, db: db, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
+	c := &Collection{st: st, proj: p, db: db, hints: &s.hints, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
 	if st.Shared {
 		c.part = ""
 	}
@@ -212,7 +217,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 // ensured remembers, per Store, the stores whose indexes are in place.
 var ensured sync.Map // weak.Pointer[Store] → *sync.Map of store name + signature
 
-func (s *Store) ensureIndexes(ctx context.Context, db backend.Documents, st *docs.Store) error {
+func (s *Store) ensureIndexes(ctx context.Context, db backend.Documents, st *collection.Store) error {
 	wp := weak.Make(s)
 	v, ok := ensured.Load(wp)
 	if !ok {
@@ -223,7 +228,7 @@ func (s *Store) ensureIndexes(ctx context.Context, db backend.Documents, st *doc
 		}
 	}
 	done := v.(*sync.Map)
-	sig := st.Name + "\x00" + strings.Join(st.IndexExprs(docs.SQLite, "doc"), "\x00") + "\x00" + strings.Join(st.IndexExprs(docs.Postgres, "doc"), "\x00")
+	sig := st.Name + "\x00" + strings.Join(st.IndexExprs(collection.SQLite, "doc"), "\x00") + "\x00" + strings.Join(st.IndexExprs(collection.Postgres, "doc"), "\x00")
 	if _, ok := done.Load(sig); ok {
 		return nil
 	}
@@ -240,12 +245,12 @@ func (s *Store) ensureIndexes(ctx context.Context, db backend.Documents, st *doc
 	return nil
 }
 
-func dialectOf(name string) docs.Dialect {
+func dialectOf(name string) collection.Dialect {
 	switch name {
 	case "sqlite":
-		return docs.SQLite
+		return collection.SQLite
 	case "postgres":
-		return docs.Postgres
+		return collection.Postgres
 	}
 	panic("satchel: unknown SQL dialect " + name)
 }
@@ -264,7 +269,7 @@ func (c *Collection) authorize(op string) error {
 	if c.o.agent != "" {
 		return c.proj.p.Authorize(c.o.agent, c.st.Name, op)
 	}
-	if op == docs.OpRemove {
+	if op == collection.OpRemove {
 		return c.st.CheckRemove(c.o.force)
 	}
 	return nil
@@ -332,7 +337,7 @@ func jsonKind(v any) string {
 	return "an object"
 }
 
-// epoch is the reference time of ttl computations: docs.Store.ExpiresAt
+// epoch is the reference time of ttl computations: collection.Store.ExpiresAt
 // gives a time, the backend wants a duration from its own clock.
 var epoch = time.Unix(0, 0).UTC()
 
@@ -348,10 +353,10 @@ var epoch = time.Unix(0, 0).UTC()
 // refs to documents that do not exist, key fields missing or null); for an
 // agent, ErrAccessDenied without rw, and ErrReadOnly on a shared store.
 func (c *Collection) Set(ctx context.Context, doc any) (key string, version int64, err error) {
-	if err := c.authorize(docs.OpSet); err != nil {
+	if err := c.authorize(collection.OpSet); err != nil {
 		return "", 0, err
 	}
-	var refs docs.RefExists
+	var refs collection.RefExists
 	if c.refs {
 		refs = c.refExists(ctx)
 	}
@@ -370,13 +375,12 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if !p.ExpiresAt.IsZero() {
 		ttl = p.ExpiresAt.Sub(epoch)
 	}
-	d, err := c.db.PutDoc(ctx, backend.DocPut{
-		DocID:    backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
-		Doc:      p.Doc,
-		JSON:     js,
-		TTL:      ttl,
-		Versions: c.st.HistoryVersions,
-	})
+	d, err := putDoc(ctx, c.db, c.hints, backend.DocReplace{
+		DocID: backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
+		Doc:   p.Doc,
+		JSON:  js,
+		TTL:   ttl,
+	}, c.st.HistoryVersions)
 	if err != nil {
 		return "", 0, err
 	}
@@ -385,7 +389,7 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 
 // prepare validates, keys and normalizes a caller's document (see toDoc)
 // into one that the caller cannot change afterwards.
-func (c *Collection) prepare(doc any, refs docs.RefExists) (docs.Prepared, error) {
+func (c *Collection) prepare(doc any, refs collection.RefExists) (collection.Prepared, error) {
 	if m, ok := doc.(map[string]any); ok {
 		// Most maps hold only what JSON decodes to: the walk that
 		// validates copies them. A valid document holds nothing else
@@ -399,28 +403,28 @@ func (c *Collection) prepare(doc any, refs docs.RefExists) (docs.Prepared, error
 	}
 	m, owned, err := toDoc(doc)
 	if err != nil {
-		return docs.Prepared{}, err
+		return collection.Prepared{}, err
 	}
 	if !owned {
 		return c.st.PrepareCopy(m, refs, epoch)
 	}
 	p, err := c.st.Prepare(m, refs, epoch)
 	if err != nil {
-		return docs.Prepared{}, err
+		return collection.Prepared{}, err
 	}
 	return *p, nil
 }
 
 // refExists answers whether a ref names a visible document: in the same
 // scope, or in the shared collection of a shared store.
-func (c *Collection) refExists(ctx context.Context) docs.RefExists {
+func (c *Collection) refExists(ctx context.Context) collection.RefExists {
 	return func(store, key string) (bool, error) {
 		part := c.scope
 		if st, err := c.proj.p.Store(store); err == nil && st.Shared {
 			part = ""
 		}
-		_, _, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: key}, false, false)
-		return ok, err
+		d, _, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: key}, false)
+		return ok && visible(d, false), err
 	}
 }
 
@@ -428,10 +432,10 @@ func checkKey(key string) error {
 	switch {
 	case key == "":
 		return errs.New(errs.ErrInvalidArgument, "key must not be empty")
-	case len(key) > docs.MaxKeyLen:
-		return errs.New(errs.ErrInvalidArgument, "key is %d bytes, more than the %d allowed", len(key), docs.MaxKeyLen)
+	case len(key) > collection.MaxKeyLen:
+		return errs.New(errs.ErrInvalidArgument, "key is %d bytes, more than the %d allowed", len(key), collection.MaxKeyLen)
 	}
-	return nil
+	return collection.CheckNoNUL("key", key)
 }
 
 func notFound(key string) error { return errs.New(errs.ErrNotFound, "document not found: %s", key) }
@@ -439,40 +443,66 @@ func notFound(key string) error { return errs.New(errs.ErrNotFound, "document no
 func document(d backend.Doc) Document {
 	js := d.JSON
 	if js == nil && d.Map != nil {
-		var err error
-		if js, err = appendJSON(make([]byte, 0, 512), d.Map); err != nil {
-			// The document was encoded once already, to be validated.
-			panic("satchel: stored document cannot be encoded: " + err.Error())
-		}
+		js = encodeStored(d.Map)
 	}
 	return Document{Key: d.Key, Version: d.Version, Updated: d.Updated, Expires: d.Expires, JSON: js}
+}
+
+// document returns a stored document as the API returns it: its datetimes
+// in their shortest RFC 3339 form in UTC, not the fixed-width form they
+// are stored in so that SQL can compare them as text (DESIGN §3).
+func (c *Collection) document(d backend.Doc) Document {
+	out := document(d)
+	if !c.st.HasDatetimes() {
+		return out
+	}
+	m := d.Map
+	if m == nil {
+		var err error
+		if m, err = decodeDoc(out.JSON); err != nil {
+			return out
+		}
+	}
+	if short, changed := c.st.Shorten(m); changed {
+		out.JSON = encodeStored(short)
+	}
+	return out
+}
+
+func encodeStored(m map[string]any) []byte {
+	js, err := appendJSON(make([]byte, 0, 512), m)
+	if err != nil {
+		// The document was encoded once already, to be validated.
+		panic("satchel: stored document cannot be encoded: " + err.Error())
+	}
+	return js
 }
 
 // Get returns the document with key, and with withHistory its previous
 // versions (Document.History, newest first). A missing or expired
 // document is ErrNotFound: `document not found: KEY`.
 func (c *Collection) Get(ctx context.Context, key string, withHistory bool) (Document, error) {
-	if err := c.authorize(docs.OpGet); err != nil {
+	if err := c.authorize(collection.OpGet); err != nil {
 		return Document{}, err
 	}
 	if err := checkKey(key); err != nil {
 		return Document{}, err
 	}
-	d, h, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}, withHistory, c.o.includeExpired)
+	d, h, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}, withHistory)
 	if err != nil {
 		return Document{}, err
 	}
-	if !ok {
+	if !ok || !visible(d, c.o.includeExpired) {
 		return Document{}, notFound(key)
 	}
-	out := document(d)
+	out := c.document(d)
 	if withHistory {
 		// A backend may keep a few more versions for a moment (PostgreSQL,
 		// under concurrent sets of one key): show the newest.
 		h = h[:min(len(h), c.st.HistoryVersions)]
 		out.History = make([]Document, len(h))
 		for i, v := range h {
-			out.History[i] = document(v)
+			out.History[i] = c.document(v)
 		}
 	}
 	return out, nil
@@ -483,30 +513,30 @@ func (c *Collection) Get(ctx context.Context, key string, withHistory bool) (Doc
 // the request (syntax, unknown fields, values of the wrong type, a limit
 // out of 1..100, a cursor of another query) are ErrInvalidArgument.
 func (c *Collection) Query(ctx context.Context, q QueryRequest) (DocumentPage, error) {
-	if err := c.authorize(docs.OpQuery); err != nil {
+	if err := c.authorize(collection.OpQuery); err != nil {
 		return DocumentPage{}, err
 	}
 	var limit *int
 	if q.Limit != 0 {
 		limit = &q.Limit
 	}
-	return c.page(ctx, docs.PageRequest{Where: q.Where, Sort: q.Sort, Limit: limit, Cursor: q.Cursor})
+	return c.page(ctx, collection.PageRequest{Where: q.Where, Sort: q.Sort, Limit: limit, Cursor: q.Cursor})
 }
 
 // List returns one page of every document, in key order: limit 0 means
 // 20, at most 100; cursor is the previous page's NextCursor.
 func (c *Collection) List(ctx context.Context, limit int, cursor string) (DocumentPage, error) {
-	if err := c.authorize(docs.OpList); err != nil {
+	if err := c.authorize(collection.OpList); err != nil {
 		return DocumentPage{}, err
 	}
 	var l *int
 	if limit != 0 {
 		l = &limit
 	}
-	return c.page(ctx, docs.PageRequest{Limit: l, Cursor: cursor})
+	return c.page(ctx, collection.PageRequest{Limit: l, Cursor: cursor})
 }
 
-func (c *Collection) page(ctx context.Context, req docs.PageRequest) (DocumentPage, error) {
+func (c *Collection) page(ctx context.Context, req collection.PageRequest) (DocumentPage, error) {
 	pg, err := c.st.Page(req)
 	if err != nil {
 		return DocumentPage{}, err
@@ -538,11 +568,11 @@ func (c *Collection) page(ctx context.Context, req docs.PageRequest) (DocumentPa
 		eq := backend.DocEq{Field: cond.Field}
 		for _, v := range cond.Values {
 			switch v.Kind {
-			case docs.KindString:
+			case collection.KindString:
 				eq.Values = append(eq.Values, v.Str)
-			case docs.KindNumber:
+			case collection.KindNumber:
 				eq.Values = append(eq.Values, v.Num)
-			case docs.KindBool:
+			case collection.KindBool:
 				eq.Values = append(eq.Values, v.Bool)
 			default:
 				eq.Values = append(eq.Values, nil)
@@ -568,12 +598,12 @@ func (c *Collection) page(ctx context.Context, req docs.PageRequest) (DocumentPa
 			out.NextCursor = pg.Cursor(last.Key, m)
 			break
 		}
-		out.Documents = append(out.Documents, document(d))
+		out.Documents = append(out.Documents, c.document(d))
 	}
 	return out, nil
 }
 
-func indexed(st *docs.Store, field string) bool {
+func indexed(st *collection.Store, field string) bool {
 	for _, f := range st.Indexes {
 		if f == field {
 			return true
@@ -587,13 +617,16 @@ func indexed(st *docs.Store, field string) bool {
 // (`store "x" is not deletable`), unless an operator opened the collection
 // with Force; agents need rw, and never remove from a shared store.
 func (c *Collection) Remove(ctx context.Context, key string) (bool, error) {
-	if err := c.authorize(docs.OpRemove); err != nil {
+	if err := c.authorize(collection.OpRemove); err != nil {
 		return false, err
 	}
 	if err := checkKey(key); err != nil {
 		return false, err
 	}
-	return c.db.RemoveDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key})
+	id := backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}
+	c.hints.forget(id)
+	d, ok, err := c.db.DeleteDoc(ctx, id)
+	return ok && visible(d, false), err
 }
 
 // SweepDocuments deletes every expired document of every store and scope,

@@ -97,7 +97,7 @@ func TestSetKeepsNothingOfTheCaller(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := `{"at":"2026-01-01T00:00:00.000000000Z","e":"a","id":"k","n":1.5,"o":{"x":["a","b"]}}`
+		want := `{"at":"2026-01-01T00:00:00Z","e":"a","id":"k","n":1.5,"o":{"x":["a","b"]}}`
 		if string(got.JSON) != want {
 			t.Errorf("at %s: stored %s, want %s", at, got.JSON, want)
 		}

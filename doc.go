@@ -65,6 +65,78 @@
 // number of files, bytes per file); a mutation that would exceed a bound is
 // refused whole.
 //
+// # Files as io/fs
+//
+// Workspace.FS and Snapshot.FS give the files of a commit as an fs.FS
+// (with ReadDir, ReadFile, Stat and Glob), for fs.WalkDir,
+// template.ParseFS or http.FS:
+//
+//	fsys, _ := ws.FS(ctx)
+//	fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error { ... })
+//
+// # Collections
+//
+// Typed documents live in collections, each defined by a store file of a
+// project directory (stores/NAME.json: its key template, its fields, its
+// history, TTL and indexes; agents/NAME/agent.json grants an agent read or
+// rw access). Load the project once, then open a store of a scope:
+//
+//	p, err := satchel.LoadProject("research")           // stores/, agents/
+//	notes, err := st.Collection(ctx, p, "acme", "research-notes")
+//	key, version, err := notes.Set(ctx, `{"company_id": "c1", "topic": "pricing", ...}`)
+//	d, err := notes.Get(ctx, key, true)                 // with its earlier versions
+//	page, err := notes.Query(ctx, satchel.QueryRequest{Where: "confidence > 0.5", Sort: "-updated_at", Limit: 20})
+//
+// Set validates the document against the store's schema and refuses it
+// whole, with every field at fault (ErrValidation); each Set is a new
+// version. A document past its TTL counts as absent. A shared store is
+// read-only to agents (ErrReadOnly); an agent's grants are checked with
+// the AsAgent option of Collection (ErrAccessDenied). CollectionTools and
+// CallCollectionTool expose an agent's stores as tools, as the MCP server
+// does.
+//
+// # Spill
+//
+// Package spill keeps a large tool result out of a model's context
+// without losing it: a spill.Policy saves the whole text and returns its
+// head and tail around a notice that says where the rest is and how to
+// read it. spill.NewWorkspace saves into the agent's own thread (files
+// spill/...), which its read tools already reach:
+//
+//	b := spill.NewWorkspace(
+//		func(ctx context.Context, p, c string) error { return ws.Write(ctx, p, c) },
+//		func(ctx context.Context, p string) (string, error) { return ws.Read(ctx, p) })
+//	r := spill.Policy{MaxInlineBytes: 64 << 10}.Apply(ctx, b, owner, "grep", "", output)
+//	// r.Text is output itself when small, else the preview
+//
+// # Untrusted text
+//
+// Text an agent stored may have come from anywhere; before it goes back
+// into a prompt, wrap it in the untrusted envelope: a preface saying it is
+// data, not instructions, and the text between markers carrying a nonce
+// the text cannot guess. One Run is one agent run (one server session, one
+// script run) with one nonce:
+//
+//	run, _ := satchel.NewRun()
+//	prompt := run.Untrusted(page)
+//
+// # Tokens
+//
+// An HTTP server authenticates each caller by a bearer token that names
+// its agent and scope (and optionally its thread). CreateToken returns the
+// secret once (only its hash is stored); Authenticate resolves a secret to
+// its Token, refusing an expired or revoked one; RevokeToken ends it:
+//
+//	secret, tok, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "research", Scope: "acme", Expires: 30 * 24 * time.Hour})
+//	tok, err = st.Authenticate(ctx, secret)
+//
+// # Checking storage
+//
+// Store.Check reads every retained commit and reports every fault it
+// finds (a missing or undecodable object, totals that do not match the
+// tree, a checkpoint or head that points wrong), each with its thread,
+// commit and object; `satchel check --storage` runs it.
+//
 // # Backends
 //
 // The storage contract is package backend; satcheltest is the conformance

@@ -55,8 +55,8 @@ func ExampleStore_Collection() {
 	// Output:
 	// globex:pricing 1
 	// globex:pricing 2
-	// {"company":"globex","confidence":0.9,"topic":"pricing","updated_at":"2026-02-01T00:00:00.000000000Z"}
-	// version 2, previous 1: {"company":"globex","confidence":0.8,"topic":"pricing","updated_at":"2026-01-31T09:30:00.000000000Z"}
+	// {"company":"globex","confidence":0.9,"topic":"pricing","updated_at":"2026-02-01T00:00:00Z"}
+	// version 2, previous 1: {"company":"globex","confidence":0.8,"topic":"pricing","updated_at":"2026-01-31T09:30:00Z"}
 	// document failed validation:
 	//   topic: required field is missing
 	//   confidence: must be at most 1, not 2

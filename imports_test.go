@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // TestRootImports: the Go API does not pull in the surfaces' dependencies.
@@ -12,7 +14,7 @@ import (
 func TestRootImports(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command to list the imports with")
+		testenv.Skip(t, "no go command to list the imports with")
 	}
 	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
 	if err != nil {

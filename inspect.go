@@ -8,8 +8,6 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/engine"
-	"github.com/satchel-dev/satchel/internal/errs"
-	"github.com/satchel-dev/satchel/internal/udiff"
 	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
@@ -246,23 +244,5 @@ func (s *Store) DiffSnapshotFile(ctx context.Context, a, b *Snapshot, path strin
 	if err := vpath.Validate(path); err != nil {
 		return "", err
 	}
-	ca, okA, err := contentAt(ctx, a.snap, path)
-	if err != nil {
-		return "", err
-	}
-	cb, okB, err := contentAt(ctx, b.snap, path)
-	if err != nil {
-		return "", err
-	}
-	if !okA && !okB {
-		return "", errs.New(errs.ErrNotFound, "file not found: %s (in neither commit)", path)
-	}
-	oldName, newName := "a/"+path, "b/"+path
-	if !okA {
-		oldName = "/dev/null"
-	}
-	if !okB {
-		newName = "/dev/null"
-	}
-	return udiff.Unified(oldName, newName, ca, cb, 3), nil
+	return diffSnapshotFile(ctx, a, b, path)
 }

@@ -90,10 +90,10 @@ func TestFileHistory(t *testing.T) {
 		func() error { return ws.Write(ctx, "a.md", "1") },     // 1 added
 		func() error { return ws.Write(ctx, "b.md", "x") },     // 2
 		func() error { return ws.Write(ctx, "a.md", "2") },     // 3 changed
-		func() error { return ws.Write(ctx, "a.md", "2") },     // 4 same content
-		func() error { return ws.Delete(ctx, "a.md") },         // 5 removed
-		func() error { return ws.Write(ctx, "b.md", "y") },     // 6
-		func() error { return ws.Write(ctx, "a.md", "again") }, // 7 added
+		func() error { return ws.Write(ctx, "a.md", "2") },     // same content: no commit
+		func() error { return ws.Delete(ctx, "a.md") },         // 4 removed
+		func() error { return ws.Write(ctx, "b.md", "y") },     // 5
+		func() error { return ws.Write(ctx, "a.md", "again") }, // 6 added
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -119,7 +119,7 @@ func TestFileHistory(t *testing.T) {
 		}
 		before = page.Next
 	}
-	want := []got{{7, "added"}, {5, "removed"}, {3, "changed"}, {1, "added"}}
+	want := []got{{6, "added"}, {4, "removed"}, {3, "changed"}, {1, "added"}}
 	if diff := cmp.Diff(want, all); diff != "" {
 		t.Errorf("file history (-want +got):\n%s", diff)
 	}

@@ -2,6 +2,7 @@ package satchel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -53,6 +54,11 @@ type ReadOptions struct {
 	// MaxChars caps the result in characters (0: no cap). A capped result
 	// says where to continue.
 	MaxChars int
+	// Binary asks that binary content (IsBinary) not be read as text: the
+	// result then has Binary, Type and Size set and the bytes in Data,
+	// whatever the other options. Without it a read returns the bytes as
+	// they are (line operations refuse them).
+	Binary bool
 }
 
 // Lines returns read bounds from start (1-based) to end inclusive; end 0
@@ -75,6 +81,13 @@ type ReadResult struct {
 	NextLine int `json:"next_line,omitempty"`
 	// Notice explains a truncation to a person or a model.
 	Notice string `json:"notice,omitempty"`
+	// Binary is set when ReadOptions.Binary was and the file is binary:
+	// Type is its sniffed type (FileType), Size its length, and Data its
+	// bytes; Text is empty.
+	Binary bool   `json:"binary,omitempty"`
+	Type   string `json:"type,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	Data   string `json:"-"`
 }
 
 func readWith(ctx context.Context, v engine.View, path string, o ReadOptions) (ReadResult, error) {
@@ -88,6 +101,9 @@ func readWith(ctx context.Context, v engine.View, path string, o ReadOptions) (R
 	content, err := v.Content(ctx, &ent)
 	if err != nil {
 		return ReadResult{}, err
+	}
+	if o.Binary && IsBinary(content) {
+		return ReadResult{Binary: true, Type: FileType(content), Size: int64(len(content)), Data: content}, nil
 	}
 	var text string
 	if o.Numbered {
@@ -227,6 +243,11 @@ type GrepResult struct {
 	Matches []Match `json:"matches"`
 	// Truncated is set when Limit stopped the search early.
 	Truncated bool `json:"truncated,omitempty"`
+	// SkippedBinary counts the binary files (IsBinary) the search skipped.
+	SkippedBinary int `json:"skipped_binary,omitempty"`
+	// Stopped, when set, says why the search stopped before its end (its
+	// timeout or the context's deadline): Matches holds those found so far.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOptions) (GrepResult, error) {
@@ -236,6 +257,10 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	}
 	if len(expr) > MaxRegexBytes {
 		return res, errs.New(errs.ErrInvalidPattern, "invalid regex: longer than %d bytes", MaxRegexBytes)
+	}
+	cost, err := checkRegexCost(expr)
+	if err != nil {
+		return res, err
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -259,13 +284,12 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	if timeout <= 0 {
 		timeout = DefaultGrepTimeout
 	}
-	deadline := time.Now().Add(timeout)
+	budget := &grepBudget{ctx: ctx, deadline: time.Now().Add(timeout), timeout: timeout, cost: cost}
 	lit, _ := re.LiteralPrefix()
 	from := ""
 	if dir != "" {
 		from = dir + "/"
 	}
-	files := 0
 	err = v.Scan(ctx, from, upper(from), func(ent *engine.Entry) (bool, error) {
 		if include != nil && !vpath.IncludeMatch(include, dir, ent.Path) {
 			return true, nil
@@ -273,20 +297,18 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 		if o.Accept != nil && !o.Accept(ent.Path) {
 			return true, nil
 		}
-		files++
-		if files%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return false, err
-			}
-			if time.Now().After(deadline) {
-				return false, errs.New(errs.ErrLimitExceeded, "grep stopped after %s: narrow the pattern, the path or include", timeout)
-			}
+		if !budget.spend(1) {
+			return false, nil
 		}
 		content, err := v.Content(ctx, ent)
 		if err != nil {
 			return false, err
 		}
-		more := grepContent(re, lit, ent.Path, content, func(m Match) bool {
+		if IsBinary(content) {
+			res.SkippedBinary++
+			return true, nil
+		}
+		more := grepContent(re, lit, ent.Path, content, budget, func(m Match) bool {
 			if len(res.Matches) == limit {
 				res.Truncated = true
 				return false
@@ -296,20 +318,29 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 		})
 		return more, nil
 	})
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		budget.check() // the scan saw the context end first
+		err = nil
+	}
+	if err == nil {
+		err = budget.err
+	}
+	res.Stopped = budget.stopped
 	return res, err
 }
 
 // grepContent reports the matching lines of content. With a literal
 // prefix, only lines containing it are tried (a fast substring search
-// skips the rest).
-func grepContent(re *regexp.Regexp, lit, path, content string, emit func(Match) bool) bool {
+// skips the rest). It returns false when the search must end: the limit
+// was reached, or the budget stopped it.
+func grepContent(re *regexp.Regexp, lit, path, content string, budget *grepBudget, emit func(Match) bool) bool {
 	line := 1
 	pos := 0 // start of the current line
 	for pos < len(content) {
 		if lit != "" {
 			i := strings.Index(content[pos:], lit)
 			if i < 0 {
-				return true
+				return budget.spend(0)
 			}
 			// Advance to the line holding the literal.
 			skipped := content[pos : pos+i]
@@ -328,7 +359,11 @@ func grepContent(re *regexp.Regexp, lit, path, content string, emit func(Match) 
 		} else {
 			text = content[pos:]
 		}
-		if re.MatchString(text) {
+		matched, more := budget.matchLine(re.MatchString, re.MatchReader, text)
+		if !more {
+			return false
+		}
+		if matched {
 			if len(text) > MaxGrepLineChars {
 				text, _ = lines.Cap(text, MaxGrepLineChars)
 			}
@@ -350,6 +385,8 @@ type FileInfo struct {
 	ModTime time.Time `json:"modified"`
 	// Hash is the SHA-256 of the content, in hex: what IfHash expects.
 	Hash string `json:"hash"`
+	// Type is the content's sniffed type (FileType): TypeText for text.
+	Type string `json:"type"`
 }
 
 func statView(ctx context.Context, v engine.View, path string) (FileInfo, error) {
@@ -364,7 +401,7 @@ func statView(ctx context.Context, v engine.View, path string) (FileInfo, error)
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return FileInfo{Path: path, Size: ent.Size, Lines: ent.Lines, ModTime: time.UnixMicro(ent.ModTime).UTC(), Hash: Hash(content)}, nil
+	return FileInfo{Path: path, Size: ent.Size, Lines: ent.Lines, ModTime: time.UnixMicro(ent.ModTime).UTC(), Hash: Hash(content), Type: FileType(content)}, nil
 }
 
 // Reader is the read side of a workspace: its head (Workspace) or any
@@ -392,7 +429,11 @@ func (w *Workspace) Read(ctx context.Context, path string, bounds ...int) (strin
 	if err != nil {
 		return "", err
 	}
-	return readView(ctx, v, path, false, bounds)
+	out, err := readView(ctx, v, path, false, bounds)
+	if err != nil {
+		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.Read(ctx, path, bounds...); return })
+	}
+	return out, err
 }
 
 // ReadNumbered is Read with each line prefixed by its number,
@@ -402,7 +443,11 @@ func (w *Workspace) ReadNumbered(ctx context.Context, path string, bounds ...int
 	if err != nil {
 		return "", err
 	}
-	return readView(ctx, v, path, true, bounds)
+	out, err := readView(ctx, v, path, true, bounds)
+	if err != nil {
+		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadNumbered(ctx, path, bounds...); return })
+	}
+	return out, err
 }
 
 // ReadWith reads with every option: bounds, numbering and a character cap.
@@ -411,7 +456,11 @@ func (w *Workspace) ReadWith(ctx context.Context, path string, o ReadOptions) (R
 	if err != nil {
 		return ReadResult{}, err
 	}
-	return readWith(ctx, v, path, o)
+	out, err := readWith(ctx, v, path, o)
+	if err != nil {
+		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadWith(ctx, path, o); return })
+	}
+	return out, err
 }
 
 // Glob returns the files matching pattern, sorted: `*` matches within one

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +20,10 @@ import (
 // collections) on one backend. It is safe for concurrent use; open it once
 // per process and share it.
 type Store struct {
-	b   backend.Backend
-	eng *engine.Engine
-	dsn string
+	b     backend.Backend
+	eng   *engine.Engine
+	dsn   string
+	hints versionHints // collections (doc_versions.go)
 }
 
 // Option configures Open and New.
@@ -29,7 +31,15 @@ type Option func(*config)
 
 type config struct {
 	cacheBytes int64
+	readOnly   bool
 }
+
+// ReadOnly makes Open open an existing SQLite file for reading only: the
+// open writes nothing (no journal mode, no migration; a read-only file or
+// mount, or a full disk, can still be read), a missing file is an error
+// matching fs.ErrNotExist, and every write is refused with ErrReadOnly.
+// The memory and PostgreSQL backends ignore it.
+func ReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
 // WithCacheBytes bounds the in-process cache of immutable objects (default
 // 256 MiB). The cache never holds stale data: objects never change.
@@ -39,7 +49,11 @@ func WithCacheBytes(n int64) Option { return func(c *config) { c.cacheBytes = n 
 // process), a SQLite file path (optionally prefixed `file:`; created when
 // missing), or a `postgres://` URL.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
-	b, err := openBackend(ctx, dsn)
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	b, err := openBackend(ctx, dsn, c)
 	if err != nil {
 		return nil, err
 	}
@@ -48,14 +62,17 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-func openBackend(ctx context.Context, dsn string) (backend.Backend, error) {
+func openBackend(ctx context.Context, dsn string, c config) (backend.Backend, error) {
 	switch {
 	case dsn == "memory:" || dsn == "memory":
 		return memory.New(), nil
 	case dsn == "":
 		return nil, errs.New(errs.ErrInvalidArgument, "no database: give a path, memory: or a postgres:// URL")
 	}
-	if open := openers(dsn); open != nil {
+	if scheme, ok := urlScheme(dsn); ok && !knownScheme(scheme) {
+		return nil, errs.New(errs.ErrInvalidArgument, "cannot open %q: satchel has no %s backend (a database is a SQLite file path, memory: or a postgres:// URL)", dsn, scheme)
+	}
+	if open := openers(dsn, c); open != nil {
 		return open(ctx, dsn)
 	}
 	return nil, errs.New(errs.ErrInvalidArgument, "cannot open %q: unknown kind of database", dsn)
@@ -118,8 +135,22 @@ func CheckPath(p string) error { return vpath.Validate(p) }
 // CheckThreadName reports whether name is a valid thread name.
 func CheckThreadName(name string) error { return checkName("thread", name, false) }
 
-// CheckCheckpointName reports whether name is a valid checkpoint name.
-func CheckCheckpointName(name string) error { return checkName("checkpoint", name, false) }
+// CheckCheckpointName reports whether name is a valid checkpoint name. Names
+// that a commit reference already means are refused, since the reference
+// would never reach the checkpoint: "head", and the numbers a sequence
+// is read from (negative ones included).
+func CheckCheckpointName(name string) error {
+	if err := checkName("checkpoint", name, false); err != nil {
+		return err
+	}
+	if name == "head" {
+		return errs.New(errs.ErrInvalidArgument, "invalid checkpoint name %q: %s already means the thread's head commit", name, name)
+	}
+	if _, err := strconv.ParseInt(name, 10, 64); err == nil {
+		return errs.New(errs.ErrInvalidArgument, "invalid checkpoint name %q: must not be a number (a number means a sequence)", name)
+	}
+	return nil
+}
 
 // CheckScope reports whether scope is a valid scope name: 1 to 128
 // letters, digits, '.', '_', '-', '@' or ':'.
@@ -150,12 +181,33 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 	if err := CheckScope(scope); err != nil {
 		return nil, err
 	}
+	if l, ok := s.b.(backend.HeadsLister); ok {
+		hs, err := l.ThreadHeads(ctx, scope)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]ThreadInfo, 0, len(hs))
+		for _, h := range hs {
+			if isSpillThread(h.Name) {
+				continue // a thread's spill area is part of the thread
+			}
+			info := ThreadInfo{Name: h.Name, Created: h.Created, Head: h.Head.Seq}
+			if h.Head.Seq != 0 {
+				info.HeadTime = h.Head.Time
+			}
+			out = append(out, info)
+		}
+		return out, nil
+	}
 	ts, err := s.b.Threads(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]ThreadInfo, 0, len(ts))
 	for _, t := range ts {
+		if isSpillThread(t.Name) {
+			continue // a thread's spill area is part of the thread
+		}
 		info := ThreadInfo{Name: t.Name, Created: t.Created}
 		c, ok, err := s.b.Head(ctx, t.ID)
 		if err != nil && !errors.Is(err, backend.ErrNoThread) {
@@ -185,7 +237,18 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 	if err != nil {
 		return err
 	}
-	return s.b.DeleteThread(ctx, t.ID)
+	if err := s.b.DeleteThread(ctx, t.ID); err != nil {
+		return err
+	}
+	// Its spill area goes with it.
+	sp, err := s.b.Thread(ctx, scope, name+spillThreadSuffix, false)
+	if errors.Is(err, backend.ErrNoThread) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.b.DeleteThread(ctx, sp.ID)
 }
 
 // PurgeScope deletes everything of a scope: threads, history, chunks and

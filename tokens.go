@@ -134,6 +134,27 @@ func (s *Store) Tokens(ctx context.Context) ([]Token, error) {
 	return out, nil
 }
 
+// UsableTokens counts the tokens that are neither revoked nor expired, by
+// the database's clock: the network listeners refuse strangers while it
+// is 0.
+func (s *Store) UsableTokens(ctx context.Context) (int, error) {
+	ts, err := s.Tokens(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now, err := s.b.Now(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range ts {
+		if t.Revoked.IsZero() && (t.Expires.IsZero() || now.Before(t.Expires)) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // RevokeToken revokes the token with the given ID: Authenticate refuses it
 // from now on (a server checks the token on every request, so sessions
 // already open with it end too). The token stays listed, with the time it

@@ -186,3 +186,32 @@ func TestOperatorTokens(t *testing.T) {
 		t.Errorf("an agent token: %+v, %v", agent, err)
 	}
 }
+
+// UsableTokens counts the tokens neither revoked nor expired.
+func TestUsableTokens(t *testing.T) {
+	ctx := context.Background()
+	st, err := satchel.Open(ctx, "memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	count := func(want int) {
+		t.Helper()
+		if n, err := st.UsableTokens(ctx); err != nil || n != want {
+			t.Fatalf("UsableTokens = %d, %v; want %d", n, err, want)
+		}
+	}
+	count(0)
+	_, a, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "b", Scope: "acme", Expires: time.Nanosecond}); err != nil {
+		t.Fatal(err)
+	}
+	count(1) // the second expired at once
+	if err := st.RevokeToken(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	count(0)
+}

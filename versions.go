@@ -27,6 +27,10 @@ type Commit struct {
 	Summary string `json:"summary"`
 	// Actor says who made it and through what.
 	Actor
+	// Unchanged is set on the commit a mutation reports (Restore, or the
+	// Committed option) when the mutation changed nothing: no commit was
+	// made, and this is the head it left as it was.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 func (s *Store) commitOf(c backend.Commit, names []string) Commit {
@@ -249,6 +253,11 @@ func (w *Workspace) DiffFile(ctx context.Context, from, to, path string) (string
 	if err != nil {
 		return "", err
 	}
+	return diffSnapshotFile(ctx, a, b, path)
+}
+
+// diffSnapshotFile is the unified diff of path between two snapshots.
+func diffSnapshotFile(ctx context.Context, a, b *Snapshot, path string) (string, error) {
 	ca, okA, err := contentAt(ctx, a.snap, path)
 	if err != nil {
 		return "", err
@@ -280,11 +289,15 @@ func contentAt(ctx context.Context, v engine.View, path string) (string, bool, e
 }
 
 // Restore makes the head's tree that of an earlier retained commit. It is
-// itself a new commit, so nothing is lost.
+// itself a new commit, so nothing is lost. When the head already has the
+// files of ref, it makes none and returns the head's commit, Unchanged.
 func (w *Workspace) Restore(ctx context.Context, ref string) (Commit, error) {
 	src, err := w.resolve(ctx, ref)
 	if err != nil {
 		return Commit{}, err
+	}
+	if c, same, err := w.sameAsHead(ctx, src); err != nil || same {
+		return c, err
 	}
 	id, _, err := w.threadID(ctx, true)
 	if err != nil {
@@ -298,6 +311,26 @@ func (w *Workspace) Restore(ctx context.Context, ref string) (Commit, error) {
 		return Commit{}, err
 	}
 	return w.s.commitOf(c, nil), nil
+}
+
+// sameAsHead reports whether the head's files are those of src (a restore
+// to it would change nothing), and returns the head's commit, Unchanged.
+func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit, bool, error) {
+	head, hc, err := w.head(ctx)
+	if err != nil {
+		return Commit{}, false, err
+	}
+	at, err := w.s.eng.At(ctx, src)
+	if err != nil {
+		return Commit{}, false, err
+	}
+	changes, err := w.s.eng.Diff(ctx, head, at)
+	if err != nil || len(changes) > 0 {
+		return Commit{}, false, err
+	}
+	c := w.s.commitOf(hc, nil)
+	c.Unchanged = true
+	return c, true, nil
 }
 
 // Fork makes a new thread of the same scope whose first commit is the tree
@@ -448,14 +481,22 @@ type GCStats struct {
 // alone, so that a reader at that commit can finish.
 const DefaultGrace = time.Minute
 
+// NoGrace, as GC's grace, reclaims the storage of dropped commits at once,
+// even while a reader may still be at one of them.
+const NoGrace time.Duration = -1
+
 // GC applies every thread's retention policy, then reclaims the storage
 // that no retained commit reaches, in every scope (or only in scope when
 // it is not ""). It is safe while writers run. Storage of commits dropped
-// less than grace ago is kept (grace < 0: DefaultGrace).
+// less than grace ago is kept; grace 0 means DefaultGrace, and a negative
+// grace (NoGrace) none.
 func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCStats, error) {
 	var st GCStats
-	if grace < 0 {
+	switch {
+	case grace == 0:
 		grace = DefaultGrace
+	case grace < 0:
+		grace = 0
 	}
 	scopes := []string{scope}
 	if scope == "" {

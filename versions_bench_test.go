@@ -8,12 +8,9 @@ import (
 	"testing"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/bench"
 )
-
-type diskSizer interface {
-	DiskSize(ctx context.Context) (int64, error)
-}
 
 // w1Workspace opens a SQLite store holding the first n files of W1.
 func w1Workspace(tb testing.TB, n int) (*satchel.Store, *satchel.Workspace) {
@@ -47,7 +44,7 @@ func w1Workspace(tb testing.TB, n int) (*satchel.Store, *satchel.Workspace) {
 func BenchmarkCheckpointStorage(b *testing.B) {
 	ctx := context.Background()
 	st, ws := w1Workspace(b, 1000)
-	ds := st.Backend().(diskSizer)
+	ds := st.Backend().(backend.DiskSizer)
 	before, _ := ds.DiskSize(ctx)
 	const steps = 500
 	b.ResetTimer()
@@ -92,7 +89,7 @@ func BenchmarkFork(b *testing.B) {
 func TestCheckpointStorageIsProportionalToTheChange(t *testing.T) {
 	ctx := context.Background()
 	st, ws := w1Workspace(t, 1000)
-	ds := st.Backend().(diskSizer)
+	ds := st.Backend().(backend.DiskSizer)
 	before, _ := ds.DiskSize(ctx)
 	for i := 0; i < 50; i++ {
 		p := bench.W1Path(i * 7)
@@ -131,7 +128,7 @@ func TestGCReclaimsSpace(t *testing.T) {
 	}
 	defer st.Close()
 	ws, _ := st.Workspace(ctx, "default", "main")
-	ds := st.Backend().(diskSizer)
+	ds := st.Backend().(backend.DiskSizer)
 	for i := 0; i < 30; i++ {
 		// Each version shares nothing with the previous one (~600 KiB).
 		big := strings.Repeat(fmt.Sprintf("line of version %04d\n", i), 30000)
@@ -143,7 +140,7 @@ func TestGCReclaimsSpace(t *testing.T) {
 	if _, err := ws.SetRetention(ctx, satchel.Policy{MaxCommits: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.GC(ctx, "", 0); err != nil {
+	if _, err := st.GC(ctx, "", satchel.NoGrace); err != nil {
 		t.Fatal(err)
 	}
 	shrunk, _ := ds.DiskSize(ctx)

@@ -154,12 +154,21 @@ type Batch struct {
 	limits     Limits
 	ops        []opNote // what the commit's summary names
 	op1        [1]opNote
-	claimed    []string // fanout claims to undo if the commit fails
-	checkpoint string   // a name for the commit (WithCheckpoint)
+	claimed    []string  // fanout claims to undo if the commit fails
+	checkpoint string    // a name for the commit (WithCheckpoint)
+	reports    []*Commit // where to report the commit (Committed)
 }
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
 // an error, nothing is committed.
+//
+// fn may run more than once: when another writer commits to the thread
+// between fn's reads and the commit (a lost compare-and-swap), the batch
+// is discarded and fn runs again against the new head, until it commits or
+// the workspace gives up with ErrConflict. So fn must do nothing but its
+// work on b, with no effects outside it that a second run would repeat
+// (sending a message, counting, appending to a slice of the caller's: do
+// those after Batch returns).
 func (w *Workspace) Batch(ctx context.Context, fn func(ctx context.Context, b *Batch) error) error {
 	return w.mutate(ctx, "batch", func(b *Batch) error { return fn(ctx, b) })
 }
@@ -177,7 +186,7 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 			return backend.Commit{}, err
 		}
 		var bt *Batch
-		c, _, err := w.s.eng.Update(ctx, id, func(tx *engine.Tx) (engine.CommitInfo, error) {
+		c, changed, err := w.s.eng.Update(ctx, id, func(tx *engine.Tx) (engine.CommitInfo, error) {
 			if bt != nil {
 				bt.abandon() // a retry: the previous attempt's claims are void
 			}
@@ -200,8 +209,47 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 		if errors.Is(err, backend.ErrCheckpointExists) && bt != nil {
 			return c, w.checkpointErr(bt.checkpoint, err)
 		}
+		if err == nil && !changed && bt != nil {
+			return c, bt.unchanged(ctx)
+		}
+		if err == nil && bt != nil {
+			for _, r := range bt.reports {
+				*r = w.s.commitOf(c, checkpointNames(bt.checkpoint))
+			}
+		}
 		return c, err
 	}
+}
+
+// unchanged finishes a batch that changed nothing: no commit was made, but
+// a checkpoint it asked for names the head, and what it reports is the
+// head's commit, Unchanged.
+func (b *Batch) unchanged(ctx context.Context) error {
+	var c Commit
+	if b.checkpoint != "" {
+		var err error
+		if c, err = b.w.Checkpoint(ctx, b.checkpoint); err != nil {
+			return err
+		}
+	} else if len(b.reports) > 0 {
+		_, hc, err := b.w.head(ctx)
+		if err != nil {
+			return err
+		}
+		c = b.w.s.commitOf(hc, nil)
+	}
+	c.Unchanged = true
+	for _, r := range b.reports {
+		*r = c
+	}
+	return nil
+}
+
+func checkpointNames(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{name}
 }
 
 func (w *Workspace) mutate(ctx context.Context, op string, fn func(b *Batch) error) error {
@@ -216,6 +264,7 @@ type writeOpts struct {
 	ifHash     string
 	overwrite  bool
 	checkpoint string
+	report     *Commit
 }
 
 // IfHash makes a mutation apply only if the file's content hash (as Stat
@@ -227,6 +276,12 @@ func IfHash(h string) WriteOption { return func(o *writeOpts) { o.ifHash = h } }
 // transaction: a step and its checkpoint are one durable write instead of
 // two. The name follows Checkpoint's rules.
 func WithCheckpoint(name string) WriteOption { return func(o *writeOpts) { o.checkpoint = name } }
+
+// Committed makes a mutation report in *c the commit it went into. A
+// mutation that changes nothing (a write of the content the file has, an
+// edit whose replacement leaves the file as it was) makes no commit: *c is
+// then the head's commit, with Unchanged set.
+func Committed(c *Commit) WriteOption { return func(o *writeOpts) { o.report = c } }
 
 // Overwrite lets Move replace an existing file at the destination.
 func Overwrite() WriteOption { return func(o *writeOpts) { o.overwrite = true } }
@@ -254,6 +309,9 @@ func (b *Batch) options(opts []WriteOption) (writeOpts, error) {
 		}
 		b.checkpoint = o.checkpoint
 	}
+	if o.report != nil {
+		b.reports = append(b.reports, o.report)
+	}
 	return o, nil
 }
 
@@ -264,7 +322,8 @@ func Hash(content string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Write creates or replaces the file at path.
+// Write creates or replaces the file at path. Writing the content the file
+// already has changes nothing and makes no commit (see Committed).
 func (w *Workspace) Write(ctx context.Context, path, content string, opts ...WriteOption) error {
 	return w.mutate(ctx, "write", func(b *Batch) error { return b.Write(ctx, path, content, opts...) })
 }
@@ -278,7 +337,8 @@ func (w *Workspace) Append(ctx context.Context, path, text string) error {
 
 // StrReplace replaces old with new in the file at path and returns how
 // many occurrences it replaced. Without replaceAll, old must occur exactly
-// once.
+// once. A replacement that leaves the file as it was (new equal to old)
+// makes no commit (see Committed).
 func (w *Workspace) StrReplace(ctx context.Context, path, old, new string, replaceAll bool, opts ...WriteOption) (int, error) {
 	var n int
 	err := w.mutate(ctx, "edit", func(b *Batch) error {
@@ -441,6 +501,16 @@ func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOp
 	if int64(len(content)) > b.limits.MaxFileBytes {
 		return b.checkBounds(ctx, path, int64(len(content)))
 	}
+	if ok && ent.Size == int64(len(content)) {
+		// The same content again changes nothing: no commit.
+		old, err := b.tx.Content(ctx, &ent)
+		if err != nil {
+			return err
+		}
+		if old == content {
+			return nil
+		}
+	}
 	if err := b.tx.Put(ctx, path, content); err != nil {
 		return err
 	}
@@ -507,6 +577,9 @@ func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAl
 	}
 	if int64(len(out)) > b.limits.MaxFileBytes {
 		return 0, b.checkBounds(ctx, path, int64(len(out)))
+	}
+	if out == content {
+		return n, nil // the replacement leaves the file as it was: no commit
 	}
 	if err := b.tx.Put(ctx, path, out); err != nil {
 		return 0, err

@@ -37,6 +37,11 @@ var ErrStale = errors.New("backend: stale head")
 // source of a fork or a restore) has been dropped from its log.
 var ErrNotRetained = errors.New("backend: commit not retained")
 
+// ErrReadOnly is wrapped by the error of every write to a backend opened
+// for reading only, or whose storage cannot be written (a read-only file
+// or mount).
+var ErrReadOnly = errors.New("read-only")
+
 // ErrNoThread is returned when a thread does not exist.
 var ErrNoThread = errors.New("backend: no such thread")
 
@@ -132,23 +137,6 @@ type GCSnapshot struct {
 	Dropped []int64
 }
 
-// Forker is implemented by backends for which creating a thread and
-// appending its first commit in one transaction saves a round trip and a
-// durable flush (PostgreSQL). Fork creates thread name in scope with c as
-// its first commit (c.Thread is ignored; c.Seq is 1; c.Requires names the
-// source): ErrThreadExists when the name is taken, ErrNotRetained when the
-// source is not retained, and in either case nothing is created.
-type Forker interface {
-	Fork(ctx context.Context, scope, name string, c NewCommit) (Thread, Commit, error)
-}
-
-// CheckpointResolver is implemented by backends that find a checkpoint's
-// commit in one query (PostgreSQL: one round trip instead of two).
-// CheckpointCommit fails as CheckpointSeq then CommitAt would.
-type CheckpointResolver interface {
-	CheckpointCommit(ctx context.Context, thread int64, name string) (Commit, error)
-}
-
 // Backend stores threads, commits with their packs, checkpoints and
 // settings. Implementations must be safe for concurrent use, and correct
 // when several processes share one database: nothing may depend on one
@@ -201,9 +189,12 @@ type Backend interface {
 	// CheckpointSeq resolves a checkpoint name (ErrNoCheckpoint).
 	CheckpointSeq(ctx context.Context, thread int64, name string) (int64, error)
 
-	// Drop removes commits from a thread's log (retention). The head is never
-	// dropped, even if listed. Checkpoints naming dropped commits go with
-	// them. Dropped packs stay readable until collected.
+	// Drop removes the listed commits from a thread's log (retention).
+	// Which commits go is decided above (engine.Retain): callers never
+	// list the head, and a backend may rely on it. Checkpoints naming
+	// dropped commits go with them in the same transaction, so that a
+	// concurrent SetCheckpoint either names a commit that stays or fails
+	// with ErrNoCommit. Dropped packs stay readable until collected.
 	Drop(ctx context.Context, thread int64, seqs []int64) error
 	// GCSnapshot reads, in one consistent snapshot of a scope, the roots of
 	// all retained commits and the packs dropped before cutoff.

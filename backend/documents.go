@@ -2,45 +2,62 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrDocChanged is returned by ReplaceDoc when the document's current
+// version is not the one the replacement expects: another writer set or
+// removed it first. Nothing was written; the caller decides again from the
+// current version that ReplaceDoc returns with it.
+var ErrDocChanged = errors.New("backend: document changed")
 
 // Documents is the storage of collections (DESIGN §1.2, §3): per store and
 // scope, JSON documents by key, each with a version, an optional expiry and
 // its previous versions. A backend that implements it, next to Backend,
 // gives satchel's collections.
 //
-// Like the rest of the contract it is dumb. Documents arrive validated,
-// normalized and keyed (package satchel does that, written once in
-// internal/docs); a backend never parses the query language: SQL backends
-// receive the WHERE and ORDER BY of a query already compiled, with its
-// values as bound arguments (DocQuery.SQL), and a backend that evaluates
-// in Go receives the predicate and the order (DocQuery.Match, Compare).
-// What a backend owns is the transaction of a set, expiry by its own clock,
-// and indexes.
+// Like the rest of the contract it is dumb: it stores and filters, and
+// package satchel decides. Documents arrive validated, normalized and
+// keyed, and the rules of versions, history and expiry (the next version
+// number, how many previous versions a store keeps, that an expired
+// document counts as absent and its version restarts at 1) are applied
+// above, once (collections.go); a backend offers a conditional replace,
+// history append and trim, delete, and scans filtered by its clock. A
+// backend never parses the query language either: SQL backends receive
+// the WHERE and ORDER BY of a query already compiled, with its values as
+// bound arguments (DocQuery.SQL), and a backend that evaluates in Go
+// receives the predicate and the order (DocQuery.Match, Compare).
+//
+// The backend's clock (Now; ClockSetter) stamps and expires documents, so
+// that every process sharing a database agrees on what has expired.
 //
 // Shared stores keep one collection for every scope: callers pass scope
 // "" for them (no scope name is empty).
 type Documents interface {
-	// PutDoc stores a document, in one transaction: the current version
-	// (if any, and not expired) moves into the history, the history keeps
-	// the newest put.Versions entries, and the new version (one past the
-	// old, or 1) becomes current, with Updated = now and, when put.TTL > 0,
-	// Expires = now + TTL, now read from the backend's clock (Now). A
-	// current document that has expired counts as absent: it is replaced
-	// with its history, and the new one is version 1.
-	PutDoc(ctx context.Context, put DocPut) (Doc, error)
-	// GetDoc returns the current version of a document; ok is false when
-	// there is none, or when it has expired and includeExpired is false.
-	// With history, h holds its previous versions newest first, read in the
-	// same snapshot.
-	GetDoc(ctx context.Context, id DocID, history, includeExpired bool) (d Doc, h []Doc, ok bool, err error)
+	// ReplaceDoc stores r as the current version of its document if the
+	// current version is r.Expect (0: there is none) and, with r.Live, has
+	// not expired, in one transaction:
+	// with r.Archive the replaced version moves into the history; the
+	// history then keeps only the versions from r.Version-r.Keep to
+	// r.Version-1; the new version is r.Version, with Updated = now and,
+	// when r.TTL > 0, Expires = now + TTL, now read from the backend's
+	// clock. Otherwise nothing is written and ReplaceDoc
+	// returns ErrDocChanged with the current version's Key,
+	// Version (0 when there is none), Updated, Expires and Expired.
+	ReplaceDoc(ctx context.Context, r DocReplace) (Doc, error)
+	// GetDoc returns the current version of a document, expired or not
+	// (Doc.Expired says which, by the backend's clock); ok is false when
+	// there is none. With history, h holds its previous versions below
+	// the current one, newest first, read in the same snapshot.
+	GetDoc(ctx context.Context, id DocID, history bool) (d Doc, h []Doc, ok bool, err error)
 	// QueryDocs returns at most q.Limit documents of a store and scope that
-	// match the query, in its order (see DocQuery).
+	// match the query, in its order, leaving out the expired ones unless
+	// q.IncludeExpired (see DocQuery).
 	QueryDocs(ctx context.Context, q DocQuery) ([]Doc, error)
-	// RemoveDoc deletes a document and its history; ok is false when there
-	// was none (an expired document counts as none, and is deleted too).
-	RemoveDoc(ctx context.Context, id DocID) (ok bool, err error)
+	// DeleteDoc deletes a document and its history, and returns the
+	// version it deleted (with Expired); ok is false when there was none.
+	DeleteDoc(ctx context.Context, id DocID) (d Doc, ok bool, err error)
 	// SweepExpired deletes every document (of every store and scope) whose
 	// expiry is at or before the backend's clock, with its history, and
 	// returns how many it deleted.
@@ -70,15 +87,19 @@ type Doc struct {
 	// Expires is when it expires; the zero time means never. History
 	// entries have no expiry.
 	Expires time.Time
-	// JSON is the document as put (DocPut.JSON).
+	// Expired reports, on a current version a read returns, whether its
+	// expiry is at or before the backend's clock.
+	Expired bool
+	// JSON is the document as stored (DocReplace.JSON).
 	JSON []byte
-	// Map is the document as put (DocPut.Doc), returned instead of JSON
-	// by a backend that keeps maps (DocMaps). Callers must not modify it.
+	// Map is the document as stored (DocReplace.Doc), returned instead of
+	// JSON by a backend that keeps maps (DocMaps). Callers must not
+	// modify it.
 	Map map[string]any
 }
 
 // DocMaps is implemented by a Documents backend that keeps documents as
-// Go maps, like the memory backend: PutDoc then receives DocPut.JSON nil,
+// Go maps, like the memory backend: ReplaceDoc then receives JSON nil,
 // and reads return Doc.Map instead of Doc.JSON. It spares such a backend
 // an encoding per set, which would otherwise be most of its cost.
 type DocMaps interface {
@@ -87,8 +108,9 @@ type DocMaps interface {
 	KeepsDocMaps()
 }
 
-// DocPut is a document to store.
-type DocPut struct {
+// DocReplace is a conditional replacement of a document's current version
+// (ReplaceDoc).
+type DocReplace struct {
 	DocID
 	// Doc is the normalized document and JSON its encoding, the bytes
 	// that reads return (nil for a backend that keeps maps, DocMaps). Doc
@@ -98,8 +120,18 @@ type DocPut struct {
 	JSON []byte
 	// TTL is the document's time to live from now; 0 means never.
 	TTL time.Duration
-	// Versions is how many previous versions the store keeps.
-	Versions int
+	// Version is the new version's number.
+	Version int64
+	// Expect is the version that must be current (0: none may be).
+	Expect int64
+	// Live also requires the expected version not to have expired, by
+	// the backend's clock.
+	Live bool
+	// Archive moves the replaced version into the history.
+	Archive bool
+	// Keep bounds the history: afterwards it holds only the versions from
+	// Version-Keep to Version-1 (Keep 0: none).
+	Keep int
 }
 
 // DocQuery is one page of a query (or a list, which is a query with no

@@ -285,6 +285,7 @@ type searchData struct {
 	Paths   []string
 	Matches []satchel.Match
 	Error   string
+	Stopped string // why a grep stopped before its end, with the matches so far
 	Next    string
 	Total   int
 }
@@ -345,7 +346,7 @@ func (in *Inspector) searchPage(w http.ResponseWriter, r *http.Request) {
 			in.fail(w, r, err)
 			return
 		}
-		o := satchel.GrepOptions{Include: f.Include, Limit: matchesPerPage + int(skip) + 1}
+		o := satchel.GrepOptions{Include: f.Include, Limit: matchesPerPage + int(skip) + 1, Timeout: in.cfg.GrepTimeout}
 		if from != "" {
 			o.Accept = func(p string) bool { return p >= from }
 		}
@@ -354,6 +355,7 @@ func (in *Inspector) searchPage(w http.ResponseWriter, r *http.Request) {
 			d.Error = err.Error()
 			break
 		}
+		d.Stopped = res.Stopped
 		ms := res.Matches[min(int(skip), len(res.Matches)):]
 		more := len(ms) > matchesPerPage || res.Truncated
 		if len(ms) > matchesPerPage {

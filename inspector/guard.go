@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
 // contentSecurityPolicy allows the inspector's own script, style and
@@ -127,7 +128,7 @@ func (in *Inspector) guard(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
-		if arrivedOnLoopback(r) && !isLoopback(r.Host) {
+		if loopback.Arrived(r) && !loopback.Host(r.Host) {
 			http.Error(w, "invalid Host header for a loopback listener: "+r.Host, http.StatusForbidden)
 			return
 		}
@@ -184,10 +185,10 @@ func (in *Inspector) viewerFor(w http.ResponseWriter, r *http.Request) (viewer, 
 		}
 		in.clearCookie(w, r)
 	}
-	if !arrivedOnLoopback(r) {
+	if !loopback.Arrived(r) {
 		return viewer{}, errSignIn
 	}
-	n, err := usableTokens(r.Context(), in.cfg.Store)
+	n, err := in.cfg.Store.UsableTokens(r.Context())
 	if err != nil {
 		return viewer{}, err
 	}
@@ -209,7 +210,7 @@ func (in *Inspector) stillAllowed(ctx context.Context, v viewer) (bool, error) {
 		}
 		return err == nil, err
 	}
-	n, err := usableTokens(ctx, in.cfg.Store)
+	n, err := in.cfg.Store.UsableTokens(ctx)
 	return err == nil && n == 0, err
 }
 

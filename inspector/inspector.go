@@ -25,12 +25,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
 // DefaultAddr is where `satchel ui` listens by default.
@@ -53,6 +53,9 @@ type Config struct {
 	// PollInterval is how often a live stream reads its thread's head (0:
 	// DefaultPollInterval).
 	PollInterval time.Duration
+	// GrepTimeout bounds a grep of the search page (0: the Go API's
+	// default, satchel.DefaultGrepTimeout).
+	GrepTimeout time.Duration
 	// Logger receives errors (nil: slog.Default()).
 	Logger *slog.Logger
 }
@@ -164,10 +167,10 @@ func CheckExposure(ctx context.Context, st *satchel.Store, addr string) error {
 	if err != nil {
 		return fmt.Errorf("invalid address %q: %w", addr, err)
 	}
-	if host != "" && isLoopback(host) {
+	if host != "" && loopback.Host(host) {
 		return nil
 	}
-	n, err := usableTokens(ctx, st)
+	n, err := st.UsableTokens(ctx)
 	if err != nil {
 		return err
 	}
@@ -176,43 +179,4 @@ func CheckExposure(ctx context.Context, st *satchel.Store, addr string) error {
 			"refusing to listen on %s: it is not a loopback address and no access token exists; create one with `satchel token create --operator`, or listen on 127.0.0.1", addr)}
 	}
 	return nil
-}
-
-// usableTokens counts the tokens that are neither revoked nor expired.
-func usableTokens(ctx context.Context, st *satchel.Store) (int, error) {
-	ts, err := st.Tokens(ctx)
-	if err != nil {
-		return 0, err
-	}
-	now, err := st.Backend().Now(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, t := range ts {
-		if t.Revoked.IsZero() && (t.Expires.IsZero() || now.Before(t.Expires)) {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// isLoopback reports whether a host (with or without a port) is
-// "localhost" or a loopback IP address.
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
-// arrivedOnLoopback reports whether r came in on a loopback address.
-func arrivedOnLoopback(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && la != nil && isLoopback(la.String())
 }

@@ -523,3 +523,24 @@ func TestLiveStreamEndsOnRevocation(t *testing.T) {
 		t.Errorf("the stream's last event: %q, want signed-out", last)
 	}
 }
+
+// A grep that reaches its deadline says so above the matches it found.
+func TestSearchSaysGrepStopped(t *testing.T) {
+	f := newFixture(t)
+	_, body := f.get(t, "/s/acme/t/main/search?grep=window")
+	if strings.Contains(body, "grep stopped") {
+		t.Fatalf("a grep within its deadline says it stopped:\n%s", body)
+	}
+	ws, err := f.st.Workspace(t.Context(), "acme", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(t.Context(), "big.txt", strings.Repeat("x", 1<<16)+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.in.cfg.GrepTimeout = time.Nanosecond
+	resp, body := f.get(t, "/s/acme/t/main/search?grep=.%7B100%7D.%7B100%7Dz")
+	if resp.StatusCode != 200 || !strings.Contains(body, "grep stopped after 1ns") {
+		t.Fatalf("a grep past its deadline: status %d, no notice that it stopped:\n%s", resp.StatusCode, body)
+	}
+}

@@ -89,16 +89,17 @@
 // # Tools
 //
 // read_file, write_file, append_file, edit_file, stat_file, glob, grep,
-// list_files, delete_file, move_file, checkpoint, history, diff and restore
-// (each may carry a prefix, --tool-prefix). Their text content is the
+// list_files, delete_file, move_file, checkpoint, history, diff, restore,
+// list_threads and fork (each may carry a prefix, --tool-prefix). Their text content is the
 // result itself: a read is the text read (numbered "N| line" by default),
 // glob and list_files one path a line, grep "path:line:text" lines,
 // history one commit a line ("SEQ\tTIME\tCHECKPOINTS\tSUMMARY", as
 // `satchel log` prints it), diff "added\tPATH" lines or a unified diff,
-// edit_file the number of occurrences replaced. The structured content
-// carries the same as JSON. A truncation notice (read_file's max_chars,
-// grep's and list_files' limit) comes as a text item of its own, only when
-// it applies.
+// a mutation one line that says what it did ("replaced 1 occurrence in
+// notes/plan.md"). The structured content
+// carries the same as JSON. A notice (read_file's max_chars or a
+// start_line past the end, grep's and list_files' limit, an empty
+// list_files) comes as a text item of its own, only when it applies.
 //
 // Arguments are validated by the server itself, every problem reported at
 // once, in satchel's words; refusals are tool errors (isError) whose text

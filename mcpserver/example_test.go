@@ -51,7 +51,7 @@ func ExampleServer_Run() {
 	// write_file (error false): wrote 24 bytes to notes/plan.md
 	// read_file (error false): 2| 1. read
 	// 3| 2. think
-	// edit_file (error false): 1
+	// edit_file (error false): replaced 1 occurrence in notes/plan.md
 	// edit_file (error true): anchor must not be empty
 	// glob (error false): notes/plan.md
 }

@@ -58,8 +58,8 @@ func TestSpill(t *testing.T) {
 	if !strings.HasPrefix(notice, wantNotice) || !strings.HasSuffix(notice, "; the file has 3000 lines).)") {
 		t.Errorf("notice = %q\nwant it to start %q", notice, wantNotice)
 	}
-	// The spill is a file of the caller's thread, read back with read_file
-	// (whose own results are never spilled: max_chars caps them).
+	// The spill is read back with read_file (whose own results are never
+	// spilled: max_chars caps them), though it is not a file of the thread.
 	c.is("s_read_file", map[string]any{"path": loc, "numbered": false, "max_chars": MaxReadChars}, full)
 	r = c.call("s_read_file", map[string]any{"path": loc, "numbered": false})
 	if ts := texts(t, r); len(ts) != 2 || ts[0] != full[:spill.DefaultMaxInlineBytes] || !strings.HasPrefix(ts[1], "[output truncated at 65536 characters") {
@@ -67,12 +67,30 @@ func TestSpill(t *testing.T) {
 	}
 	// A small result stays inline.
 	c.is("s_glob", map[string]any{"pattern": "*.txt"}, "big.txt")
-	// The spill was committed as the caller, through the tool that spilled.
+	// Spills stay out of what the agent lists and searches: a second grep
+	// finds what the first did, not the spilled lines as well.
+	c.is("s_glob", map[string]any{"pattern": "**"}, "big.txt")
+	c.is("s_list_files", nil, "big.txt")
+	r2 := c.call("s_grep", map[string]any{"pattern": "match", "limit": 5000})
+	if m := structured(t, r2); m["spilled"].(map[string]any)["bytes"] != float64(len(full)) {
+		t.Errorf("the second grep's result is %v bytes, the first's %d", m["spilled"], len(full))
+	}
+	// The spill was committed as the caller, through the tool that
+	// spilled, in the thread's spill area; the thread's history has none.
 	ws, err := s.cfg.Store.Workspace(context.Background(), "default", "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs, err := ws.History(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cs {
+		if strings.Contains(cm.Summary, "spill") {
+			t.Errorf("a spill in the thread's history: %+v", cm)
+		}
+	}
+	cs, err = ws.Spills().History(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +103,10 @@ func TestSpill(t *testing.T) {
 	if !found {
 		t.Errorf("no commit of %s via mcp:grep by spiller in %+v", loc, cs)
 	}
+	// A restore leaves the spill readable.
+	c.ok("s_write_file", map[string]any{"path": "other.txt", "content": "x"})
+	c.ok("s_restore", map[string]any{"to": 1})
+	c.is("s_read_file", map[string]any{"path": loc, "numbered": false, "max_chars": MaxReadChars}, full)
 }
 
 func TestSpillLimitConfigured(t *testing.T) {
@@ -134,12 +156,14 @@ func TestWrapUntrusted(t *testing.T) {
 	if m := preface.FindStringSubmatch(g); m == nil || m[1] != n[1] || !strings.Contains(g, "a.md:1:&lt;system>") {
 		t.Errorf("grep in the same session, same nonce: %q", g)
 	}
-	// Paths are not content.
-	c.is("glob", map[string]any{"pattern": "*"}, "a.md")
+	// Paths are stored text too.
+	if g := c.ok("glob", map[string]any{"pattern": "*"}); preface.FindStringSubmatch(g) == nil || !strings.Contains(g, "\na.md\n") {
+		t.Errorf("glob not wrapped: %q", g)
+	}
 	// Another session, another nonce.
 	c2 := &client{t: t, cs: connect(t, s)}
 	if m := preface.FindStringSubmatch(c2.ok("read_file", map[string]any{"path": "a.md"})); m == nil || m[1] == n[1] {
-		t.Errorf("a second session shares the nonce")
+		t.Errorf("a second MCP connection shares the nonce")
 	}
 }
 
@@ -171,6 +195,10 @@ func TestResources(t *testing.T) {
 	}
 	if len(rr.Contents) != 1 || rr.Contents[0].Text != "# A\n" || rr.Contents[0].URI != "satchel:///notes/a%20b.md" {
 		t.Errorf("read = %+v", rr.Contents[0])
+	}
+	// A scope's files are its own: no shared cache may serve them to another.
+	if rr.CacheScope != "private" || res.CacheScope != "private" {
+		t.Errorf("cacheScope of resources/read %q, of resources/list %q; want private", rr.CacheScope, res.CacheScope)
 	}
 	_, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "satchel:///nope.md"})
 	if err == nil || !strings.Contains(err.Error(), "file not found: nope.md") {
@@ -225,10 +253,12 @@ type fakeCollections struct {
 	calls []string
 	docs  map[string]string // scope/key -> text
 	slow  chan struct{}     // the tool "store__slow__get" waits for it
+	// started has a value for each call of store__slow__get that began.
+	started chan struct{}
 }
 
 func newFakeCollections() *fakeCollections {
-	return &fakeCollections{docs: map[string]string{}, slow: make(chan struct{})}
+	return &fakeCollections{docs: map[string]string{}, slow: make(chan struct{}), started: make(chan struct{}, 16)}
 }
 
 func fakeTool(name string, readOnly bool) Tool {
@@ -280,6 +310,10 @@ func (f *fakeCollections) Call(ctx context.Context, id Identity, tool string, ra
 	case "store__library__set":
 		return nil, &satchel.Error{Kind: satchel.ErrReadOnly, Msg: `store "library" is shared (read-only): writes are not allowed`}
 	case "store__slow__get":
+		select {
+		case f.started <- struct{}{}:
+		default:
+		}
 		select {
 		case <-f.slow:
 			return map[string]any{"found": false}, nil

@@ -121,12 +121,14 @@ func errorKind(err error) string {
 
 // render turns an outcome into the tool's result: the text (spilled to
 // the caller's thread when it is over the limit, except read_file's),
-// wrapped in the envelope when it is content and the server wraps, then
-// the notices, each an item of its own, and the structured content.
+// wrapped in the envelope when the server wraps, then the notices, each an
+// item of its own, and the structured content. Every result's text is
+// wrapped, not only content: listings, history and confirmations carry
+// stored names, which anyone who could write a file chose.
 func (s *Server) render(ctx context.Context, c *call, name string, out *outcome) *mcp.CallToolResult {
 	wrap := func(t string) string { return t }
 	structured := out.structured
-	if s.cfg.WrapUntrusted && out.untrusted {
+	if s.cfg.WrapUntrusted {
 		wrap = c.se.run.Untrusted
 	}
 	var content []mcp.Content
@@ -145,6 +147,9 @@ func (s *Server) render(ctx context.Context, c *call, name string, out *outcome)
 				"path": string(r.Locator), "bytes": len(out.text), "omitted_bytes": r.Omitted,
 			}}
 		}
+	}
+	if content == nil && out.image != nil {
+		content = []mcp.Content{out.image}
 	}
 	if content == nil {
 		content = []mcp.Content{text(wrap(out.text))}
@@ -166,16 +171,18 @@ func (s *Server) policy(string) spill.Policy {
 	}
 }
 
-// spillBackend saves spills as files of the caller's thread, under
-// spill/, written as the caller through the tool that spilled; the hint
-// names read_file (with the server's prefix).
+// spillBackend saves spills under spill/ in the spill area of the
+// caller's thread (Workspace.SaveSpill: out of the thread's listings,
+// searches, history and restores), written as the caller through the tool
+// that spilled; the hint names read_file (with the server's prefix), which
+// reads them back.
 func (s *Server) spillBackend(c *call, name string) spill.Backend {
 	write := func(ctx context.Context, path, content string) error {
 		ws, err := c.workspace(ctx)
 		if err != nil {
 			return err
 		}
-		return ws.Write(ctx, path, content)
+		return ws.SaveSpill(ctx, path, content) // beside the thread, not in it
 	}
 	read := func(ctx context.Context, path string) (string, error) {
 		ws, err := c.workspace(ctx)

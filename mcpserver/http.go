@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
 // HTTP endpoints.
@@ -40,9 +40,6 @@ const ThreadHeader = "X-Satchel-Thread"
 // logs of the tool calls the request makes carry it.
 const RequestIDHeader = "X-Request-Id"
 
-// sessionTimeout closes HTTP sessions idle for this long.
-const sessionTimeout = time.Hour
-
 // callerKey is where the caller's identity travels from the HTTP
 // middleware to the MCP handlers: in the bearer token's TokenInfo, which
 // the SDK hands to every request of the session.
@@ -64,7 +61,7 @@ func (s *Server) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
-		SessionTimeout:      sessionTimeout,
+		SessionTimeout:      s.cfg.SessionIdleTimeout,
 	})
 	// The SDK's middleware puts the TokenInfo where its transport reads it;
 	// authenticate has already checked the token, so the verifier only
@@ -78,9 +75,12 @@ func (s *Server) Handler() http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(streamable), streamable)))
+	guarded := s.guard(streamable)
+	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(guarded), guarded)))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
+	mux.HandleFunc("GET "+ProtectedResourcePath, s.protectedResource)
+	mux.HandleFunc("GET "+ProtectedResourcePath+MCPPath, s.protectedResource) // RFC 9728 §3.1's path-suffixed form
 	if s.cfg.UI != nil {
 		mux.Handle(UIPath, s.cfg.UI)
 	}
@@ -122,7 +122,7 @@ func (s *Server) track(next http.Handler) http.Handler {
 func (s *Server) authenticate(next, open http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := bearer(r)
-		if !ok && s.cfg.InsecureNoAuth && r.Header.Get("Authorization") == "" && arrivedOnLoopback(r) {
+		if !ok && s.cfg.InsecureNoAuth && r.Header.Get("Authorization") == "" && loopback.Arrived(r) {
 			s.admit(w, r, caller{id: s.fixed}, "", open)
 			return
 		}
@@ -183,12 +183,6 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, c caller, bound s
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerCtxKey{}, c)))
 }
 
-// arrivedOnLoopback reports whether r came in on a loopback address.
-func arrivedOnLoopback(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && la != nil && isLoopback(la.String())
-}
-
 func bearer(r *http.Request) (string, bool) {
 	f := strings.Fields(r.Header.Get("Authorization"))
 	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
@@ -200,7 +194,7 @@ func bearer(r *http.Request) (string, bool) {
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, msg string) {
 	s.metrics.unauthorized.Inc()
 	s.log.Info("unauthorized request", "request_id", r.Header.Get(RequestIDHeader), "remote", r.RemoteAddr, "reason", msg)
-	w.Header().Set("WWW-Authenticate", `Bearer realm="satchel"`)
+	w.Header().Set("WWW-Authenticate", `Bearer realm="satchel", resource_metadata="`+resourceMetadataURL(r)+`"`)
 	http.Error(w, msg, http.StatusUnauthorized)
 }
 
@@ -224,27 +218,13 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 func (s *Server) hostCheck(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-			if isLoopback(la.String()) && !isLoopback(r.Host) {
+			if loopback.Host(la.String()) && !loopback.Host(r.Host) {
 				http.Error(w, fmt.Sprintf("invalid Host header %q for a loopback listener", r.Host), http.StatusForbidden)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// isLoopback reports whether a host (with or without a port) is
-// "localhost" or a loopback IP address.
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // requestLog gives each request an id and logs it.
@@ -381,7 +361,7 @@ func (s *Server) closeSessions() {
 // checkExposure refuses an address that is not loopback when no usable
 // token exists, and warns on a loopback one.
 func (s *Server) checkExposure(ctx context.Context, addr string) error {
-	n, err := s.usableTokens(ctx)
+	n, err := s.cfg.Store.UsableTokens(ctx)
 	if err != nil {
 		return err
 	}
@@ -390,7 +370,7 @@ func (s *Server) checkExposure(ctx context.Context, addr string) error {
 		return fmt.Errorf("invalid address %q: %w", addr, err)
 	}
 	if s.cfg.InsecureNoAuth {
-		if host == "" || !isLoopback(host) {
+		if host == "" || !loopback.Host(host) {
 			return &satchel.Error{Kind: satchel.ErrAccessDenied, Msg: fmt.Sprintf(
 				"refusing to listen on %s without authentication: --insecure-no-auth is allowed only on a loopback address (127.0.0.1, [::1] or localhost)", addr)}
 		}
@@ -401,29 +381,10 @@ func (s *Server) checkExposure(ctx context.Context, addr string) error {
 	if n > 0 {
 		return nil
 	}
-	if host == "" || !isLoopback(host) {
+	if host == "" || !loopback.Host(host) {
 		return &satchel.Error{Kind: satchel.ErrAccessDenied, Msg: fmt.Sprintf(
 			"refusing to listen on %s: it is not a loopback address and no access token exists; create one with `satchel token create --agent NAME --scope SCOPE`, or listen on 127.0.0.1", addr)}
 	}
 	s.log.Warn("no access token exists: every request is refused until one is made with `satchel token create`")
 	return nil
-}
-
-// usableTokens counts the tokens that are neither revoked nor expired.
-func (s *Server) usableTokens(ctx context.Context) (int, error) {
-	ts, err := s.cfg.Store.Tokens(ctx)
-	if err != nil {
-		return 0, err
-	}
-	now, err := s.cfg.Store.Backend().Now(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, t := range ts {
-		if t.Revoked.IsZero() && (t.Expires.IsZero() || now.Before(t.Expires)) {
-			n++
-		}
-	}
-	return n, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
 // headerTransport adds headers to every request.
@@ -235,7 +236,8 @@ func TestHTTPUnauthorized(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, body, resp := post(t, f.url+MCPPath, c.secret, nil, initialize)
-		if code != http.StatusUnauthorized || body != c.body || resp.Header.Get("WWW-Authenticate") != `Bearer realm="satchel"` {
+		wantAuth := `Bearer realm="satchel", resource_metadata="` + f.url + ProtectedResourcePath + `"`
+		if code != http.StatusUnauthorized || body != c.body || resp.Header.Get("WWW-Authenticate") != wantAuth {
 			t.Errorf("%s token: %d %q (WWW-Authenticate %q), want 401 %q", c.name, code, body, resp.Header.Get("WWW-Authenticate"), c.body)
 		}
 		if _, err := dialHTTP(t, f.url, c.secret, ""); err == nil {
@@ -473,8 +475,8 @@ func TestIsLoopback(t *testing.T) {
 		"[::1]:8080": true, "::1": true, "127.1.2.3": true,
 		"0.0.0.0": false, "": false, "example.com": false, "10.0.0.1:80": false, "[::]:80": false, "localhost.evil.com": false,
 	} {
-		if isLoopback(host) != want {
-			t.Errorf("isLoopback(%q) = %v", host, !want)
+		if loopback.Host(host) != want {
+			t.Errorf("loopback.Host(%q) = %v", host, !want)
 		}
 	}
 }
@@ -502,8 +504,10 @@ func TestHTTPSessionKeepsItsThread(t *testing.T) {
 	if !strings.Contains(body, `this session works on thread \"draft\"; X-Satchel-Thread \"other\" cannot change it (open a new session)`) {
 		t.Errorf("changing thread within a session: %q", body)
 	}
-	for _, th := range []string{"draft", ""} {
-		if _, body, _ := post(t, f.url+MCPPath, secret, h(th), write); !strings.Contains(body, `wrote 1 bytes to a.md`) {
+	for i, th := range []string{"draft", ""} {
+		// The second write is of the same content: unchanged, on draft.
+		want := []string{`wrote 1 bytes to a.md`, `unchanged: a.md already has this content`}[i]
+		if _, body, _ := post(t, f.url+MCPPath, secret, h(th), write); !strings.Contains(body, want) {
 			t.Errorf("header %q: %q", th, body)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,12 +34,26 @@ import (
 // or is larger than MaxMessageBytes ends the connection with an error, as
 // a batch that repeats a request's id does. A batch's responses are
 // written together, as one array, once all of its calls are answered.
+// Batches are accepted until a protocol version of 2025-06-18 or later is
+// negotiated, and refused from then on (MCP 2025-06-18 removed them).
+//
+// The SDK tells its own transport the negotiated version through an
+// unexported hook no other transport can implement; IOTransport reads it
+// where the protocol states it, in the server's answer to initialize
+// (decision 0032). So a batch is refused from the moment that answer is
+// written, where the SDK's transport refuses it from the moment the
+// server handles initialize: only a client that sends a batch before it
+// has the answer to its initialize can tell them apart.
 type IOTransport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
 	// MaxMessageBytes bounds one incoming message (0:
 	// mcp.DefaultMaxLineLength; negative: no bound).
 	MaxMessageBytes int
+
+	// calls, when set (Server.Run sets it), counts the calls read and not
+	// yet answered; the end of input waits for their answers.
+	calls *pendingCalls
 }
 
 // Connect implements mcp.Transport.
@@ -52,6 +67,7 @@ func (t *IOTransport) Connect(context.Context) (mcp.Connection, error) {
 		w:        t.Writer,
 		incoming: make(chan incoming),
 		closed:   make(chan struct{}),
+		calls:    t.calls,
 	}
 	fr := &frameReader{r: t.Reader, limit: limit, buf: make([]byte, 0, 64<<10)}
 	// Reads happen on a goroutine of their own, so that Read returns as
@@ -93,6 +109,13 @@ type ioConn struct {
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*batch // the calls of incoming batches not yet answered
 
+	versionMu   sync.Mutex
+	version     string              // the negotiated protocol version, once initialize is answered
+	initIDs     map[jsonrpc.ID]bool // the initialize calls not yet answered
+	initPending atomic.Int32        // len(initIDs), read without the lock
+
+	calls *pendingCalls // nil: not counted
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -117,6 +140,7 @@ func (c *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if len(c.queue) > 0 {
 		m := c.queue[0]
 		c.queue = c.queue[1:]
+		c.received(m)
 		return m, nil
 	}
 	var in incoming
@@ -132,12 +156,21 @@ func (c *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				return nil, io.EOF
 			default:
 			}
+			if in.err == io.EOF && c.calls != nil {
+				// The end of input closes the session, and the SDK
+				// drops the answers of calls still running then:
+				// answer every call read first.
+				c.calls.awaitAnswers(ctx)
+			}
 			return nil, in.err
 		}
 	case <-c.closed:
 		return nil, io.EOF
 	}
 	if in.batch {
+		if v := c.negotiated(); v >= batchlessVersion {
+			return nil, fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchlessVersion, v)
+		}
 		var b *batch
 		for _, m := range in.msgs {
 			// Every request, notifications included, as the SDK counts
@@ -162,7 +195,64 @@ func (c *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	c.queue = in.msgs[1:]
+	c.received(in.msgs[0])
 	return in.msgs[0], nil
+}
+
+// batchlessVersion is the first protocol version without JSON-RPC batches.
+const batchlessVersion = "2025-06-18"
+
+// received notes a message Read returns: a call to count, an initialize
+// whose answer will name the protocol version.
+func (c *ioConn) received(m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return
+	}
+	if c.calls != nil {
+		c.calls.n.Add(1)
+	}
+	if req.Method == "initialize" {
+		c.versionMu.Lock()
+		if c.initIDs == nil {
+			c.initIDs = map[jsonrpc.ID]bool{}
+		}
+		c.initIDs[req.ID] = true
+		c.initPending.Store(int32(len(c.initIDs)))
+		c.versionMu.Unlock()
+	}
+}
+
+// answered notes a response before it is written: the answer to an
+// initialize names the negotiated version (the first that does: a
+// repeated initialize is refused).
+func (c *ioConn) answered(r *jsonrpc.Response) {
+	if c.initPending.Load() == 0 {
+		return
+	}
+	c.versionMu.Lock()
+	defer c.versionMu.Unlock()
+	if !c.initIDs[r.ID] {
+		return
+	}
+	delete(c.initIDs, r.ID)
+	c.initPending.Store(int32(len(c.initIDs)))
+	if r.Error != nil || c.version != "" {
+		return
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if stdjson.Unmarshal(r.Result, &res) == nil {
+		c.version = res.ProtocolVersion
+	}
+}
+
+// negotiated returns the protocol version negotiated so far ("" before).
+func (c *ioConn) negotiated() string {
+	c.versionMu.Lock()
+	defer c.versionMu.Unlock()
+	return c.version
 }
 
 func (c *ioConn) addBatch(b *batch) error {
@@ -209,6 +299,10 @@ func (c *ioConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	}
 	var data []byte
 	if r, ok := m.(*jsonrpc.Response); ok {
+		c.answered(r)
+		if c.calls != nil {
+			defer c.calls.answer()
+		}
 		all, inBatch := c.resolve(r)
 		switch {
 		case inBatch && all == nil:

@@ -23,8 +23,14 @@ type step struct {
 	answers int
 }
 
-const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+var initLine = initAt("2025-11-25")
+
+// initAt is a client's initialize at protocol version v, and its
+// initialized notification.
+func initAt(v string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + v + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+}
 
 // runScript serves a new store over the SDK's stdio transport (sdk) or
 // satchel's, plays steps, then closes the input: it returns every line
@@ -132,8 +138,8 @@ func TestIOTransportAsSDK(t *testing.T) {
 			{`{"jsonrpc":"2.0","id":20,"method":"ping","params":{"_meta":{"x":"\u00e9\ud83d\ude00"}}}` + "\n", 1},
 			{rpcCall(21, "ping", nil), 1}, // the last, without a line end
 		},
-		"batches": {
-			{initLine, 1},
+		"batches": { // accepted up to 2025-03-26 (TestIOTransportBatchesByVersion)
+			{initAt("2025-03-26"), 1},
 			{"[" + toolCall(2, "write_file", map[string]any{"path": "b.md", "content": html}) + "," + rpcCall(3, "ping", nil) + "]\n", 1},
 			{"[" + toolCall("x", "read_file", map[string]any{"path": "b.md"}) + "]\n", 1},
 			{"[\n" + rpcCall(4, "ping", nil) + ",\n" + rpcCall(5, "tools/list", nil) + "\n]\n", 1},
@@ -159,6 +165,45 @@ func TestIOTransportAsSDK(t *testing.T) {
 				if got[i] != want[i] {
 					t.Errorf("line %d:\n%.2000s\nthe SDK's transport:\n%.2000s", i, got[i], want[i])
 				}
+			}
+		})
+	}
+}
+
+// TestIOTransportBatchesByVersion: a batch is answered as the SDK's own
+// stdio transport answers it, unwrapped, at every protocol version the SDK
+// knows (and before any): accepted before 2025-06-18, refused from then on,
+// which ends the connection.
+func TestIOTransportBatchesByVersion(t *testing.T) {
+	batch := "[" + rpcCall(2, "ping", nil) + "," + rpcCall(3, "ping", nil) + "]\n"
+	versions := append([]string{"", "2024-10-07"}, mcp.SupportedProtocolVersions()...)
+	for _, v := range versions {
+		t.Run("version="+v, func(t *testing.T) {
+			// The version the server answers: an unknown or too new one
+			// is answered with the newest the initialize handshake has.
+			negotiated := v
+			if !slices.Contains(mcp.SupportedProtocolVersions(), v) || v >= "2026" {
+				negotiated = "2025-11-25"
+			}
+			accepted := v == "" || negotiated < "2025-06-18"
+			answers := 0
+			if accepted {
+				answers = 1
+			}
+			steps := []step{{batch, answers}}
+			if v != "" {
+				steps = []step{{initAt(v), 1}, {batch, answers}}
+			}
+			want, werr := runScript(t, true, 0, steps)
+			got, gerr := runScript(t, false, 0, steps)
+			if n := len(steps) - 1 + answers; len(want) != n {
+				t.Fatalf("the SDK's transport wrote %d lines, want %d (batch accepted: %v): %.2000q", len(want), n, accepted, want)
+			}
+			if (werr == nil) != (gerr == nil) {
+				t.Errorf("Run: %v; the SDK's transport: %v", gerr, werr)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("written:\n%.3000q\nthe SDK's transport:\n%.3000q", got, want)
 			}
 		})
 	}
@@ -367,3 +412,41 @@ type nopWriter struct{}
 
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (nopWriter) Close() error                { return nil }
+
+// TestIOTransportAnswersBeforeEOF: the end of input ends the session only
+// once every call read before it is answered. The call in flight at the
+// end of input is stopped by the call timeout, and its answer (that
+// refusal) must still be written.
+func TestIOTransportAnswersBeforeEOF(t *testing.T) {
+	fc := newFakeCollections()
+	s := newServer(t, Config{Collections: fc, Agent: "writer", CallTimeout: 300 * time.Millisecond})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background(), &IOTransport{Reader: inR, Writer: outW}) }()
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	if _, err := io.WriteString(inW, initLine+toolCall(2, "store__slow__get", map[string]any{})+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-lines // initialize's answer
+	<-fc.started
+	_ = inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	_ = outW.Close()
+	var got []string
+	for l := range lines {
+		got = append(got, l)
+	}
+	if len(got) != 1 || !strings.Contains(got[0], `"id":2,"result"`) || !strings.Contains(got[0], "was stopped") {
+		t.Errorf("after the end of input: %q, want the slow call's answer", got)
+	}
+}

@@ -31,6 +31,8 @@ type metrics struct {
 	spills       prometheus.Counter
 	sessions     prometheus.Gauge
 	unauthorized prometheus.Counter
+
+	gate func(http.Handler) http.Handler // who may read them
 }
 
 func newMetrics() *metrics {
@@ -74,6 +76,11 @@ func (m *metrics) call(tool string, d time.Duration, failed bool) {
 	m.duration.WithLabelValues(tool).Observe(d.Seconds())
 }
 
+// handler serves the metrics, through gate when one is set.
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	if m.gate != nil {
+		return m.gate(h)
+	}
+	return h
 }

@@ -42,3 +42,7 @@ func (c projectCollections) Tools(agent string) ([]Tool, error) {
 func (c projectCollections) Call(ctx context.Context, id Identity, tool string, args json.RawMessage) (any, error) {
 	return c.st.CallCollectionTool(ctx, c.p, id.Scope, id.Agent, tool, args)
 }
+
+// skipped lists the project entries the load did not read (special
+// files), which New logs.
+func (c projectCollections) skipped() []string { return c.p.Skipped() }

@@ -95,13 +95,20 @@ func (s *Server) listResources(ctx context.Context, se *session, p *mcp.ListReso
 		return nil, err
 	}
 	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	res.CacheScope = "private" // served here, not by the SDK's handler (SetCacheable)
 	if len(paths) > resourcePageSize {
 		paths = paths[:resourcePageSize]
 		res.NextCursor = FileURI(paths[len(paths)-1])
 	}
 	for _, p := range paths {
+		name := p
+		if s.cfg.WrapUntrusted {
+			// A name is one line: escaped as the envelope escapes
+			// content, so that it cannot open or close a tag.
+			name = strings.ReplaceAll(p, "<", "&lt;")
+		}
 		res.Resources = append(res.Resources, &mcp.Resource{
-			URI: FileURI(p), Name: p, MIMEType: mimeType(p),
+			URI: FileURI(p), Name: name, MIMEType: mimeType(p),
 		})
 	}
 	return res, nil
@@ -134,6 +141,9 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(p)}
 	if utf8.ValidString(content) {
 		rc.Text = content
+		if s.cfg.WrapUntrusted {
+			rc.Text = se.run.Untrusted(content)
+		}
 	} else {
 		rc.Blob = []byte(content)
 		rc.MIMEType = "application/octet-stream"

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	buildversion "github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/spill"
 )
 
@@ -81,6 +83,15 @@ type Config struct {
 	// DefaultMaxRequestBytes).
 	MaxRequestBytes int64
 
+	// MaxSessions bounds the HTTP sessions open at once (0:
+	// DefaultMaxSessions), MaxSessionsPerToken those of one token (0:
+	// DefaultMaxSessionsPerToken); SessionIdleTimeout closes a session
+	// idle that long (0: DefaultSessionIdleTimeout). MaxInflightBytes
+	// bounds the request bytes held at once (0: DefaultMaxInflightBytes).
+	MaxSessions, MaxSessionsPerToken int
+	SessionIdleTimeout               time.Duration
+	MaxInflightBytes                 int64
+
 	// ShutdownTimeout bounds how long ListenAndServe waits, once its
 	// context is done, for the calls in flight (0: DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -89,7 +100,8 @@ type Config struct {
 	// at standard output when serving stdio.
 	Logger *slog.Logger
 
-	// Version is reported to clients as the server's version.
+	// Version is reported to clients as the server's version; empty means
+	// the version the build recorded (what `satchel version` prints).
 	Version string
 
 	// UI, when set, is served under UIPath on the HTTP listener: the web
@@ -121,8 +133,10 @@ type Server struct {
 
 	sessions sync.Map // *mcp.ServerSession -> *session
 	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
+	counted  sync.Map // *mcp.ServerSession -> *pendingCalls, counted by the middleware
 
 	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
+	guards   *guard       // the HTTP server's bounds
 }
 
 // serverKey names one MCP server: one per agent (the tools differ), and
@@ -155,7 +169,8 @@ func New(cfg Config) (*Server, error) {
 			problems = append(problems, err.Error())
 		}
 	}
-	if cfg.MaxInlineBytes < 0 || cfg.CallTimeout < 0 || cfg.MaxRequestBytes < 0 || cfg.ShutdownTimeout < 0 {
+	if cfg.MaxInlineBytes < 0 || cfg.CallTimeout < 0 || cfg.MaxRequestBytes < 0 || cfg.ShutdownTimeout < 0 ||
+		cfg.MaxSessions < 0 || cfg.MaxSessionsPerToken < 0 || cfg.SessionIdleTimeout < 0 || cfg.MaxInflightBytes < 0 {
 		problems = append(problems, "limits and timeouts must not be negative")
 	}
 	if len(problems) > 0 {
@@ -173,6 +188,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	cfg.MaxSessions = cmp.Or(cfg.MaxSessions, DefaultMaxSessions)
+	cfg.MaxSessionsPerToken = cmp.Or(cfg.MaxSessionsPerToken, DefaultMaxSessionsPerToken)
+	cfg.SessionIdleTimeout = cmp.Or(cfg.SessionIdleTimeout, DefaultSessionIdleTimeout)
+	cfg.MaxInflightBytes = cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -183,6 +202,13 @@ func New(cfg Config) (*Server, error) {
 		metrics: newMetrics(),
 		fixed:   Identity{Scope: cfg.Scope, Agent: cfg.Agent, Thread: cfg.Thread},
 		servers: map[serverKey]*mcp.Server{},
+		guards:  newGuard(cfg),
+	}
+	s.metrics.gate = s.operatorOnly
+	if sk, ok := cfg.Collections.(interface{ skipped() []string }); ok {
+		for _, e := range sk.skipped() {
+			log.Warn("project entry not read", "entry", e)
+		}
 	}
 	// Build the stdio server now, so that a collection loader's error
 	// shows at start rather than at the first call.
@@ -198,16 +224,33 @@ func joinLines(s []string) string { return strings.Join(s, "\n") }
 // stdio, or an in-memory transport) as the configured identity, until the
 // client disconnects or ctx is done. When ctx is done, Run refuses new requests,
 // waits for the calls in flight to be answered (at most the shutdown
-// timeout), then closes the session.
+// timeout), then closes the session. Over IOTransport a call counts until
+// its answer is written, and the end of input too waits for the answers;
+// over another transport, until its handler returns.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	srv, err := s.server(serverKey{agent: s.cfg.Agent})
 	if err != nil {
 		return err
 	}
-	p := &pendingCalls{}
-	ss, err := srv.Connect(context.WithoutCancel(ctx), countingTransport{t, p}, nil)
+	// The calls are counted where no wrapper hides the connection's
+	// session hooks from the SDK (through them its own transports learn
+	// the negotiated protocol version): by satchel's transport itself, or
+	// else by the middleware, from a call's start to its handler's return.
+	p := newPendingCalls(s.cfg.ShutdownTimeout)
+	if it, ok := t.(*IOTransport); ok {
+		counted := *it
+		counted.calls = p
+		t = &counted
+	} else {
+		p.viaMiddleware = true
+	}
+	ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return err
+	}
+	if p.viaMiddleware {
+		s.counted.Store(ss, p)
+		defer s.counted.Delete(ss)
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
@@ -219,10 +262,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	s.log.Info("shutting down: finishing the calls in flight")
 	s.draining.Store(ss, true)
 	defer s.draining.Delete(ss)
-	deadline := time.Now().Add(s.cfg.ShutdownTimeout)
-	for p.n.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(2 * time.Millisecond)
-	}
+	p.awaitAnswers(context.Background())
 	if p.n.Load() > 0 {
 		s.log.Warn("shutdown timed out; calls in flight were abandoned")
 	}
@@ -230,45 +270,44 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return nil
 }
 
-// pendingCalls counts the requests of a connection not yet answered.
-type pendingCalls struct{ n atomic.Int64 }
+// pendingCalls counts the calls of a connection not yet answered.
+type pendingCalls struct {
+	n        atomic.Int64
+	answered chan struct{} // a call was answered (buffered: one wake-up)
+	drain    time.Duration // how long awaitAnswers waits at most
 
-// countingTransport counts, on its connection, the calls read and the
-// responses written: a graceful shutdown waits until every call is
-// answered before it closes the session (the SDK drops the responses of
-// calls still running when a session closes).
-type countingTransport struct {
-	mcp.Transport
-	p *pendingCalls
+	// viaMiddleware: counted by the middleware (a transport other than
+	// IOTransport), from a call's start to its handler's return, which is
+	// a little before its answer is written.
+	viaMiddleware bool
 }
 
-func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
+func newPendingCalls(drain time.Duration) *pendingCalls {
+	return &pendingCalls{answered: make(chan struct{}, 1), drain: drain}
+}
+
+// answer counts one call answered.
+func (p *pendingCalls) answer() {
+	p.n.Add(-1)
+	select {
+	case p.answered <- struct{}{}:
+	default:
 	}
-	return &countingConn{Connection: c, p: t.p}, nil
 }
 
-type countingConn struct {
-	mcp.Connection
-	p *pendingCalls
-}
-
-func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); ok && err == nil && r.IsCall() {
-		c.p.n.Add(1)
+// awaitAnswers waits until every call counted is answered, at most p.drain.
+func (p *pendingCalls) awaitAnswers(ctx context.Context) {
+	timeout := time.NewTimer(p.drain)
+	defer timeout.Stop()
+	for p.n.Load() > 0 {
+		select {
+		case <-p.answered:
+		case <-timeout.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
-	return m, err
-}
-
-func (c *countingConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, m)
-	if _, ok := m.(*jsonrpc.Response); ok {
-		c.p.n.Add(-1)
-	}
-	return err
 }
 
 func ignoreClosed(err error) error {
@@ -306,7 +345,7 @@ func (s *Server) allServers() []*mcp.Server {
 
 const serverInstructions = `satchel is a versioned workspace: files you write here persist across calls and sessions, and every change is a commit.
 Paths are relative and '/'-separated (notes/plan.md). Read with read_file (numbered lines by default; use start_line/end_line for large files), change files with write_file, append_file and edit_file (old_text must occur exactly once), find them with {{glob}}, {{grep}} and list_files.
-Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost).
+Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost); {{fork}} branches into a new thread and list_threads lists your threads.
 Large results are saved under spill/ and replaced by a preview that says how to read the rest.`
 
 // build makes the MCP server of key: the file tools, the agent's
@@ -314,11 +353,14 @@ Large results are saved under spill/ and replaced by a preview that says how to 
 func (s *Server) build(key serverKey) (*mcp.Server, error) {
 	version := s.cfg.Version
 	if version == "" {
-		version = "dev"
+		version = buildversion.Get().String()
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "satchel", Title: "satchel workspace", Version: version}, &mcp.ServerOptions{
 		Instructions: prefixed(serverInstructions, s.cfg.ToolPrefix),
 		Capabilities: &mcp.ServerCapabilities{},
+		// Every result depends on the caller's scope and agent (files,
+		// resources, granted tools): no shared cache may reuse one.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
 	names := map[string]bool{}
 	for _, t := range fileTools(s.cfg) {
@@ -423,6 +465,10 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 				if _, stopping := s.draining.Load(ss); stopping {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server is shutting down"}
 				}
+				if p, ok := s.counted.Load(ss); ok && !strings.HasPrefix(method, "notifications/") {
+					p.(*pendingCalls).n.Add(1)
+					defer p.(*pendingCalls).answer()
+				}
 			}
 			switch method {
 			case "initialize", "tools/call", "resources/list", "resources/read":
@@ -482,11 +528,17 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 		return v.(*session), nil
 	}
 	s.metrics.sessions.Inc()
+	if key.http {
+		s.guards.hold(id.Credential)
+	}
 	s.log.Info("session opened", "session", se.label, "scope", id.Scope, "agent", id.Agent, "thread", id.Thread, "credential", id.Credential)
 	go func() {
 		_ = ss.Wait()
 		s.sessions.Delete(ss)
 		s.metrics.sessions.Dec()
+		if key.http {
+			s.guards.give(id.Credential)
+		}
 		s.log.Info("session closed", "session", se.label)
 	}()
 	return se, nil

@@ -132,10 +132,13 @@ func TestRunFinishesCallsInFlight(t *testing.T) {
 	fc := newFakeCollections()
 	s := newServer(t, Config{Collections: fc, Agent: "writer"})
 	ctx, cancel := context.WithCancel(context.Background())
-	ct, st := mcp.NewInMemoryTransports()
+	// Over satchel's stdio transport a call counts until its answer is
+	// written (over another transport, only until its handler returns).
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+	go func() { done <- s.Run(ctx, &IOTransport{Reader: inR, Writer: outW}) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +162,10 @@ func TestRunFinishesCallsInFlight(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
-	time.Sleep(20 * time.Millisecond)
+	for draining := false; !draining; { // Run has begun its shutdown
+		s.draining.Range(func(any, any) bool { draining = true; return false })
+		time.Sleep(time.Millisecond)
+	}
 	close(fc.slow)
 	r := <-got
 	if r.err != nil || r.r.IsError {

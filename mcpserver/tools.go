@@ -18,7 +18,7 @@ import (
 var fileToolNames = []string{
 	"read_file", "write_file", "append_file", "edit_file", "stat_file",
 	"glob", "grep", "list_files", "delete_file", "move_file",
-	"checkpoint", "history", "diff", "restore",
+	"checkpoint", "history", "diff", "restore", "list_threads", "fork",
 }
 
 // fileTool is one file tool: its MCP definition, the arguments it takes
@@ -70,15 +70,18 @@ type outcome struct {
 	text       string
 	notices    []string
 	structured any
-	// untrusted marks text that is file or document content, which the
-	// envelope wraps when the server is configured to. Only the text
-	// content is wrapped (what a model reads); structured content is the
-	// data itself, for programs.
+	// untrusted marks text that is file or document content. With
+	// Config.WrapUntrusted, render wraps the text of every result, content
+	// or not (names are stored text too); only the text content is wrapped
+	// (what a model reads), structured content is the data itself.
 	untrusted bool
 	// noSpill is set for read_file, which max_chars caps instead.
 	noSpill bool
 	// stored counts the content bytes the call wrote, for metrics.
 	stored int
+	// image, when set, is the result instead of text (read_file of an
+	// image).
+	image *mcp.ImageContent
 }
 
 func withPrefix(cfg Config, base string) string { return cfg.ToolPrefix + base }
@@ -121,11 +124,12 @@ func fileTools(cfg Config) []fileTool {
 	}{
 		{
 			base: "read_file", title: "Read a file",
-			desc: "Read a text file of the workspace. By default the whole file, each line prefixed with its 1-based number and \"| \" (right-aligned: \" 9| ...\", \"10| ...\"). " +
+			desc: "Read the text file at path. By default the whole file, each line prefixed with its 1-based number and \"| \" (right-aligned: \" 9| ...\", \"10| ...\"). " +
 				"The numbers are for citing lines and choosing start_line/end_line; they are not part of the file, so never copy them into edit_file's old_text or into content. Set numbered to false for the exact text. " +
 				"For a large file, read a slice with start_line and end_line (1-based, inclusive; the slice keeps the file's line numbers): start_line must be at least 1, start_line past the last line returns nothing, end_line defaults to the last line and is clamped to it, end_line before start_line is an error, and end_line needs start_line. " +
 				"The result is cut at max_chars characters; then a separate notice says at which line to continue (start_line=N). " +
-				"Use at to read the file as it was at an earlier commit.",
+				"Use at to read the file as it was at an earlier commit. " +
+				"A binary file is not returned as text: a PNG, JPEG, GIF or WebP image comes as image content, any other binary file as a notice with its size and type.",
 			props: []prop{
 				req("path", str(pathDesc)),
 				opt("start_line", obj{{"type", "integer"}, {"description", "First line to return, 1-based (the first line is 1). Omit to start at the first line."}, {"minimum", 1}}),
@@ -139,27 +143,33 @@ func fileTools(cfg Config) []fileTool {
 				opt("truncated", boolean("Set when max_chars cut the text.")),
 				opt("next_line", obj{{"type", "integer"}, {"description", "When truncated: the line to continue from."}}),
 				opt("notice", str("When truncated: the notice.")),
+				opt("binary", boolean("Set when the file is binary (not valid UTF-8, or holding NUL bytes): an image comes as image content, any other binary file as a notice; text is then empty.")),
+				opt("type", str("When binary: the file's type, sniffed from its bytes (image/png, application/octet-stream, ...).")),
+				opt("size", obj{{"type", "integer"}, {"description", "When binary: its size in bytes."}}),
 			},
 			ann: readOnly("Read a file"),
 			run: runRead,
 		},
 		{
 			base: "write_file", title: "Write a file",
-			desc: "Create a file, or replace its whole content with content. Directories are implicit: writing notes/a.md makes notes/ appear. " +
+			desc: "Create the file at path, or replace its whole content with content. Directories are implicit: writing notes/a.md makes notes/ appear. " +
 				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
-				"Returns a confirmation; the structured result carries the new content's hash, for if_hash.",
+				"For binary content give it in base64 with encoding \"base64\". " +
+				"With if_hash, the write applies only if the file still has that content hash (see stat_file). " +
+				"Returns a confirmation; the structured result carries the new content's hash, for a later if_hash.",
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The file's entire new content.")),
+				opt("encoding", withDefault(obj{{"type", "string"}, {"enum", []string{"utf-8", "base64"}}, {"description", "How content is given: \"utf-8\" (the default) for text, \"base64\" (standard, padded) for binary bytes such as an image."}}, "utf-8")),
 				opt("if_hash", str(ifHashDesc)),
 			},
-			output: []prop{req("path", str("")), req("bytes", obj{{"type", "integer"}}), req("hash", str("The new content's hash, for if_hash."))},
+			output: []prop{req("path", str("")), req("bytes", obj{{"type", "integer"}}), req("hash", str("The new content's hash, for if_hash.")), unchangedProp},
 			ann:    mutating("Write a file", true, true),
 			run:    runWrite,
 		},
 		{
 			base: "append_file", title: "Append to a file",
-			desc: "Add content at the end of a file, creating the file if it does not exist. Nothing is inserted in between: to add lines, make sure the file ends with a newline or start content with one. " +
+			desc: "Add content at the end of the file at path, creating the file if it does not exist. Nothing is inserted in between: to add lines, make sure the file ends with a newline or start content with one. " +
 				"Appends are atomic, and concurrent appends all land.",
 			props: []prop{
 				req("path", str(pathDesc)),
@@ -171,10 +181,11 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "edit_file", title: "Edit a file",
-			desc: "Replace old_text with new_text in a file, and return the number of occurrences replaced. " +
+			desc: "Replace old_text with new_text in the file at path, and say how many occurrences were replaced (\"replaced 1 occurrence in notes/plan.md\"). " +
 				"old_text must match the file exactly, whitespace and indentation included (without read_file's line-number prefixes), and must not be empty. " +
-				"It must occur exactly once, unless replace_all is true: if it occurs several times the edit is refused with the count, so include enough surrounding lines to make it unique. " +
-				"If it does not occur, the edit is refused: read the file again. new_text may be empty, to delete old_text.",
+				"It must occur exactly once, unless replace_all is true: if it occurs several times the edit is refused with the count, so add enough surrounding lines to make it unique. " +
+				"If it does not occur, the edit is refused: read the file again. new_text may be empty, to delete old_text. " +
+				"With if_hash, the edit applies only if the file still has that content hash (see stat_file).",
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("old_text", str("The exact text to replace; must occur exactly once unless replace_all is true.")),
@@ -182,18 +193,19 @@ func fileTools(cfg Config) []fileTool {
 				opt("replace_all", withDefault(boolean("Replace every occurrence instead of requiring exactly one."), false)),
 				opt("if_hash", str(ifHashDesc)),
 			},
-			output: []prop{req("path", str("")), req("replaced", obj{{"type", "integer"}})},
+			output: []prop{req("path", str("")), req("replaced", obj{{"type", "integer"}}), unchangedProp},
 			ann:    mutating("Edit a file", true, false),
 			run:    runEdit,
 		},
 		{
 			base: "stat_file", title: "Describe a file",
-			desc: "Describe a file: its size in bytes, number of lines, last modification time (UTC) and content hash (SHA-256, hex), one \"name: value\" a line. " +
-				"Pass the hash as if_hash to write_file, edit_file, delete_file or move_file to make them apply only if the file has not changed meanwhile.",
+			desc: "Describe the file at path: its size in bytes, number of lines, last modification time (UTC), content hash (SHA-256, hex) and type (text/plain; charset=utf-8 for text, else sniffed from its bytes: image/png, application/octet-stream, ...), one \"name: value\" a line. " +
+				"Give the hash as the if_hash argument of write_file, edit_file, delete_file or move_file to make them apply only if the file has not changed meanwhile.",
 			props: []prop{req("path", str(pathDesc))},
 			output: []prop{
 				req("path", str("")), req("size", obj{{"type", "integer"}}), req("lines", obj{{"type", "integer"}}),
 				req("modified", obj{{"type", "string"}, {"format", "date-time"}}), req("hash", str("")),
+				opt("type", str("The content's type.")),
 			},
 			ann: readOnly("Describe a file"),
 			run: runStat,
@@ -214,10 +226,10 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "grep", title: "Search file contents",
-			desc: "Search the lines of files for a regular expression (Go RE2 syntax: linear time, no backreferences or lookaround; \"(?i)\" for case-insensitive). " +
+			desc: "Search the lines of files for the regular expression pattern (Go RE2 syntax: linear time, no backreferences or lookaround; \"(?i)\" for case-insensitive). " +
 				"Returns the matching lines in path then line order, one a line as \"path:line:text\" (line numbers are 1-based; lines longer than 2000 characters are cut). " +
 				"path restricts the search to a directory (default: the whole workspace). include keeps only files matching a glob: without \"/\" it is matched against the file's name (\"*.go\"), with \"/\" against the path relative to path. " +
-				"limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Use at to search an earlier commit.",
+				"limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Binary files are skipped, and a notice says how many. Use at to search an earlier commit.",
 			props: []prop{
 				req("pattern", str("The regular expression (RE2), at most 4096 bytes.")),
 				opt("path", str("Directory to search in, e.g. \"src\" (default: the whole workspace).")),
@@ -230,6 +242,7 @@ func fileTools(cfg Config) []fileTool {
 					{"path", obj{{"type", "string"}}}, {"line", obj{{"type", "integer"}}}, {"text", obj{{"type", "string"}}},
 				}}})),
 				opt("truncated", boolean("Set when limit stopped the search.")),
+				opt("skipped_binary", obj{{"type", "integer"}, {"description", "How many binary files were skipped."}}),
 			},
 			spillable: true,
 			ann:       readOnly("Search file contents"),
@@ -237,8 +250,8 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "list_files", title: "List files",
-			desc: "List the files under a directory, recursively, in path order, one path a line (default: every file of the workspace). " +
-				"limit bounds how many are returned; when more exist, a separate notice says so.",
+			desc: "List the files under the directory path, recursively, in path order, one path a line (default: every file of the workspace). " +
+				"limit bounds how many are returned; when more exist, a separate notice says so. When there are none, a notice says the directory is empty or does not exist.",
 			props: []prop{
 				opt("path", str("Directory to list, e.g. \"notes\" (default: the whole workspace).")),
 				opt("limit", integer("Most paths to return (default: all).", 1, math.MaxInt32)),
@@ -250,19 +263,20 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "delete_file", title: "Delete a file",
-			desc: "Delete a file. Deleting a file that does not exist is not an error. Directories are implicit: delete their files instead. " +
+			desc: "Delete the file at path. Deleting a file that does not exist is not an error: the result says it did not exist. Directories are implicit: delete their files instead. " +
+				"With if_hash, the delete applies only if the file still has that content hash (see stat_file). " +
 				"The file stays in earlier commits ({{history}}, read_file's at, {{restore}}).",
 			props: []prop{
 				req("path", str(pathDesc)),
 				opt("if_hash", str(ifHashDesc)),
 			},
-			output: []prop{req("path", str(""))},
+			output: []prop{req("path", str("")), opt("existed", boolean("Whether the file existed before the call."))},
 			ann:    mutating("Delete a file", true, true),
 			run:    runDelete,
 		},
 		{
 			base: "move_file", title: "Move a file",
-			desc: "Rename (move) a file. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file.",
+			desc: "Rename (move) the file at from to the path to. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file.",
 			props: []prop{
 				req("from", str("Current path of the file.")),
 				req("to", str("New path of the file.")),
@@ -284,7 +298,7 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "history", title: "List commits",
-			desc: "List the commits of the workspace, newest first, one a line: sequence number, time (UTC), checkpoint names (comma-separated, or empty) and summary, separated by tabs. " +
+			desc: "List the commits of the workspace, newest first (at most limit, default 50), one a line: sequence number, time (UTC), checkpoint names (comma-separated) and summary, separated by tabs, with \"-\" for an empty column. " +
 				"Every change is a commit; a sequence number or a checkpoint name can be given as at, from, to.",
 			props:     []prop{opt("limit", withDefault(integer("Most commits to list, newest first.", 1, math.MaxInt32), defaultHistory))},
 			output:    []prop{req("commits", array(obj{{"type", "object"}}))},
@@ -312,12 +326,36 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "restore", title: "Restore an earlier state",
-			desc: "Make the workspace's files what they were at an earlier commit (a sequence number or a checkpoint name). " +
+			desc: "Make the workspace's files what they were at the earlier commit to (a sequence number or a checkpoint name). " +
 				"The restore is itself a new commit, so nothing is lost: history keeps every commit after it, and you can restore forward again.",
 			props:  []prop{req("to", commitRef("The commit to go back to."))},
 			output: commitOutput(),
 			ann:    mutating("Restore an earlier state", true, true),
 			run:    runRestore,
+		},
+		{
+			base: "list_threads", title: "List threads",
+			desc: "List the threads of your workspace's scope, one a line: name, the sequence number of its newest commit (0 when it has none), and that commit's time (UTC, or \"-\"), separated by tabs; the thread this session works on is marked \"(current)\". " +
+				"Each thread is a separate line of history of the same files; {{fork}} makes a new one.",
+			output: []prop{
+				req("threads", array(obj{{"type", "object"}})),
+				req("current", str("The thread this session works on.")),
+			},
+			ann: readOnly("List threads"),
+			run: runListThreads,
+		},
+		{
+			base: "fork", title: "Branch into a new thread",
+			desc: "Make a new thread named name whose history starts at the commit from of this session's thread (a sequence number, a checkpoint name or \"head\", the default): nothing is copied, and later changes to either thread do not affect the other. " +
+				"Use it to keep a state to compare with, or to try an alternative; the new thread is opened by a new session (over HTTP with the X-Satchel-Thread header). " +
+				"A name is 1 to 128 letters, digits, \".\", \"_\" or \"-\", not all digits, and must not be taken in the scope.",
+			props: []prop{
+				req("name", str("The new thread's name, e.g. try-outline-b.")),
+				opt("from", withDefault(commitRef("The commit of this thread to start from (default \"head\")."), "head")),
+			},
+			output: []prop{req("thread", str("")), req("from", str("")), req("source", str("The thread forked.")), req("seq", obj{{"type", "integer"}})},
+			ann:    mutating("Branch into a new thread", false, false),
+			run:    runFork,
 		},
 	}
 	out := make([]fileTool, 0, len(defs))
@@ -355,8 +393,12 @@ func commitOutput() []prop {
 		opt("checkpoints", array(obj{{"type", "string"}})),
 		req("op", str("")), req("summary", str("")),
 		opt("agent", str("")), opt("credential", str("")), opt("via", str("")),
+		unchangedProp,
 	}
 }
+
+// unchangedProp is set when a mutation changed nothing, so made no commit.
+var unchangedProp = opt("unchanged", obj{{"type", "boolean"}, {"description", "True when nothing changed, so no commit was made."}})
 
 // minLine is the lowest line number the decoder passes on: the API itself
 // refuses bounds below 1, with DESIGN's message.
@@ -381,15 +423,33 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars})
+	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars, Binary: true})
 	if err != nil {
 		return nil, err
+	}
+	if res.Binary {
+		return binaryRead(path, res), nil
 	}
 	out := &outcome{text: res.Text, structured: res, untrusted: true, noSpill: true}
 	if res.Notice != "" {
 		out.notices = []string{res.Notice}
 	}
+	if res.Text == "" && b.HasStart && b.Start > 1 {
+		// An empty slice: say whether the file ends before start_line, so
+		// the model does not take it for empty lines.
+		if fi, err := r.Stat(ctx, path); err == nil && int64(b.Start) > fi.Lines {
+			out.notices = append(out.notices, fmt.Sprintf("[start_line %d is past the end: %s has %s]", b.Start, path, plural(int(fi.Lines), "line")))
+		}
+	}
 	return out, nil
+}
+
+// plural renders "1 line", "3 lines".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // writeOpts returns the preconditions of a mutation.
@@ -404,16 +464,25 @@ func runWrite(ctx context.Context, c *call) (*outcome, error) {
 	a := c.a
 	path, _ := a.path("path", true)
 	content, _ := a.str("content", true)
+	encoding, _ := a.str("encoding", false)
 	ifHash, hasHash := a.str("if_hash", false)
 	if err := a.err(); err != nil {
+		return nil, err
+	}
+	content, err := decodeContent(content, encoding)
+	if err != nil {
 		return nil, err
 	}
 	ws, err := c.workspace(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := ws.Write(ctx, path, content, writeOpts(ifHash, hasHash)...); err != nil {
+	var cm satchel.Commit
+	if err := ws.Write(ctx, path, content, append(writeOpts(ifHash, hasHash), satchel.Committed(&cm))...); err != nil {
 		return nil, err
+	}
+	if cm.Unchanged {
+		return unchanged(path+" already has this content", map[string]any{"path": path, "bytes": len(content), "hash": satchel.Hash(content)}), nil
 	}
 	return &outcome{
 		text:       fmt.Sprintf("wrote %d bytes to %s", len(content), path),
@@ -457,12 +526,16 @@ func runEdit(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := ws.StrReplace(ctx, path, oldText, newText, all, writeOpts(ifHash, hasHash)...)
+	var cm satchel.Commit
+	n, err := ws.StrReplace(ctx, path, oldText, newText, all, append(writeOpts(ifHash, hasHash), satchel.Committed(&cm))...)
 	if err != nil {
 		return nil, err
 	}
+	if cm.Unchanged {
+		return unchanged("the replacement leaves "+path+" as it was", map[string]any{"path": path, "replaced": n}), nil
+	}
 	return &outcome{
-		text:       strconv.Itoa(n),
+		text:       fmt.Sprintf("replaced %s in %s", plural(n, "occurrence"), path),
 		structured: map[string]any{"path": path, "replaced": n},
 		stored:     n * len(newText),
 	}, nil
@@ -483,8 +556,8 @@ func runStat(ctx context.Context, c *call) (*outcome, error) {
 		return nil, err
 	}
 	fi.ModTime = fi.ModTime.UTC()
-	text := fmt.Sprintf("path: %s\nsize: %d\nlines: %d\nmodified: %s\nhash: %s",
-		fi.Path, fi.Size, fi.Lines, fi.ModTime.Format(time.RFC3339Nano), fi.Hash)
+	text := fmt.Sprintf("path: %s\nsize: %d\nlines: %d\nmodified: %s\nhash: %s\ntype: %s",
+		fi.Path, fi.Size, fi.Lines, fi.ModTime.Format(time.RFC3339Nano), fi.Hash, fi.Type)
 	return &outcome{text: text, structured: fi}, nil
 }
 
@@ -535,13 +608,22 @@ func runGrep(ctx context.Context, c *call) (*outcome, error) {
 		fmt.Fprintf(&b, "%s:%d:%s", m.Path, m.Line, m.Text)
 	}
 	matches := nonNil(res.Matches)
+	structured := map[string]any{"matches": matches, "truncated": res.Truncated}
 	out := &outcome{
 		text:       b.String(),
-		structured: map[string]any{"matches": matches, "truncated": res.Truncated},
+		structured: structured,
 		untrusted:  true,
 	}
 	if res.Truncated {
 		out.notices = []string{fmt.Sprintf("[stopped at the limit of %d matches: there may be more. Narrow the pattern, path or include, or raise limit]", limit)}
+	}
+	if res.Stopped != "" {
+		structured["stopped"] = res.Stopped
+		out.notices = append(out.notices, "["+res.Stopped+"]")
+	}
+	if n := res.SkippedBinary; n > 0 {
+		structured["skipped_binary"] = n
+		out.notices = append(out.notices, skippedBinaryNotice(n))
 	}
 	return out, nil
 }
@@ -570,6 +652,13 @@ func runList(ctx context.Context, c *call) (*outcome, error) {
 		paths = paths[:limit]
 	}
 	out := &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths), "truncated": truncated}}
+	switch {
+	case len(paths) > 0:
+	case under == "":
+		out.notices = []string{"[no files: the workspace is empty]"}
+	default:
+		out.notices = []string{fmt.Sprintf("[no files: directory %s is empty or does not exist]", under)}
+	}
 	if truncated {
 		out.notices = []string{fmt.Sprintf("[listed the first %d files: there are more. Raise limit, or list a directory]", limit)}
 	}
@@ -587,10 +676,19 @@ func runDelete(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Whether the file existed decides only the wording: the delete itself
+	// is idempotent, and still checks if_hash and directories.
+	existed, err := ws.Exists(ctx, path)
+	if err != nil {
+		return nil, err
+	}
 	if err := ws.Delete(ctx, path, writeOpts(ifHash, hasHash)...); err != nil {
 		return nil, err
 	}
-	return &outcome{text: "deleted " + path, structured: map[string]any{"path": path}}, nil
+	if !existed {
+		return &outcome{text: path + " did not exist; nothing was deleted", structured: map[string]any{"path": path, "existed": false}}, nil
+	}
+	return &outcome{text: "deleted " + path, structured: map[string]any{"path": path, "existed": true}}, nil
 }
 
 func runMove(ctx context.Context, c *call) (*outcome, error) {
@@ -635,8 +733,17 @@ func runCheckpoint(ctx context.Context, c *call) (*outcome, error) {
 }
 
 // commitLine is how history shows a commit, as `satchel log` prints it.
+// An empty column is "-", so that a model reading the line does not see
+// two tabs as one.
 func commitLine(c satchel.Commit) string {
-	return fmt.Sprintf("%d\t%s\t%s\t%s", c.Seq, c.Time.UTC().Format(time.RFC3339), strings.Join(c.Checkpoints, ","), c.Summary)
+	return fmt.Sprintf("%d\t%s\t%s\t%s", c.Seq, c.Time.UTC().Format(time.RFC3339), orDash(strings.Join(c.Checkpoints, ",")), orDash(c.Summary))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func runHistory(ctx context.Context, c *call) (*outcome, error) {
@@ -712,7 +819,18 @@ func runRestore(ctx context.Context, c *call) (*outcome, error) {
 		return nil, err
 	}
 	cm.Time = cm.Time.UTC()
+	if cm.Unchanged {
+		return &outcome{text: fmt.Sprintf("unchanged: the head (commit %d) already has the files of %s", cm.Seq, to), structured: cm}, nil
+	}
 	return &outcome{text: fmt.Sprintf("restored %s as commit %d", to, cm.Seq), structured: cm}, nil
+}
+
+// unchanged is the outcome of a mutation that changed nothing, so made no
+// commit: the text says so and why, the structured content has
+// "unchanged": true.
+func unchanged(why string, structured map[string]any) *outcome {
+	structured["unchanged"] = true
+	return &outcome{text: "unchanged: " + why, structured: structured}
 }
 
 func nonNil[T any](s []T) []T {

@@ -31,7 +31,7 @@ func TestToolList(t *testing.T) {
 		"grep": {true, false, true}, "list_files": {true, false, true}, "history": {true, false, true}, "diff": {true, false, true},
 		"write_file": {false, true, true}, "append_file": {false, false, false}, "edit_file": {false, true, false},
 		"delete_file": {false, true, true}, "move_file": {false, true, false}, "checkpoint": {false, false, false},
-		"restore": {false, true, true},
+		"restore": {false, true, true}, "list_threads": {true, false, true}, "fork": {false, false, false},
 	}
 	for name, w := range want {
 		tool := got[name]
@@ -77,6 +77,7 @@ func TestToolList(t *testing.T) {
 		"history":     {"limit"},
 		"diff":        {"from", "to", "path"},
 		"restore":     {"to"},
+		"fork":        {"name", "from"},
 	}
 	for name, ps := range params {
 		props := got[name].InputSchema.(map[string]any)["properties"].(map[string]any)
@@ -129,7 +130,8 @@ func TestReadWrite(t *testing.T) {
 	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 2, "end_line": 3}, "2| two\n3| three")
 	c.is("read_file", map[string]any{"path": "notes/a.md", "numbered": false}, content)
 	c.is("read_file", map[string]any{"path": "notes/a.md", "numbered": false, "start_line": 9, "end_line": 99}, "nine\nten")
-	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 11}, "")
+	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 11}, "", "[start_line 11 is past the end: notes/a.md has 10 lines]")
+	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 10}, "10| ten")
 
 	// Bounds are checked by the API, with its messages.
 	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 0}, "start must be at least 1")
@@ -183,13 +185,13 @@ func TestEdit(t *testing.T) {
 	c.refused("edit_file", map[string]any{"path": "a.md", "old_text": "delta", "new_text": "D"}, "anchor not found in a.md")
 	c.refused("edit_file", map[string]any{"path": "a.md", "old_text": "", "new_text": "D"}, "anchor must not be empty")
 	c.refused("edit_file", map[string]any{"path": "b.md", "old_text": "x", "new_text": "y"}, "file not found: b.md")
-	r := c.is("edit_file", map[string]any{"path": "a.md", "old_text": "alpha", "new_text": "ALPHA"}, "1")
+	r := c.is("edit_file", map[string]any{"path": "a.md", "old_text": "alpha", "new_text": "ALPHA"}, "replaced 1 occurrence in a.md")
 	if m := structured(t, r); m["replaced"] != float64(1) || m["path"] != "a.md" {
 		t.Errorf("edit_file structured = %v", m)
 	}
-	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "beta", "new_text": "B", "replace_all": true}, "2")
+	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "beta", "new_text": "B", "replace_all": true}, "replaced 2 occurrences in a.md")
 	c.is("read_file", map[string]any{"path": "a.md", "numbered": false}, "ALPHA B\nB gamma\n")
-	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "B gamma\n", "new_text": ""}, "1")
+	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "B gamma\n", "new_text": ""}, "replaced 1 occurrence in a.md")
 	c.is("read_file", map[string]any{"path": "a.md", "numbered": false}, "ALPHA B\n")
 }
 
@@ -213,7 +215,7 @@ func TestPreconditions(t *testing.T) {
 
 	c.ok("write_file", map[string]any{"path": "a.md", "content": "two\n", "if_hash": h1})
 	h2 := satchel.Hash("two\n")
-	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "two", "new_text": "three", "if_hash": h2}, "1")
+	c.is("edit_file", map[string]any{"path": "a.md", "old_text": "two", "new_text": "three", "if_hash": h2}, "replaced 1 occurrence in a.md")
 	h3 := satchel.Hash("three\n")
 	c.is("move_file", map[string]any{"from": "a.md", "to": "b.md", "if_hash": h3}, "moved a.md to b.md")
 	c.is("delete_file", map[string]any{"path": "b.md", "if_hash": h3}, "deleted b.md")
@@ -228,7 +230,7 @@ func TestStatGlobGrepList(t *testing.T) {
 
 	r := c.call("stat_file", map[string]any{"path": "notes/todo.md"})
 	m := structured(t, r)
-	want := fmt.Sprintf("path: notes/todo.md\nsize: 29\nlines: 3\nmodified: %s\nhash: %s", m["modified"], satchel.Hash("- TODO one\n- done\n- TODO two\n"))
+	want := fmt.Sprintf("path: notes/todo.md\nsize: 29\nlines: 3\nmodified: %s\nhash: %s\ntype: text/plain; charset=utf-8", m["modified"], satchel.Hash("- TODO one\n- done\n- TODO two\n"))
 	if ts := texts(t, r); r.IsError || len(ts) != 1 || ts[0] != want {
 		t.Errorf("stat_file = %q, want %q", ts, want)
 	}
@@ -268,7 +270,7 @@ func TestStatGlobGrepList(t *testing.T) {
 		t.Errorf("list_files structured = %v", m)
 	}
 	c.is("list_files", map[string]any{"limit": 3}, "notes/todo.md\nsrc/main.go\nsrc/util/u.go")
-	c.is("list_files", map[string]any{"path": "nowhere"}, "")
+	c.is("list_files", map[string]any{"path": "nowhere"}, "", "[no files: directory nowhere is empty or does not exist]")
 }
 
 func TestDeleteMove(t *testing.T) {
@@ -281,9 +283,15 @@ func TestDeleteMove(t *testing.T) {
 	c.is("read_file", map[string]any{"path": "b.md", "numbered": false}, "a")
 	c.is("move_file", map[string]any{"from": "b.md", "to": "dir/c.md"}, "moved b.md to dir/c.md")
 	c.refused("delete_file", map[string]any{"path": "dir"}, "dir is a directory")
-	c.is("delete_file", map[string]any{"path": "dir/c.md"}, "deleted dir/c.md")
-	c.is("delete_file", map[string]any{"path": "dir/c.md"}, "deleted dir/c.md") // idempotent
-	c.is("list_files", nil, "")
+	r := c.is("delete_file", map[string]any{"path": "dir/c.md"}, "deleted dir/c.md")
+	if m := structured(t, r); m["existed"] != true {
+		t.Errorf("delete_file structured = %v", m)
+	}
+	r = c.is("delete_file", map[string]any{"path": "dir/c.md"}, "dir/c.md did not exist; nothing was deleted") // idempotent
+	if m := structured(t, r); m["existed"] != false {
+		t.Errorf("delete_file structured = %v", m)
+	}
+	c.is("list_files", nil, "", "[no files: the workspace is empty]")
 }
 
 func TestVersions(t *testing.T) {
@@ -295,6 +303,7 @@ func TestVersions(t *testing.T) {
 	}
 	c.refused("checkpoint", map[string]any{"name": "v1"}, "checkpoint v1 already exists in thread main")
 	c.refused("checkpoint", map[string]any{"name": "123"}, `invalid checkpoint name "123": must not be all digits (a number means a sequence)`)
+	c.refused("checkpoint", map[string]any{"name": "head"}, `invalid checkpoint name "head": head already means the thread's head commit`)
 	c.ok("write_file", map[string]any{"path": "a.md", "content": "two\n"})
 	c.ok("write_file", map[string]any{"path": "b.md", "content": "b\n"})
 
@@ -331,6 +340,10 @@ func TestVersions(t *testing.T) {
 	if len(cs) != 4 || !strings.HasPrefix(want[3], "1\t") || !strings.Contains(want[3], "\tv1\t") {
 		t.Errorf("history = %q", want)
 	}
+	// An empty column is "-": the newest commit has no checkpoint.
+	if f := strings.Split(want[0], "\t"); len(f) != 4 || f[2] != "-" {
+		t.Errorf("history's newest line %q: want 4 columns, the third \"-\"", want[0])
+	}
 	if m := structured(t, r); len(m["commits"].([]any)) != 4 {
 		t.Errorf("history structured = %v", m)
 	}
@@ -356,8 +369,8 @@ func TestArgumentValidation(t *testing.T) {
 	// Every problem at once, in the schema's order, unknown arguments first.
 	c.refused("write_file", map[string]any{"path": "../x", "if_hash": 3, "scope": "other", "zzz": 1},
 		lines(
-			`unknown argument "scope": write_file takes path, content, if_hash`,
-			`unknown argument "zzz": write_file takes path, content, if_hash`,
+			`unknown argument "scope": write_file takes path, content, encoding, if_hash`,
+			`unknown argument "zzz": write_file takes path, content, encoding, if_hash`,
 			`invalid path "../x": contains a . or .. segment`,
 			"content is required",
 			"if_hash must be a string, was 3",
@@ -389,4 +402,25 @@ func TestArgumentValidation(t *testing.T) {
 func TestUnknownTool(t *testing.T) {
 	c, _ := newClient(t, Config{})
 	c.refused("store__notes__set", map[string]any{"key": "x"}, `unknown tool "store__notes__set"`)
+}
+
+// TestUnchanged: a tool call that changes nothing makes no commit and says
+// so.
+func TestUnchanged(t *testing.T) {
+	c, _ := newClient(t, Config{Agent: "writer"})
+	c.ok("write_file", map[string]any{"path": "a.md", "content": "one\n"})
+	c.ok("checkpoint", map[string]any{"name": "v1"})
+	r := c.is("write_file", map[string]any{"path": "a.md", "content": "one\n"}, "unchanged: a.md already has this content")
+	if m := structured(t, r); m["unchanged"] != true || m["hash"] == nil {
+		t.Errorf("write_file structured = %v", m)
+	}
+	r = c.is("edit_file", map[string]any{"path": "a.md", "old_text": "one", "new_text": "one"}, "unchanged: the replacement leaves a.md as it was")
+	if m := structured(t, r); m["unchanged"] != true || m["replaced"] != float64(1) {
+		t.Errorf("edit_file structured = %v", m)
+	}
+	r = c.is("restore", map[string]any{"to": "v1"}, "unchanged: the head (commit 1) already has the files of v1")
+	if m := structured(t, r); m["unchanged"] != true || m["seq"] != float64(1) {
+		t.Errorf("restore structured = %v", m)
+	}
+	c.is("history", nil, c.ok("history", map[string]any{"limit": 1}))
 }

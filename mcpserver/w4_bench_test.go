@@ -181,7 +181,7 @@ func BenchmarkW4(b *testing.B) {
 					if err != nil || r.IsError {
 						b.Fatal(err, r)
 					}
-					if tool == "edit_file" && strings.TrimSpace(texts(b, r)[0]) != "1" {
+					if tool == "edit_file" && !strings.HasPrefix(texts(b, r)[0], "replaced 1 occurrence") {
 						b.Fatalf("edit: %v", texts(b, r))
 					}
 					k++

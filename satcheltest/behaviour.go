@@ -867,7 +867,7 @@ func (s *suite) gc(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	_ = fk
 	_, err = ws.SetRetention(bg, satchel.Policy{MaxCommits: 1})
 	must(t, "retain", err)
-	stats, err := st.GC(bg, "", 0)
+	stats, err := st.GC(bg, "", satchel.NoGrace)
 	must(t, "gc", err)
 	if stats.PacksDeleted == 0 {
 		t.Errorf("gc deleted nothing after 19 commits were dropped: %+v", stats)
@@ -890,7 +890,7 @@ func (s *suite) gc(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	got, err = ws2.Read(bg, "big.txt")
 	must(t, "uncached read after gc", err)
 	equal(t, "uncached head after gc", got, "19 "+big)
-	again, err := st.GC(bg, "", 0)
+	again, err := st.GC(bg, "", satchel.NoGrace)
 	must(t, "second gc", err)
 	equal(t, "second gc deletes nothing", again.PacksDeleted, 0)
 }
@@ -970,7 +970,7 @@ func (s *suite) twoStores(t *testing.T, a *satchel.Store, wa *satchel.Workspace)
 	}
 	_, err = wb.SetRetention(bg, satchel.Policy{MaxCommits: 1})
 	must(t, "retain", err)
-	_, err = b.GC(bg, "", 0)
+	_, err = b.GC(bg, "", satchel.NoGrace)
 	must(t, "gc", err)
 	must(t, "a writes after b collected the commits a knew", wa.Write(bg, "i.md", "i"))
 	got, _ = wb.Read(bg, "h.md")

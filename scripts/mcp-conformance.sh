@@ -2,7 +2,8 @@
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance)
 # against `satchel serve --http` on a fresh SQLite database, then the checks of
 # scripts/mcp-conformance-extra.mjs (satchel's own resources, a bearer token,
-# and a session over stdio).
+# and a session over stdio), and the suite's message scenarios again over
+# stdio, through internal/tools/stdiobridge.
 #
 #   scripts/mcp-conformance.sh            # install if needed, build, run
 #   SATCHEL_MCP_CACHE=DIR scripts/...     # cache elsewhere (default .cache/mcp-conformance)
@@ -33,6 +34,10 @@ applicable=(
   server-sse-multiple-streams # parallel POST streams on one session
   dns-rebinding-protection    # a forged Host/Origin header gets a 4xx; a loopback one is served
 )
+# The scenarios run again over stdio, through internal/tools/stdiobridge
+# (the suite reaches a server by URL only): those about the messages, not
+# about HTTP.
+stdio_applicable=(server-initialize ping logging-set-level tools-list resources-list)
 # Why each other scenario of the suite does not apply. A scenario the suite
 # lists that is in neither table fails the run: classify it first.
 declare -A skip=(
@@ -84,14 +89,16 @@ installed || { say "the install did not give Node and the suite in $cache"; exit
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/satchel-conformance.XXXXXX")
 server_pid=
+bridge_pid=
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$bridge_pid" ]; then kill "$bridge_pid" 2>/dev/null || true; wait "$bridge_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 say "building satchel"
-(cd "$root" && go build -o "$work/satchel" ./cmd/satchel)
+(cd "$root" && go build -o "$work/satchel" ./cmd/satchel && go build -o "$work/stdiobridge" ./internal/tools/stdiobridge)
 satchel="$work/satchel"
 db="$work/satchel.db"
 
@@ -156,9 +163,37 @@ for s in "${applicable[@]}"; do
   fi
 done
 
+# The same suite over stdio: each HTTP session of the bridge is a new
+# `satchel serve` process on the same database, spoken to over its
+# standard input and output.
+"$work/stdiobridge" -listen 127.0.0.1:0 -- "$satchel" --db "$db" --scope conformance serve \
+  --agent agent --dir "$work/project" >"$work/bridge.out" 2>"$work/bridge.log" &
+bridge_pid=$!
+stdio_url=
+for _ in $(seq 100); do
+  stdio_url=$(sed -n 's/^listening on //p' "$work/bridge.out" | head -1)
+  [ -n "$stdio_url" ] && break
+  kill -0 "$bridge_pid" 2>/dev/null || { cat "$work/bridge.log" >&2; say "stdiobridge exited"; exit 1; }
+  sleep 0.1
+done
+[ -n "$stdio_url" ] || { cat "$work/bridge.log" >&2; say "stdiobridge did not start"; exit 1; }
+stdio_passed=() stdio_failed=()
+for s in "${stdio_applicable[@]}"; do
+  if "$node" "$cli" server --url "$stdio_url" --scenario "$s" -o "$results/stdio" >"$work/stdio-$s.out" 2>&1 &&
+    ! grep -q '"status": *"FAILURE"' "$results"/stdio/*"$s"*/checks.json 2>/dev/null; then
+    stdio_passed+=("$s")
+  else
+    stdio_failed+=("$s")
+    cat "$work/stdio-$s.out" >&2
+  fi
+done
+
 echo "MCP conformance suite $conformance_version against satchel serve (HTTP, SQLite):"
 for s in "${passed[@]}"; do echo "  ✓ $s"; done
 for s in "${failed[@]}"; do echo "  ✗ $s"; done
+echo "the same suite over stdio (through internal/tools/stdiobridge):"
+for s in "${stdio_passed[@]}"; do echo "  ✓ $s"; done
+for s in "${stdio_failed[@]}"; do echo "  ✗ $s"; done
 echo "not applicable (skipped):"
 for s in "${all[@]}"; do
   [ -n "${skip[$s]:-}" ] && echo "  - $s: ${skip[$s]}"
@@ -169,5 +204,5 @@ echo "extra checks (the official TypeScript SDK client on satchel's own resource
 extra=0
 "$node" "$root/scripts/mcp-conformance-extra.mjs" "$cache" "$satchel" "$db" "$work/project" "$url" "$token" || extra=1
 
-echo "conformance: ${#passed[@]} passed, $((${#failed[@]} + ${#unclassified[@]} + extra)) failed, ${#skip[@]} skipped"
-[ "${#failed[@]}" -eq 0 ] && [ "${#unclassified[@]}" -eq 0 ] && [ "$extra" -eq 0 ]
+echo "conformance: $((${#passed[@]} + ${#stdio_passed[@]})) passed, $((${#failed[@]} + ${#stdio_failed[@]} + ${#unclassified[@]} + extra)) failed, ${#skip[@]} skipped"
+[ "${#failed[@]}" -eq 0 ] && [ "${#stdio_failed[@]}" -eq 0 ] && [ "${#unclassified[@]}" -eq 0 ] && [ "$extra" -eq 0 ]

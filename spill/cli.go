@@ -3,17 +3,23 @@ package spill
 import (
 	"context"
 	"io"
+
+	"github.com/satchel-dev/satchel/internal/bounded"
 )
 
-// SaveFromReader reads r to its end and saves what it read with b, as the
-// command "satchel spill save" does. It returns the locator and the hint
+// MaxSaveBytes bounds what SaveFromReader saves: the per-file limit of a
+// workspace (satchel.DefaultMaxFileBytes), whichever backend keeps it.
+const MaxSaveBytes = 64 << 20
+
+// SaveFromReader reads r to its end, refusing (satchel.ErrLimitExceeded)
+// an input over MaxSaveBytes once it has read one byte past it, and saves
+// what it read with b, as the command "satchel spill save" does. It returns the locator and the hint
 // for it.
 func SaveFromReader(ctx context.Context, b Backend, owner, name string, r io.Reader) (Locator, string, error) {
-	data, err := io.ReadAll(r)
+	text, err := bounded.ReadString(r, MaxSaveBytes, 0, "standard input", "the spill limit")
 	if err != nil {
 		return "", "", err
 	}
-	text := string(data)
 	loc, err := b.Save(ctx, owner, name, text)
 	if err != nil {
 		return "", "", err

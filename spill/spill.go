@@ -87,7 +87,8 @@ func safeByte(c byte) bool {
 const randomLen = 12
 
 // randomPart returns 12 characters of base64url read from r (crypto/rand
-// when r is nil).
+// when r is nil), the first never "-": a file name that starts with one
+// reads as an option to most commands (rm, cat) given it.
 func randomPart(r io.Reader) (string, error) {
 	if r == nil {
 		r = rand.Reader
@@ -96,7 +97,11 @@ func randomPart(r io.Reader) (string, error) {
 	if _, err := io.ReadFull(r, b[:]); err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+	s := base64.RawURLEncoding.EncodeToString(b[:])
+	if s[0] == '-' {
+		s = "A" + s[1:]
+	}
+	return s, nil
 }
 
 // isSpillFileName reports whether s has the shape "<random>-<safe_name>"

@@ -21,10 +21,10 @@ const WorkspaceDir = "spill"
 //
 // The backend does not know which thread it writes: it is given the
 // thread's write and read operations, already bound to the caller's scope
-// and thread (the MCP server binds them per call). The owner passed to Save
-// is therefore not used; the thread is the owner. A spill is an ordinary
-// file of the thread: it counts toward the workspace's bounds, it is
-// versioned, and it goes when the agent or the retention policy deletes it.
+// and thread (the MCP server binds them per call, to Workspace.SaveSpill
+// and Workspace.Read: the thread's spill area, out of its listings,
+// searches, history and restores, pruned to its newest spills). The owner
+// passed to Save is therefore not used; the thread is the owner.
 type Workspace struct {
 	// Tool is the tool the hint names; "" means DefaultReaderTool.
 	Tool string

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,7 @@ var contractChecks = []contractCheck{
 	{"DeleteThread", checkDeleteThread},
 	{"Fork", checkFork},
 	{"CheckpointCommit", checkCheckpointCommit},
+	{"ThreadHeads", checkThreadHeads},
 	{"HeadEmpty", checkHeadEmpty},
 	{"AppendFirstAndNext", checkAppendFirstAndNext},
 	{"AppendStale", checkAppendStale},
@@ -75,7 +77,6 @@ var contractChecks = []contractCheck{
 	{"CheckpointOrder", checkCheckpointOrder},
 	{"AppendCheckpoint", checkAppendCheckpoint},
 	{"Drop", checkDrop},
-	{"DropNeverDropsHead", checkDropNeverDropsHead},
 	{"DropCheckpoints", checkDropCheckpoints},
 	{"Requires", checkRequires},
 	{"GCSnapshot", checkGCSnapshot},
@@ -89,6 +90,7 @@ var contractChecks = []contractCheck{
 	{"ConcurrentManyThreads", checkConcurrentManyThreads},
 	{"ConcurrentGroupCommit", checkConcurrentGroupCommit},
 	{"ConcurrentDropRequires", checkConcurrentDropRequires},
+	{"Porter", checkPorter},
 }
 
 // ---- helpers ----
@@ -1003,28 +1005,6 @@ func checkDrop(t *testing.T, b backend.Backend) {
 	drop(t, b, empty.ID, 1)
 }
 
-func checkDropNeverDropsHead(t *testing.T, b backend.Backend) {
-	th := newThread(t, b, "s", "main")
-	commits(t, b, th.ID, 3)
-	drop(t, b, th.ID, 1, 2, 3)
-	if got := logSeqs(t, b, th.ID, 0, 0); !slices.Equal(got, []int64{3}) {
-		t.Errorf("Log after dropping everything = %v, want [3]", got)
-	}
-	h, ok := head(t, b, th.ID)
-	if !ok || h.Seq != 3 {
-		t.Errorf("Head after dropping everything = %d, %v", h.Seq, ok)
-	}
-	drop(t, b, th.ID, 3)
-	if got := headSeq(t, b, th.ID); got != 3 {
-		t.Errorf("the head was dropped: head %d", got)
-	}
-	mustAppend(t, b, nc(th.ID, 4))
-	drop(t, b, th.ID, 3)
-	if got := logSeqs(t, b, th.ID, 0, 0); !slices.Equal(got, []int64{4}) {
-		t.Errorf("Log = %v, want [4]", got)
-	}
-}
-
 func checkDropCheckpoints(t *testing.T, b backend.Backend) {
 	ctx := t.Context()
 	th := newThread(t, b, "s", "main")
@@ -1037,7 +1017,7 @@ func checkDropCheckpoints(t *testing.T, b backend.Backend) {
 			t.Fatal(err)
 		}
 	}
-	drop(t, b, th.ID, 2, 4)
+	drop(t, b, th.ID, 2) // never the head: the caller keeps it
 	if got := checkpoints(t, b, th.ID); !slices.Equal(got, []backend.Checkpoint{{Name: "four", Seq: 4}, {Name: "one", Seq: 1}}) {
 		t.Errorf("Checkpoints after dropping 2 = %v", got)
 	}
@@ -1704,4 +1684,53 @@ func checkCheckpointCommit(t *testing.T, b backend.Backend) {
 	wantErr(t, "CheckpointCommit of a missing name", err, backend.ErrNoCheckpoint)
 	_, err = r.CheckpointCommit(ctx, th.ID+1000, "cp")
 	wantErr(t, "CheckpointCommit on a missing thread", err, backend.ErrNoThread)
+}
+
+// checkThreadHeads: a backend.HeadsLister lists a scope's threads by name,
+// each with the head Head returns: none for a thread without commits, the
+// newest after appends, and after a drop of older ones. Other backends
+// skip it.
+func checkThreadHeads(t *testing.T, b backend.Backend) {
+	l, ok := b.(backend.HeadsLister)
+	if !ok {
+		t.Skip("not a backend.HeadsLister")
+	}
+	ctx := t.Context()
+	empty := newThread(t, b, "s", "c-empty")
+	one := newThread(t, b, "s", "a-one")
+	many := newThread(t, b, "s", "b-many")
+	newThread(t, b, "other", "a-one")
+	commits(t, b, one.ID, 1)
+	commits(t, b, many.ID, 5)
+	drop(t, b, many.ID, 1, 2, 3)
+	hs, err := l.ThreadHeads(ctx, "s")
+	if err != nil {
+		t.Fatalf("ThreadHeads: %v", err)
+	}
+	var names []string
+	for _, h := range hs {
+		names = append(names, h.Name)
+	}
+	if got := strings.Join(names, ","); got != "a-one,b-many,c-empty" {
+		t.Fatalf("ThreadHeads lists %s, want a-one,b-many,c-empty", got)
+	}
+	for i, th := range []backend.Thread{one, many, empty} {
+		h := hs[i]
+		if h.ID != th.ID || h.Scope != "s" || !h.Created.Equal(th.Created) {
+			t.Errorf("ThreadHeads[%d] = %+v, want thread %+v", i, h.Thread, th)
+		}
+		want, ok := head(t, b, th.ID)
+		if !ok {
+			if h.Head.Seq != 0 {
+				t.Errorf("%s has no commits, but ThreadHeads gives head %s", th.Name, fmtCommit(h.Head))
+			}
+			continue
+		}
+		if h.Head.ID != want.ID || h.Head.Thread != th.ID || h.Head.Seq != want.Seq || !h.Head.Time.Equal(want.Time) {
+			t.Errorf("%s: ThreadHeads gives head %s, Head %s", th.Name, fmtCommit(h.Head), fmtCommit(want))
+		}
+	}
+	if hs, err := l.ThreadHeads(ctx, "none"); err != nil || len(hs) != 0 {
+		t.Errorf("ThreadHeads of an empty scope: %v, %v", hs, err)
+	}
 }

@@ -18,7 +18,7 @@ import (
 // in order (for list and key-ordered pages, which then seek instead of
 // scanning), and for each indexed field a map from value to keys (for
 // queries with = or IN on it). Queries evaluate DocQuery.Match and Compare
-// over the candidates: the semantics stay those of internal/docs.
+// over the candidates: the semantics stay those of internal/collection.
 type docStore struct {
 	mu      sync.RWMutex
 	parts   map[partKey]*docPart
@@ -71,7 +71,17 @@ func (s *docStore) part(store, scope string, create bool) *docPart {
 	return p
 }
 
-func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, error) {
+// current is d's current version as a read returns it (nil d: none).
+func current(key string, d *memDoc, now time.Time) backend.Doc {
+	if d == nil {
+		return backend.Doc{Key: key}
+	}
+	c := d.cur
+	c.Expired = d.expired(now)
+	return c
+}
+
+func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
 	now, err := b.docsNow()
 	if err != nil {
 		return backend.Doc{}, err
@@ -79,39 +89,45 @@ func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, 
 	s := &b.docs
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.part(put.Store, put.Scope, true)
-	cur := backend.Doc{Key: put.Key, Version: 1, Updated: now, Map: put.Doc}
-	if put.TTL > 0 {
-		cur.Expires = now.Add(put.TTL)
+	p := s.part(r.Store, r.Scope, true)
+	old := p.docs[r.Key]
+	if old == nil && r.Expect != 0 || old != nil && (old.cur.Version != r.Expect || r.Live && old.expired(now)) {
+		return current(r.Key, old, now), backend.ErrDocChanged
 	}
-	var hist []backend.Doc
-	old := p.docs[put.Key]
-	if old != nil && !old.expired(now) {
-		cur.Version = old.cur.Version + 1
-		if n := min(put.Versions, len(old.hist)+1); n > 0 {
-			hist = make([]backend.Doc, n)
-			prev := old.cur
-			prev.Expires = time.Time{}
-			hist[0] = prev
-			copy(hist[1:], old.hist)
+	cur := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, Map: r.Doc, JSON: r.JSON}
+	if r.TTL > 0 {
+		cur.Expires = now.Add(r.TTL)
+	}
+	var hist []backend.Doc // newest first
+	if old != nil && r.Keep > 0 {
+		keep := func(h backend.Doc) bool { return h.Version < r.Version && h.Version >= r.Version-int64(r.Keep) }
+		hist = make([]backend.Doc, 0, min(r.Keep, len(old.hist)+1))
+		if prev := old.cur; r.Archive && keep(prev) {
+			prev.Expires, prev.Expired = time.Time{}, false
+			hist = append(hist, prev)
+		}
+		for _, h := range old.hist {
+			if keep(h) && len(hist) < r.Keep {
+				hist = append(hist, h)
+			}
 		}
 	}
 	d := old
 	if d != nil {
 		// The same *memDoc stays in the key lists: readers copy what
 		// they return, under the read lock, and maps are never changed.
-		p.unindex(put.Key, d)
+		p.unindex(r.Key, d)
 	} else {
 		d = &memDoc{}
-		p.docs[put.Key] = d
-		p.keys.insert(put.Key, d)
+		p.docs[r.Key] = d
+		p.keys.insert(r.Key, d)
 	}
-	d.cur, d.doc, d.hist = cur, put.Doc, hist
-	p.indexDoc(put.Key, d)
+	d.cur, d.doc, d.hist = cur, r.Doc, hist
+	p.indexDoc(r.Key, d)
 	return cur, nil
 }
 
-func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, includeExpired bool) (backend.Doc, []backend.Doc, bool, error) {
+func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (backend.Doc, []backend.Doc, bool, error) {
 	now, err := b.docsNow()
 	if err != nil {
 		return backend.Doc{}, nil, false, err
@@ -124,34 +140,34 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 		return backend.Doc{}, nil, false, nil
 	}
 	d := p.docs[id.Key]
-	if d == nil || (!includeExpired && d.expired(now)) {
+	if d == nil {
 		return backend.Doc{}, nil, false, nil
 	}
 	var h []backend.Doc
 	if history {
 		h = slices.Clone(d.hist)
 	}
-	return d.cur, h, true, nil
+	return current(id.Key, d, now), h, true, nil
 }
 
-func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error) {
+func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
 	now, err := b.docsNow()
 	if err != nil {
-		return false, err
+		return backend.Doc{}, false, err
 	}
 	s := &b.docs
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.part(id.Store, id.Scope, false)
 	if p == nil {
-		return false, nil
+		return backend.Doc{}, false, nil
 	}
 	d := p.docs[id.Key]
 	if d == nil {
-		return false, nil
+		return backend.Doc{}, false, nil
 	}
 	p.remove(id.Key, d)
-	return !d.expired(now), nil
+	return current(id.Key, d, now), true, nil
 }
 
 func (p *docPart) remove(key string, d *memDoc) {

@@ -26,7 +26,7 @@ type Backend struct {
 	closed   bool
 	docs     docStore // collections (docs.go)
 	// clock is overridable for tests.
-	clock func() time.Time
+	clock backend.Clock
 }
 
 type scopeName struct{ scope, name string }
@@ -61,8 +61,13 @@ func New() *Backend {
 	}
 }
 
-// SetClock replaces the backend's clock (for tests of retention and TTL).
-func (b *Backend) SetClock(now func() time.Time) {
+// SetClock replaces the backend's clock, for commits, retention, grace
+// periods and documents alike (backend.ClockSetter); nil restores the
+// process's clock.
+func (b *Backend) SetClock(now backend.Clock) {
+	if now == nil {
+		now = time.Now
+	}
 	b.mu.Lock()
 	b.clock = now
 	b.mu.Unlock()
@@ -136,6 +141,28 @@ func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, 
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ThreadHeads lists a scope's threads with their heads
+// (backend.HeadsLister).
+func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.ThreadHead, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var ts []*thread
+	for k, id := range b.byName {
+		if k.scope == scope {
+			ts = append(ts, b.threads[id])
+		}
+	}
+	slices.SortFunc(ts, func(a, b *thread) int { return strings.Compare(a.info.Name, b.info.Name) })
+	out := make([]backend.ThreadHead, len(ts))
+	for i, t := range ts {
+		out[i].Thread = t.info
+		if len(t.log) > 0 {
+			out[i].Head = t.log[len(t.log)-1]
+		}
+	}
 	return out, nil
 }
 
@@ -263,7 +290,7 @@ func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]ba
 // AppendParts is Append with commit i's pack given as packs[i]: strings
 // whose concatenation is the pack (commits[i].Pack is ignored). The
 // strings are kept as they are, never copied, and joined only if the pack
-// is read (engine.PartsAppender): the engine's writes then neither copy
+// is read (backend.PartsAppender): the engine's writes then neither copy
 // file content into a pack nor allocate one.
 func (b *Backend) AppendParts(ctx context.Context, commits []backend.NewCommit, packs [][]string) ([]backend.AppendResult, error) {
 	return b.append(commits, packs)
@@ -354,7 +381,7 @@ func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
 	return p.data, nil
 }
 
-// PackParts returns a pack as it is kept (engine.PartsReader): the parts
+// PackParts returns a pack as it is kept (backend.PartsReader): the parts
 // AppendParts was given, or one string. Nothing is joined or copied.
 func (b *Backend) PackParts(ctx context.Context, id int64) ([]string, error) {
 	b.mu.RLock()
@@ -427,15 +454,9 @@ func (b *Backend) Drop(ctx context.Context, id int64, seqs []int64) error {
 	if !ok {
 		return backend.ErrNoThread
 	}
-	if len(t.log) == 0 {
-		return nil
-	}
-	head := t.log[len(t.log)-1].Seq
 	drop := map[int64]bool{}
 	for _, s := range seqs {
-		if s != head {
-			drop[s] = true
-		}
+		drop[s] = true
 	}
 	now := b.now()
 	kept := t.log[:0]
@@ -541,4 +562,10 @@ func (closedError) Error() string { return "memory backend: closed" }
 
 var errClosed error = closedError{}
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend       = (*Backend)(nil)
+	_ backend.PartsAppender = (*Backend)(nil)
+	_ backend.PartsReader   = (*Backend)(nil)
+	_ backend.ClockSetter   = (*Backend)(nil)
+	_ backend.HeadsLister   = (*Backend)(nil)
+)

@@ -21,9 +21,10 @@ func TestDocsAnalyzed(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for i := 0; ; i++ {
-		_, err := b.PutDoc(ctx, backend.DocPut{
-			DocID: backend.DocID{Store: "s", Scope: "a", Key: fmt.Sprint(i)},
-			JSON:  []byte(`{"n":1}`),
+		_, err := b.ReplaceDoc(ctx, backend.DocReplace{
+			DocID:   backend.DocID{Store: "s", Scope: "a", Key: fmt.Sprint(i)},
+			JSON:    []byte(`{"n":1}`),
+			Version: 1,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -6,13 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,47 +21,28 @@ import (
 // locks the current row (FOR UPDATE), copies it into the history, trims
 // the history and rewrites the row, in data-modifying CTEs. Times come from the
 // database's clock (now()), except in tests that set one
-// (SetDocumentsClock). Queries run the WHERE and ORDER BY that
-// internal/docs compiled, with the store's name written as a literal so
+// (SetClock). Queries run the WHERE and ORDER BY that
+// internal/collection compiled, with the store's name written as a literal so
 // that the planner can use the store's partial indexes, also in the
 // generic plans of prepared statements.
 
-// docState is the per-backend state of collections, kept beside the
-// Backend (keyed by a weak pointer) so that this file stays on its own.
-type docState struct {
-	clock atomic.Pointer[func() time.Time] // nil: the database's clock
-}
-
-var docStates sync.Map // weak.Pointer[Backend] → *docState
-
-func (b *Backend) docs() *docState {
-	wp := weak.Make(b)
-	v, ok := docStates.Load(wp)
-	if !ok {
-		var loaded bool
-		v, loaded = docStates.LoadOrStore(wp, &docState{})
-		if !loaded {
-			runtime.AddCleanup(b, func(wp weak.Pointer[Backend]) { docStates.Delete(wp) }, wp)
-		}
-	}
-	return v.(*docState)
-}
-
-// SetDocumentsClock makes the documents' times (updates, expiry and the
-// sweeper) come from now instead of the database's clock, for tests of
-// expiry; nil goes back to the database's clock.
-func (b *Backend) SetDocumentsClock(now func() time.Time) {
+// SetClock makes the documents' times (updates, expiry and the sweeper)
+// come from now instead of the database's clock, for tests of expiry; nil
+// goes back to the database's clock (backend.ClockSetter). Commits, drops
+// and Now keep the database's clock, which every replica shares.
+func (b *Backend) SetClock(now backend.Clock) {
 	if now == nil {
-		b.docs().clock.Store(nil)
+		b.docClock.Store(nil)
 		return
 	}
-	b.docs().clock.Store(&now)
+	f := (func() time.Time)(now)
+	b.docClock.Store(&f)
 }
 
 // nowArg is the argument every statement compares with: NULL for the
 // database's clock (the statements say coalesce($n, now())).
 func (b *Backend) nowArg() *time.Time {
-	if f := b.docs().clock.Load(); f != nil {
+	if f := b.docClock.Load(); f != nil {
 		t := (*f)().UTC()
 		return &t
 	}
@@ -81,69 +58,81 @@ func ttlArg(ttl time.Duration) *int64 {
 	return &us
 }
 
-// putDoc is the whole set, one statement: $1 store, $2 scope, $3 key, $4
-// document, $5 ttl in microseconds (NULL: never), $6 history versions, $7
-// the clock (NULL: now()). It locks the current row, copies it into the
-// history (unless it expired), trims the history and rewrites the row, or
-// inserts the first version. It returns no row when another writer
+// replaceDoc is the whole set, one statement: $1 store, $2 scope, $3 key,
+// $4 document, $5 ttl in microseconds (NULL: never), $6 the history's
+// bound (Keep), $7 the clock (NULL: now()), $8 the new version, $9 the
+// expected one (0: none), $10 whether the replaced version moves into the
+// history, $11 whether the expected one must not have expired. It locks
+// the current row; when its version is $9 (and, with $11, it has not
+// expired) it copies it
+// into the history ($10), trims the history and rewrites the row, or
+// inserts the first version; else it changes nothing and returns the
+// current version with done false. It returns no row when another writer
 // created the same key at the same moment (the insert did nothing): the
-// caller retries, and then replaces that row.
+// caller tries again, and then sees that row.
 //
 // The trim sees the history as of the statement's start (READ COMMITTED):
 // when the statement waited for the row lock while other sets of the key
 // added history rows, a few rows more than $6 may stay until the next set
 // deletes them. Reads never show them: getDoc returns the versions below
 // the current one, and the caller keeps the newest $6.
-const putDoc = `WITH t AS (SELECT coalesce($7::timestamptz, now()) AS now),
+const replaceDoc = `WITH t AS (SELECT coalesce($7::timestamptz, now()) AS now),
 old AS (
-	SELECT d.id, d.version, d.updated, d.doc, (d.expires IS NOT NULL AND d.expires <= t.now) AS expired
+	SELECT d.id, d.version, d.updated, d.expires, d.doc, (d.expires IS NOT NULL AND d.expires <= t.now) AS expired
 	FROM docs d, t WHERE d.store = $1 AND d.scope = $2 AND d.key = $3 FOR UPDATE OF d
 ),
+ok AS (SELECT 1 FROM old WHERE old.version = $9::bigint AND NOT ($11::bool AND old.expired)),
 hist AS (
 	INSERT INTO doc_history (store, scope, key, version, updated, doc)
-	SELECT $1, $2, $3, version, updated, doc FROM old WHERE NOT expired AND $6::int > 0
+	SELECT $1, $2, $3, version, updated, doc FROM old WHERE $10::bool AND EXISTS (SELECT 1 FROM ok)
 ),
 trim AS (
-	DELETE FROM doc_history h USING old
-	WHERE h.store = $1 AND h.scope = $2 AND h.key = $3
-	AND (old.expired OR h.version <= old.version - $6::int OR h.version > old.version)
+	DELETE FROM doc_history h
+	WHERE EXISTS (SELECT 1 FROM ok) AND h.store = $1 AND h.scope = $2 AND h.key = $3
+	AND (h.version < $8::bigint - $6::int OR h.version >= $8::bigint)
 ),
 upd AS (
-	UPDATE docs d SET version = CASE WHEN old.expired THEN 1 ELSE old.version + 1 END,
+	UPDATE docs d SET version = $8::bigint,
 		updated = t.now, expires = t.now + $5::bigint * interval '1 microsecond', doc = $4::json
-	FROM old, t WHERE d.id = old.id
+	FROM old, t WHERE d.id = old.id AND EXISTS (SELECT 1 FROM ok)
 	RETURNING d.version, d.updated, d.expires
 ),
 ins AS (
 	INSERT INTO docs (store, scope, key, version, updated, expires, doc)
-	SELECT $1, $2, $3, 1, t.now, t.now + $5::bigint * interval '1 microsecond', $4::json FROM t
-	WHERE NOT EXISTS (SELECT 1 FROM old)
+	SELECT $1, $2, $3, $8::bigint, t.now, t.now + $5::bigint * interval '1 microsecond', $4::json FROM t
+	WHERE NOT EXISTS (SELECT 1 FROM old) AND $9::bigint = 0
 	ON CONFLICT (store, scope, key) DO NOTHING
 	RETURNING version, updated, expires
 )
-SELECT version, updated, expires FROM upd UNION ALL SELECT version, updated, expires FROM ins`
+SELECT true, version, updated, expires, false FROM upd
+UNION ALL SELECT true, version, updated, expires, false FROM ins
+UNION ALL SELECT false, version, updated, expires, expired FROM old WHERE NOT EXISTS (SELECT 1 FROM ok)`
 
-func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, error) {
-	d := backend.Doc{Key: put.Key, JSON: put.JSON}
-	now := b.nowArg()
-	for attempt := 0; ; attempt++ {
-		var exp *time.Time
-		err := b.pool.QueryRow(ctx, putDoc, put.Store, put.Scope, put.Key, string(put.JSON), ttlArg(put.TTL), put.Versions, now).
-			Scan(&d.Version, &d.Updated, &exp)
-		switch {
-		case err == nil:
-			d.Updated = d.Updated.UTC()
-			if exp != nil {
-				d.Expires = exp.UTC()
-			}
-			b.analyzer.wrote(b)
-			return d, nil
-		case (errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505")) && attempt < 10:
-			// Nothing was written: the statement is its own transaction.
-			continue // a concurrent first set of the key: replace it now
-		}
+func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
+	d := backend.Doc{Key: r.Key, JSON: r.JSON}
+	var done bool
+	var exp *time.Time
+	err := b.pool.QueryRow(ctx, replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, b.nowArg(),
+		r.Version, r.Expect, r.Archive, r.Live).Scan(&done, &d.Version, &d.Updated, &exp, &d.Expired)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505"):
+		// Nothing was written (the statement is its own transaction): a
+		// concurrent first set of the key, or no document where one was
+		// expected.
+		return backend.Doc{Key: r.Key}, backend.ErrDocChanged
+	case err != nil:
 		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
 	}
+	d.Updated = d.Updated.UTC()
+	if exp != nil {
+		d.Expires = exp.UTC()
+	}
+	if !done {
+		d.JSON = nil
+		return d, backend.ErrDocChanged
+	}
+	b.analyzer.wrote(b)
+	return d, nil
 }
 
 // getDoc returns the current version (h = 0, with whether it is visible)
@@ -161,7 +150,7 @@ const getDocOnly = `SELECT version, updated, expires, doc::text,
 	(expires IS NULL OR expires > coalesce($4::timestamptz, now())) AS visible
 FROM docs WHERE store = $1 AND scope = $2 AND key = $3`
 
-func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, includeExpired bool) (backend.Doc, []backend.Doc, bool, error) {
+func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (backend.Doc, []backend.Doc, bool, error) {
 	if !history {
 		d := backend.Doc{Key: id.Key}
 		var exp *time.Time
@@ -177,7 +166,8 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 		if exp != nil {
 			d.Expires = exp.UTC()
 		}
-		return d, nil, visible || includeExpired, nil
+		d.Expired = !visible
+		return d, nil, true, nil
 	}
 	rows, err := b.pool.Query(ctx, getDoc, id.Store, id.Scope, id.Key, b.nowArg(), history)
 	if err != nil {
@@ -186,7 +176,7 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 	defer rows.Close()
 	var cur backend.Doc
 	var h []backend.Doc
-	found, visible := false, false
+	found := false
 	for rows.Next() {
 		var kind int
 		d := backend.Doc{Key: id.Key}
@@ -200,7 +190,8 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 			d.Expires = exp.UTC()
 		}
 		if kind == 0 {
-			cur, found, visible = d, true, vis
+			d.Expired = !vis
+			cur, found = d, true
 		} else {
 			h = append(h, d)
 		}
@@ -208,30 +199,35 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 	if err := rows.Err(); err != nil {
 		return backend.Doc{}, nil, false, fmt.Errorf("postgres: get document: %w", err)
 	}
-	if !found || !(visible || includeExpired) {
+	if !found {
 		return backend.Doc{}, nil, false, nil
 	}
 	return cur, h, true, nil
 }
 
-const removeDoc = `WITH del AS (
+const deleteDoc = `WITH del AS (
 	DELETE FROM docs WHERE store = $1 AND scope = $2 AND key = $3
-	RETURNING (expires IS NULL OR expires > coalesce($4::timestamptz, now())) AS live
+	RETURNING version, updated, expires, (expires IS NOT NULL AND expires <= coalesce($4::timestamptz, now())) AS expired
 ),
 h AS (DELETE FROM doc_history WHERE store = $1 AND scope = $2 AND key = $3)
-SELECT live FROM del`
+SELECT version, updated, expires, expired FROM del`
 
-func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error) {
-	var live bool
-	err := b.pool.QueryRow(ctx, removeDoc, id.Store, id.Scope, id.Key, b.nowArg()).Scan(&live)
+func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	d := backend.Doc{Key: id.Key}
+	var exp *time.Time
+	err := b.pool.QueryRow(ctx, deleteDoc, id.Store, id.Scope, id.Key, b.nowArg()).Scan(&d.Version, &d.Updated, &exp, &d.Expired)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return backend.Doc{}, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("postgres: remove document: %w", err)
+		return backend.Doc{}, false, fmt.Errorf("postgres: remove document: %w", err)
+	}
+	d.Updated = d.Updated.UTC()
+	if exp != nil {
+		d.Expires = exp.UTC()
 	}
 	b.analyzer.wrote(b)
-	return live, nil
+	return d, true, nil
 }
 
 // sweepBatch bounds the documents one statement of SweepExpired deletes.
@@ -278,6 +274,9 @@ func shortHash(s string) string {
 func indexPrefix(store string) string { return "docs_" + shortHash(store) + "_" }
 
 func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []backend.DocIndex) error {
+	if b.snapshot {
+		return nil // a snapshot reads; indexes only speed reads up
+	}
 	want := map[string]string{}
 	for _, ix := range indexes {
 		expr := ix.Expr("postgres", "doc")
@@ -383,5 +382,3 @@ func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.
 	}
 	return out, nil
 }
-
-var _ backend.Documents = (*Backend)(nil)

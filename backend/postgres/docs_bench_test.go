@@ -15,7 +15,7 @@ func BenchmarkPutDoc(b *testing.B) {
 	doc := []byte(`{"company_id":"c0001","confidence":0.5,"metadata":{"analyst":null,"source":"web"},"summary":"` + fmt.Sprintf("%0300d", 0) + `","tags":["a"],"topic":"t001","updated_at":"2026-01-31T09:30:00.000000000Z"}`)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := be.PutDoc(b.Context(), backend.DocPut{DocID: backend.DocID{Store: "s", Scope: "x", Key: fmt.Sprint(i)}, JSON: doc, Versions: 3}); err != nil {
+		if _, err := be.ReplaceDoc(b.Context(), backend.DocReplace{DocID: backend.DocID{Store: "s", Scope: "x", Key: fmt.Sprint(i)}, JSON: doc, Version: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,12 +42,12 @@ func BenchmarkGetDoc(b *testing.B) {
 	be := openTest(b)
 	defer be.Close()
 	id := backend.DocID{Store: "s", Scope: "x", Key: "k"}
-	if _, err := be.PutDoc(b.Context(), backend.DocPut{DocID: id, JSON: []byte(`{"a":1}`)}); err != nil {
+	if _, err := be.ReplaceDoc(b.Context(), backend.DocReplace{DocID: id, JSON: []byte(`{"a":1}`), Version: 1}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, ok, err := be.GetDoc(b.Context(), id, false, false); err != nil || !ok {
+		if _, _, ok, err := be.GetDoc(b.Context(), id, false); err != nil || !ok {
 			b.Fatal(err)
 		}
 	}

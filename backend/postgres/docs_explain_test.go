@@ -10,7 +10,7 @@ import (
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/internal/bench"
-	"github.com/satchel-dev/satchel/internal/docs"
+	"github.com/satchel-dev/satchel/internal/collection"
 )
 
 // TestIndexedQueriesUseIndexes fills the W2 store twice, with and without
@@ -32,7 +32,7 @@ func TestIndexedQueriesUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dp, err := docs.LoadProjectFS(fsys)
+	dp, err := collection.LoadProjectFS(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +58,13 @@ func TestIndexedQueriesUseIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pg, err := s.Page(docs.PageRequest{Where: where, Sort: sort})
+		pg, err := s.Page(collection.PageRequest{Where: where, Sort: sort})
 		if err != nil {
 			t.Fatal(err)
 		}
 		q := backend.DocQuery{Store: store, Scope: "s1", Limit: pg.Limit + 1,
 			SQL: func(_, jsonCol, keyCol string, argStart int) (string, string, []any) {
-				return pg.SQL(docs.Postgres, jsonCol, keyCol, argStart)
+				return pg.SQL(collection.Postgres, jsonCol, keyCol, argStart)
 			}}
 		out, err := postgres.ExplainDocs(ctx, b, q)
 		if err != nil {
@@ -76,7 +76,7 @@ func TestIndexedQueriesUseIndexes(t *testing.T) {
 		s, _ := dp.Store("notes-ix")
 		for i, f := range s.Indexes {
 			if f == field {
-				return postgres.IndexName("notes-ix", s.IndexExprs(docs.Postgres, "doc")[i])
+				return postgres.IndexName("notes-ix", s.IndexExprs(collection.Postgres, "doc")[i])
 			}
 		}
 		t.Fatalf("no index on %s", field)

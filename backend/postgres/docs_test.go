@@ -9,6 +9,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/internal/testenv"
 	"github.com/satchel-dev/satchel/satcheltest"
 )
 
@@ -16,10 +17,7 @@ var docSchemas atomic.Int64
 
 // openDocs opens a backend in a schema of its own, dropped at the end.
 func openDocs(t *testing.T) *postgres.Backend {
-	url := os.Getenv("SATCHEL_TEST_POSTGRES")
-	if url == "" {
-		t.Skip("SATCHEL_TEST_POSTGRES not set: skipping PostgreSQL tests")
-	}
+	url := testenv.PostgresURL(t)
 	schema := fmt.Sprintf("satchel_docs_%d_%d", os.Getpid(), docSchemas.Add(1))
 	b, err := postgres.OpenFresh(context.Background(), url, schema)
 	if err != nil {
@@ -34,8 +32,42 @@ func openDocs(t *testing.T) *postgres.Backend {
 	return b
 }
 
-// TestDocuments runs the collections suite on PostgreSQL, each subtest in
-// a schema of its own.
-func TestDocuments(t *testing.T) {
-	satcheltest.RunDocuments(t, func(t *testing.T) backend.Backend { return openDocs(t) })
+// TestConformance runs the whole suite on PostgreSQL, each subtest in a
+// schema of its own, then again with each optional capability hidden.
+func TestConformance(t *testing.T) {
+	testenv.PostgresURL(t)
+	satcheltest.Run(t, func(t *testing.T) backend.Backend { return openDocs(t) })
+	t.Run("NoForker", func(t *testing.T) {
+		if _, ok := backend.Backend(noForker{}).(backend.Forker); ok {
+			t.Fatal("the Forker is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noForker{Backend: openDocs(t)} })
+	})
+	t.Run("NoCheckpointResolver", func(t *testing.T) {
+		if _, ok := backend.Backend(noResolver{}).(backend.CheckpointResolver); ok {
+			t.Fatal("the CheckpointResolver is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noResolver{Backend: openDocs(t)} })
+	})
+	t.Run("NoHeadsLister", func(t *testing.T) {
+		if _, ok := backend.Backend(noHeads{}).(backend.HeadsLister); ok {
+			t.Fatal("the HeadsLister is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: openDocs(t)} })
+	})
+}
+
+type noHeads struct {
+	*postgres.Backend
+	satcheltest.HideHeadsLister
+}
+
+type noForker struct {
+	*postgres.Backend
+	satcheltest.HideForker
+}
+
+type noResolver struct {
+	*postgres.Backend
+	satcheltest.HideCheckpointResolver
 }

@@ -11,12 +11,11 @@ import (
 	"github.com/satchel-dev/satchel/backend"
 )
 
-// Drop marks commits of a thread dropped (retention), except its head, and
-// deletes the checkpoints that named them. Their rows, and so their seqs
-// and packs, stay until DeletePacks.
+// Drop marks commits of a thread dropped (retention) and deletes the
+// checkpoints that named them (the caller never lists the head). Their
+// rows, and so their seqs and packs, stay until DeletePacks.
 //
-// The UPDATE skips the newest seq it sees, which is the head or older
-// than it (a concurrent append can only add newer ones). The checkpoints
+// The checkpoints
 // are deleted by a second statement: its snapshot also sees a checkpoint
 // that a SetCheckpoint holding the commit's row (FOR SHARE) made the
 // UPDATE wait for.
@@ -33,8 +32,7 @@ func (b *Backend) Drop(ctx context.Context, thread int64, seqs []int64) error {
 			return nil
 		}
 		if _, err := tx.Exec(ctx, `UPDATE commits SET dropped_at = now()
-			WHERE thread_id = $1 AND seq = ANY($2) AND dropped_at IS NULL
-			AND seq < (SELECT max(seq) FROM commits WHERE thread_id = $1)`, thread, seqs); err != nil {
+			WHERE thread_id = $1 AND seq = ANY($2) AND dropped_at IS NULL`, thread, seqs); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM checkpoints k

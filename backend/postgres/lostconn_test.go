@@ -14,6 +14,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // cutProxy relays TCP connections to PostgreSQL and, once armed, cuts the
@@ -114,10 +115,7 @@ func (p *cutProxy) relay(client net.Conn) {
 
 // openThroughProxy opens a fresh schema through a cutProxy.
 func openThroughProxy(t *testing.T, marker string) (*postgres.Backend, *cutProxy) {
-	raw := os.Getenv("SATCHEL_TEST_POSTGRES")
-	if raw == "" {
-		t.Skip("SATCHEL_TEST_POSTGRES is not set: PostgreSQL tests skipped")
-	}
+	raw := testenv.PostgresURL(t)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)

@@ -4,53 +4,19 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/satchel-dev/satchel/backend/internal/sqlmigrate"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one numbered SQL file of migrations/.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order. A file is
-// named NNNN_what.sql; versions start at 1 and have no gaps.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, n := range names {
-		base := strings.TrimPrefix(n, "migrations/")
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("migration %s: name must start with a version number and _", n)
-		}
-		data, err := migrationFiles.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(data)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
-		}
-	}
-	return ms, nil
+// migrations returns the embedded migrations in version order.
+func migrations() ([]sqlmigrate.Migration, error) {
+	return sqlmigrate.Load(migrationFiles, "migrations")
 }
 
 // Migrate applies the migrations the database lacks. Processes that
@@ -83,7 +49,7 @@ func (b *Backend) Migrate(ctx context.Context) error {
 	return nil
 }
 
-func (b *Backend) migrate(ctx context.Context, ms []migration) error {
+func (b *Backend) migrate(ctx context.Context, ms []sqlmigrate.Migration) error {
 	if _, err := b.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version integer PRIMARY KEY,
 		name    text NOT NULL,
@@ -99,23 +65,25 @@ func (b *Backend) migrate(ctx context.Context, ms []migration) error {
 		if err := tx.QueryRow(ctx, "SELECT version FROM schema_migrations WHERE version = 0 FOR UPDATE").Scan(&lock); err != nil {
 			return err
 		}
-		var current int
-		if err := tx.QueryRow(ctx, "SELECT max(version) FROM schema_migrations").Scan(&current); err != nil {
-			return err
-		}
-		if current > len(ms) {
-			return fmt.Errorf("the database's schema is version %d, newer than this program's %d: upgrade satchel", current, len(ms))
-		}
-		for _, m := range ms[current:] {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("%s: %w", m.name, err)
-			}
-			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
-				return fmt.Errorf("%s: %w", m.name, err)
-			}
-		}
-		return nil
+		return sqlmigrate.Run(ctx, migrateTx{tx}, ms)
 	})
+}
+
+// migrateTx runs migrations in a pgx transaction.
+type migrateTx struct{ tx pgx.Tx }
+
+func (t migrateTx) Version(ctx context.Context) (int, error) {
+	var v int
+	err := t.tx.QueryRow(ctx, "SELECT max(version) FROM schema_migrations").Scan(&v)
+	return v, err
+}
+
+func (t migrateTx) Apply(ctx context.Context, m sqlmigrate.Migration) error {
+	if _, err := t.tx.Exec(ctx, m.SQL); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
+	return err
 }
 
 // SchemaVersion returns the version of the database's schema: the number

@@ -86,6 +86,11 @@ type Backend struct {
 	retries atomic.Int64
 	// analyzer keeps the statistics of docs fresh (analyze.go).
 	analyzer analyzer
+	// docClock, when set, is the clock of documents (SetClock); nil: the
+	// database's.
+	docClock atomic.Pointer[func() time.Time]
+	// snapshot is set for a Snapshot's backend: reads only.
+	snapshot bool
 }
 
 // Open connects to the database at url (postgres://...) and brings its
@@ -215,4 +220,13 @@ func pgCode(err error) string {
 	return ""
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend            = (*Backend)(nil)
+	_ backend.Documents          = (*Backend)(nil)
+	_ backend.Forker             = (*Backend)(nil)
+	_ backend.CheckpointResolver = (*Backend)(nil)
+	_ backend.ClockSetter        = (*Backend)(nil)
+	_ backend.Migrator           = (*Backend)(nil)
+	_ backend.DiskSizer          = (*Backend)(nil)
+	_ backend.HeadsLister        = (*Backend)(nil)
+)

@@ -101,6 +101,32 @@ func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, 
 	return out, nil
 }
 
+// ThreadHeads lists a scope's threads with their heads in one query
+// (backend.HeadsLister): for each thread, its highest seq, as Head reads
+// it.
+func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.ThreadHead, error) {
+	rows, _ := b.pool.Query(ctx, `SELECT t.id, t.name, t.created, h.id, h.seq, h.time FROM threads t
+	LEFT JOIN LATERAL (SELECT c.id, c.seq, c.time FROM commits c
+		WHERE c.thread_id = t.id AND c.seq = (SELECT max(seq) FROM commits WHERE thread_id = t.id) AND c.dropped_at IS NULL) h ON true
+	WHERE t.scope = $1 ORDER BY t.name`, scope)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.ThreadHead, error) {
+		th := backend.ThreadHead{Thread: backend.Thread{Scope: scope}}
+		var created time.Time
+		var id, seq *int64
+		var at *time.Time
+		err := row.Scan(&th.ID, &th.Name, &created, &id, &seq, &at)
+		th.Created = created.UTC()
+		if id != nil {
+			th.Head = backend.Commit{ID: *id, Thread: th.ID, Seq: *seq, Time: at.UTC()}
+		}
+		return th, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: thread heads: %w", err)
+	}
+	return out, nil
+}
+
 // DeleteThread removes a thread, its checkpoints and its settings, and
 // drops its commits: their packs stay until garbage collection deletes
 // them, since forks may share their objects.

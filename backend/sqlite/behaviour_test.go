@@ -12,14 +12,42 @@ import (
 	"github.com/satchel-dev/satchel/satcheltest"
 )
 
-func TestBehaviour(t *testing.T) {
-	satcheltest.RunBehaviour(t, func(t *testing.T) backend.Backend {
-		b, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "satchel.db"))
-		if err != nil {
-			t.Fatal(err)
+func open(t *testing.T) *sqlite.Backend {
+	b, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "satchel.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// noVacuum is a SQLite backend without its incremental vacuum.
+type noVacuum struct {
+	*sqlite.Backend
+	satcheltest.HideVacuumer
+}
+
+// noHeads is a SQLite backend that lists threads without their heads.
+type noHeads struct {
+	*sqlite.Backend
+	satcheltest.HideHeadsLister
+}
+
+// TestConformance runs the whole suite on SQLite, then again with each of
+// its optional capabilities hidden.
+func TestConformance(t *testing.T) {
+	satcheltest.Run(t, func(t *testing.T) backend.Backend { return open(t) })
+	t.Run("NoVacuumer", func(t *testing.T) {
+		if _, ok := backend.Backend(noVacuum{}).(backend.Vacuumer); ok {
+			t.Fatal("the Vacuumer is not hidden")
 		}
-		t.Cleanup(func() { b.Close() })
-		return b
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noVacuum{Backend: open(t)} })
+	})
+	t.Run("NoHeadsLister", func(t *testing.T) {
+		if _, ok := backend.Backend(noHeads{}).(backend.HeadsLister); ok {
+			t.Fatal("the HeadsLister is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: open(t)} })
 	})
 }
 

@@ -33,8 +33,8 @@ const walCheckpointBytes = 1 << 20 // about 250 pages
 
 type checkpointer struct {
 	db      *sql.DB
-	written atomic.Int64 // bytes appended since the last checkpoint
-	runs    atomic.Int64 // checkpoints run (for tests)
+	written atomic.Int64  // bytes appended since the last checkpoint
+	ran     chan struct{} // receives after each checkpoint, when not full (for tests)
 	kick    chan struct{}
 	stop    chan struct{}
 	once    sync.Once
@@ -42,7 +42,7 @@ type checkpointer struct {
 }
 
 func newCheckpointer(db *sql.DB) *checkpointer {
-	c := &checkpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	c := &checkpointer{db: db, kick: make(chan struct{}, 1), ran: make(chan struct{}, 1), stop: make(chan struct{})}
 	c.wg.Go(c.run)
 	return c
 }
@@ -56,7 +56,10 @@ func (c *checkpointer) run() {
 			// Errors are not fatal: the next kick, or the writer's
 			// backstop, tries again.
 			c.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
-			c.runs.Add(1)
+			select {
+			case c.ran <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

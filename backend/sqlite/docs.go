@@ -7,12 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -25,17 +22,15 @@ import (
 // history, rewrite the row in place). Document writes wake the WAL
 // checkpointer as Appends do (docs/decisions/0011-sqlite-documents.md).
 // A get is one prepared point query on the reader pool. Queries run the
-// WHERE and ORDER BY that internal/docs compiled, with the store's name
+// WHERE and ORDER BY that internal/collection compiled, with the store's name
 // written into the SQL as a literal: that is what lets SQLite use the
 // store's partial indexes (a bound parameter would hide from the planner
 // that the index's WHERE store = '<name>' holds). Store names are checked
 // by the definition loader (lowercase letters, digits, '-' and '_'), and
 // quoted all the same.
 
-// docState is the per-backend state of collections: prepared statements
-// and a cache of prepared query statements. It lives beside the Backend
-// (keyed by a weak pointer, dropped when the Backend is collected) so that
-// the documents code stays in this file.
+// docState is the per-backend state of collections, a field of Backend:
+// prepared statements and a cache of prepared query statements.
 type docState struct {
 	once sync.Once
 	err  error
@@ -47,21 +42,11 @@ type docState struct {
 	cache map[string]*sql.Stmt // query SQL → statement on the readers
 }
 
-var docStates sync.Map // weak.Pointer[Backend] → *docState
-
 const maxCachedQueries = 256
 
-func (b *Backend) docs() (*docState, error) {
-	wp := weak.Make(b)
-	v, ok := docStates.Load(wp)
-	if !ok {
-		var loaded bool
-		v, loaded = docStates.LoadOrStore(wp, &docState{})
-		if !loaded {
-			runtime.AddCleanup(b, func(wp weak.Pointer[Backend]) { docStates.Delete(wp) }, wp)
-		}
-	}
-	st := v.(*docState)
+// docStmts prepares the statements of collections once, and returns them.
+func (b *Backend) docStmts() (*docState, error) {
+	st := &b.docs
 	st.once.Do(func() { st.err = st.prepare(b) })
 	return st, st.err
 }
@@ -75,11 +60,11 @@ func (st *docState) prepare(b *Backend) error {
 		s   **sql.Stmt
 		sql string
 	}{
-		{b.w, &st.selCur, "SELECT id, version, expires FROM docs WHERE store = ? AND scope = ? AND key = ?"},
-		{b.w, &st.insDoc, "INSERT INTO docs (store, scope, key, version, updated, expires, doc) VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (store, scope, key) DO NOTHING"},
+		{b.w, &st.selCur, "SELECT id, version, updated, expires FROM docs WHERE store = ? AND scope = ? AND key = ?"},
+		{b.w, &st.insDoc, "INSERT INTO docs (store, scope, key, version, updated, expires, doc) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (store, scope, key) DO NOTHING"},
 		{b.w, &st.updDoc, "UPDATE docs SET version = ?, updated = ?, expires = ?, doc = ? WHERE id = ?"},
 		{b.w, &st.histIns, "INSERT INTO doc_history (store, scope, key, version, updated, doc) SELECT store, scope, key, version, updated, doc FROM docs WHERE id = ?"},
-		{b.w, &st.histTrim, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ? AND version <= ?"},
+		{b.w, &st.histTrim, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ? AND (version < ? OR version >= ?)"},
 		{b.r, &st.getCur, "SELECT " + docCols + " FROM docs WHERE store = ? AND scope = ? AND key = ?"},
 		{b.r, &st.getHist, "SELECT version, updated, doc FROM doc_history WHERE store = ? AND scope = ? AND key = ? ORDER BY version DESC"},
 	} {
@@ -100,73 +85,88 @@ func expiresArg(now time.Time, ttl time.Duration) any {
 	return nanos(now.Add(ttl))
 }
 
-func (b *Backend) PutDoc(ctx context.Context, put backend.DocPut) (backend.Doc, error) {
-	st, err := b.docs()
+func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
+	if b.readOnly {
+		return backend.Doc{}, b.readOnlyErr() // the insert below bypasses write
+	}
+	st, err := b.docStmts()
 	if err != nil {
 		return backend.Doc{}, err
 	}
 	now := b.now()
-	d := backend.Doc{Key: put.Key, Version: 1, Updated: now, JSON: put.JSON}
-	if put.TTL > 0 {
-		d.Expires = now.Add(put.TTL)
+	d := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, JSON: r.JSON}
+	if r.TTL > 0 {
+		d.Expires = now.Add(r.TTL)
 	}
-	upd, exp := nanos(now), expiresArg(now, put.TTL)
-	// A new key: one statement in autocommit mode, its own transaction.
-	// SQLite takes the write lock as the statement starts (waiting under
-	// busy_timeout, as BEGIN IMMEDIATE does) and commits as it ends; no
-	// snapshot is open before it, so it cannot fail as stale. It saves
-	// the BEGIN and COMMIT statements of a transaction (database/sql and
-	// the driver prepare each anew).
-	res, err := st.insDoc.ExecContext(ctx, put.Store, put.Scope, put.Key, upd, exp, put.JSON)
-	if err != nil {
-		return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
+	upd, exp := nanos(now), expiresArg(now, r.TTL)
+	if r.Expect == 0 {
+		// A new key: one statement in autocommit mode, its own
+		// transaction. SQLite takes the write lock as the statement
+		// starts (waiting under busy_timeout, as BEGIN IMMEDIATE does)
+		// and commits as it ends; no snapshot is open before it, so it
+		// cannot fail as stale. It saves the BEGIN and COMMIT statements
+		// of a transaction (database/sql and the driver prepare each
+		// anew).
+		res, err := st.insDoc.ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version, upd, exp, r.JSON)
+		if err != nil {
+			return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
+		} else if n == 1 {
+			b.wroteDocs(1, len(r.JSON))
+			return d, nil
+		}
+		// The key exists: the caller decides again from its version.
+		cur, _, ok, err := b.GetDoc(ctx, r.DocID, false)
+		if err != nil {
+			return backend.Doc{}, err
+		}
+		if !ok {
+			cur = backend.Doc{Key: r.Key} // removed since
+		}
+		cur.JSON = nil
+		return cur, backend.ErrDocChanged
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
-	} else if n == 1 {
-		b.wroteDocs(1, len(put.JSON))
-		return d, nil
-	}
-	// The key exists: a replacement, in one BEGIN IMMEDIATE transaction.
+	// A replacement, in one BEGIN IMMEDIATE transaction.
+	var changed *backend.Doc
 	err = b.write(ctx, func(tx *sql.Tx) error {
-		var id, version int64
+		var id, version, updated int64
 		var expires sql.NullInt64
-		err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, put.Store, put.Scope, put.Key).Scan(&id, &version, &expires)
+		err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, r.Store, r.Scope, r.Key).Scan(&id, &version, &updated, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
-			// Removed since: a new key after all.
-			d.Version = 1
-			_, err = tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, put.Store, put.Scope, put.Key, upd, exp, put.JSON)
-			return err
+			changed = &backend.Doc{Key: r.Key}
+			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if expires.Valid && expires.Int64 <= upd {
-			// Expired: as good as absent, history included.
-			version = 0
-			if _, err := tx.StmtContext(ctx, st.histTrim).ExecContext(ctx, put.Store, put.Scope, put.Key, int64(math.MaxInt64)); err != nil {
+		if version != r.Expect || r.Live && expires.Valid && expires.Int64 <= upd {
+			changed = &backend.Doc{Key: r.Key, Version: version, Updated: fromNanos(updated)}
+			if expires.Valid {
+				changed.Expires = fromNanos(expires.Int64)
+				changed.Expired = expires.Int64 <= upd
+			}
+			return nil
+		}
+		if r.Archive {
+			if _, err := tx.StmtContext(ctx, st.histIns).ExecContext(ctx, id); err != nil {
 				return err
 			}
-		} else {
-			if put.Versions > 0 {
-				if _, err := tx.StmtContext(ctx, st.histIns).ExecContext(ctx, id); err != nil {
-					return err
-				}
-			}
-			if cut := version - int64(put.Versions); cut >= 1 {
-				if _, err := tx.StmtContext(ctx, st.histTrim).ExecContext(ctx, put.Store, put.Scope, put.Key, cut); err != nil {
-					return err
-				}
-			}
 		}
-		d.Version = version + 1
-		_, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, d.Version, upd, exp, put.JSON, id)
+		if _, err := tx.StmtContext(ctx, st.histTrim).ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version-int64(r.Keep), r.Version); err != nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, r.Version, upd, exp, r.JSON, id)
 		return err
 	})
 	if err != nil {
 		return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
 	}
-	b.wroteDocs(1, len(put.JSON))
+	if changed != nil {
+		return *changed, backend.ErrDocChanged
+	}
+	b.wroteDocs(1, len(r.JSON))
 	return d, nil
 }
 
@@ -201,14 +201,13 @@ func scanDoc(sc interface{ Scan(...any) error }) (backend.Doc, error) {
 	return d, nil
 }
 
-func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, includeExpired bool) (backend.Doc, []backend.Doc, bool, error) {
-	st, err := b.docs()
+func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (backend.Doc, []backend.Doc, bool, error) {
+	st, err := b.docStmts()
 	if err != nil {
 		return backend.Doc{}, nil, false, err
 	}
-	visible := func(d backend.Doc) bool {
-		return includeExpired || d.Expires.IsZero() || d.Expires.After(b.now())
-	}
+	now := b.now()
+	expired := func(d backend.Doc) bool { return !d.Expires.IsZero() && !d.Expires.After(now) }
 	if !history {
 		d, err := scanDoc(st.getCur.QueryRowContext(ctx, id.Store, id.Scope, id.Key))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -217,7 +216,8 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 		if err != nil {
 			return backend.Doc{}, nil, false, fmt.Errorf("sqlite: get document: %w", err)
 		}
-		return d, nil, visible(d), nil
+		d.Expired = expired(d)
+		return d, nil, true, nil
 	}
 	var d backend.Doc
 	var h []backend.Doc
@@ -228,10 +228,10 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
-		if err != nil || !visible(d) {
+		if err != nil {
 			return err
 		}
-		ok = true
+		d.Expired, ok = expired(d), true
 		rows, err := tx.StmtContext(ctx, st.getHist).QueryContext(ctx, id.Store, id.Scope, id.Key)
 		if err != nil {
 			return err
@@ -257,31 +257,37 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history, include
 	return d, h, true, nil
 }
 
-func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error) {
-	if _, err := b.docs(); err != nil {
-		return false, err
+func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	if _, err := b.docStmts(); err != nil {
+		return backend.Doc{}, false, err
 	}
 	now := nanos(b.now())
-	removed := false
+	var d backend.Doc
+	found := false
 	err := b.write(ctx, func(tx *sql.Tx) error {
+		var upd int64
 		var exp sql.NullInt64
-		err := tx.QueryRowContext(ctx, "DELETE FROM docs WHERE store = ? AND scope = ? AND key = ? RETURNING expires",
-			id.Store, id.Scope, id.Key).Scan(&exp)
+		d = backend.Doc{Key: id.Key}
+		err := tx.QueryRowContext(ctx, "DELETE FROM docs WHERE store = ? AND scope = ? AND key = ? RETURNING version, updated, expires",
+			id.Store, id.Scope, id.Key).Scan(&d.Version, &upd, &exp)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		removed = !exp.Valid || exp.Int64 > now
+		found, d.Updated = true, fromNanos(upd)
+		if exp.Valid {
+			d.Expires, d.Expired = fromNanos(exp.Int64), exp.Int64 <= now
+		}
 		_, err = tx.ExecContext(ctx, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ?", id.Store, id.Scope, id.Key)
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("sqlite: remove document: %w", err)
+		return backend.Doc{}, false, fmt.Errorf("sqlite: remove document: %w", err)
 	}
 	b.wroteDocs(1, 0)
-	return removed, nil
+	return d, found, nil
 }
 
 // sweepBatch bounds the documents one transaction of SweepExpired deletes,
@@ -289,7 +295,7 @@ func (b *Backend) RemoveDoc(ctx context.Context, id backend.DocID) (bool, error)
 const sweepBatch = 1000
 
 func (b *Backend) SweepExpired(ctx context.Context) (int64, error) {
-	if _, err := b.docs(); err != nil {
+	if _, err := b.docStmts(); err != nil {
 		return 0, err
 	}
 	now := nanos(b.now())
@@ -345,7 +351,7 @@ func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) +
 func indexPrefix(store string) string { return "docs/" + store + "/" }
 
 func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []backend.DocIndex) error {
-	if _, err := b.docs(); err != nil {
+	if _, err := b.docStmts(); err != nil {
 		return err
 	}
 	want := map[string]string{} // name → CREATE INDEX
@@ -378,8 +384,8 @@ func (b *Backend) EnsureIndexes(ctx context.Context, store string, indexes []bac
 	for n := range want {
 		same = same && have[n]
 	}
-	if same {
-		return nil
+	if same || b.readOnly {
+		return nil // read-only: queries still run, by scanning
 	}
 	err = b.write(ctx, func(tx *sql.Tx) error {
 		for n := range have {
@@ -448,7 +454,7 @@ func plannerStats(ctx context.Context, tx *sql.Tx, want map[string]string) error
 }
 
 func (b *Backend) QueryDocs(ctx context.Context, q backend.DocQuery) ([]backend.Doc, error) {
-	st, err := b.docs()
+	st, err := b.docStmts()
 	if err != nil {
 		return nil, err
 	}
@@ -531,5 +537,3 @@ func (st *docState) withQuery(ctx context.Context, db *sql.DB, q string, fn func
 		st.mu.Unlock()
 	}
 }
-
-var _ backend.Documents = (*Backend)(nil)

@@ -11,7 +11,7 @@ import (
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/sqlite"
 	"github.com/satchel-dev/satchel/internal/bench"
-	"github.com/satchel-dev/satchel/internal/docs"
+	"github.com/satchel-dev/satchel/internal/collection"
 )
 
 // TestIndexedQueriesUseIndexes fills the W2 store twice, with and without
@@ -38,7 +38,7 @@ func TestIndexedQueriesUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dp, err := docs.LoadProjectFS(fsys)
+	dp, err := collection.LoadProjectFS(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +58,13 @@ func TestIndexedQueriesUseIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pg, err := s.Page(docs.PageRequest{Where: where, Sort: sort})
+		pg, err := s.Page(collection.PageRequest{Where: where, Sort: sort})
 		if err != nil {
 			t.Fatal(err)
 		}
 		q := backend.DocQuery{Store: store, Scope: "s1", Limit: pg.Limit + 1,
 			SQL: func(_, jsonCol, keyCol string, argStart int) (string, string, []any) {
-				return pg.SQL(docs.SQLite, jsonCol, keyCol, argStart)
+				return pg.SQL(collection.SQLite, jsonCol, keyCol, argStart)
 			}}
 		out, err := sqlite.ExplainDocs(ctx, b, q)
 		if err != nil {

@@ -25,8 +25,8 @@ func jsonInts(ids []int64) string {
 	return string(append(buf, ']'))
 }
 
-// Drop marks commits of a thread dropped (retention), except its head, and
-// deletes the checkpoints that named them. Their rows, and so their seqs
+// Drop marks commits of a thread dropped (retention) and deletes the
+// checkpoints that named them (the caller never lists the head). Their rows, and so their seqs
 // and packs, stay until DeletePacks.
 func (b *Backend) Drop(ctx context.Context, thread int64, seqs []int64) error {
 	err := b.write(ctx, func(tx *sql.Tx) error {
@@ -38,19 +38,15 @@ func (b *Backend) Drop(ctx context.Context, thread int64, seqs []int64) error {
 		if err != nil || len(seqs) == 0 {
 			return err
 		}
-		var head int64
-		if err := tx.QueryRowContext(ctx, newestSeq, thread).Scan(&head); err != nil {
-			return err
-		}
 		list := jsonInts(seqs)
 		if _, err := tx.ExecContext(ctx, `UPDATE commits SET dropped_at = ?1
-			WHERE id IN (SELECT id FROM thread_commits WHERE thread_id = ?2 AND seq IN (SELECT value FROM json_each(?3)) AND seq <> ?4)
+			WHERE id IN (SELECT id FROM thread_commits WHERE thread_id = ?2 AND seq IN (SELECT value FROM json_each(?3)))
 			AND dropped_at IS NULL`,
-			nanos(b.now()), thread, list, head); err != nil {
+			nanos(b.now()), thread, list); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM checkpoints
-			WHERE thread_id = ?1 AND seq IN (SELECT value FROM json_each(?2)) AND seq <> ?3`, thread, list, head)
+			WHERE thread_id = ?1 AND seq IN (SELECT value FROM json_each(?2))`, thread, list)
 		return err
 	})
 	if err != nil && !errors.Is(err, backend.ErrNoThread) {

@@ -57,6 +57,10 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		}
 		return known, nil
 	})
+	var dbe *dbError
+	if errors.As(err, &dbe) {
+		return nil, err // a full disk or a read-only file, said as such
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: append: %w", err)
 	}
@@ -77,20 +81,23 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 // when the commit failed): the next Append, which may take the connection
 // as soon as this one commits, reads the cache only after that.
 func (b *Backend) appendTx(ctx context.Context, f func(tx *sql.Tx) (headsKnown, error)) error {
+	if b.readOnly {
+		return b.readOnlyErr()
+	}
 	tx, err := b.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return mapErr(b.path, err)
 	}
 	known, err := f(tx)
 	if err != nil {
 		tx.Rollback() // nothing changed: what the cache holds is still true
-		return err
+		return mapErr(b.path, err)
 	}
 	b.heads.mu.Lock()
 	defer b.heads.mu.Unlock()
 	if err := tx.Commit(); err != nil {
 		b.heads.forgetLocked() // the commit's outcome may be unknown
-		return err
+		return mapErr(b.path, err)
 	}
 	b.heads.keepLocked(known)
 	return nil

@@ -5,51 +5,17 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/satchel-dev/satchel/backend/internal/sqlmigrate"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one numbered SQL file of migrations/.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order. A file is
-// named NNNN_what.sql; versions start at 1 and have no gaps.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, n := range names {
-		base := strings.TrimPrefix(n, "migrations/")
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("migration %s: name must start with a version number and _", n)
-		}
-		data, err := migrationFiles.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(data)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
-		}
-	}
-	return ms, nil
+// migrations returns the embedded migrations in version order.
+func migrations() ([]sqlmigrate.Migration, error) {
+	return sqlmigrate.Load(migrationFiles, "migrations")
 }
 
 // migrate applies the migrations the database lacks, all in one BEGIN
@@ -73,26 +39,31 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	)`); err != nil {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
-	var current int
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&current); err != nil {
+	if err := sqlmigrate.Run(ctx, migrateTx{tx}, ms); err != nil {
 		return fmt.Errorf("migrate: %w", err)
-	}
-	if current > len(ms) {
-		return fmt.Errorf("migrate: the database's schema is version %d, newer than this program's %d: upgrade satchel", current, len(ms))
-	}
-	for _, m := range ms[current:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migrate: %s: %w", m.name, err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
-			m.version, m.name, time.Now().UnixNano()); err != nil {
-			return fmt.Errorf("migrate: %s: %w", m.name, err)
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: commit: %w", err)
 	}
 	return nil
+}
+
+// migrateTx runs migrations in a database/sql transaction.
+type migrateTx struct{ tx *sql.Tx }
+
+func (t migrateTx) Version(ctx context.Context) (int, error) {
+	var v int
+	err := t.tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
+	return v, err
+}
+
+func (t migrateTx) Apply(ctx context.Context, m sqlmigrate.Migration) error {
+	if _, err := t.tx.ExecContext(ctx, m.SQL); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
+		m.Version, m.Name, time.Now().UnixNano())
+	return err
 }
 
 // Migrate applies the migrations the database lacks. Open already does;

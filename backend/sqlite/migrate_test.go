@@ -27,7 +27,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 	}
 	for _, q := range []string{
 		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`,
-		ms[0].sql, ms[1].sql,
+		ms[0].SQL, ms[1].SQL,
 		`INSERT INTO schema_migrations VALUES (1, '0001_init.sql', 0), (2, '0002_docs.sql', 0)`,
 		`INSERT INTO threads (id, scope, name, created) VALUES (1, 's', 'a', 0), (2, 's', 'b', 0)`,
 		// a: seqs 1-3, 2 dropped; b: seqs 1-2; then a deleted thread's

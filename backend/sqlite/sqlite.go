@@ -116,6 +116,9 @@ type Backend struct {
 	// before an Append writes their commit_seq entries (decision 0015).
 	indexEvery int64
 	heads      headCache
+	docs       docState // collections (docs.go)
+	// readOnly: opened by OpenReadOnly, every write is refused.
+	readOnly bool
 
 	clock     atomic.Pointer[func() time.Time]
 	closeOnce sync.Once
@@ -181,6 +184,9 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
 	b := &Backend{path: path, indexEvery: defaultIndexEvery}
 	if opt.indexEvery > 0 {
 		b.indexEvery = opt.indexEvery
@@ -202,11 +208,11 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	b.w.SetConnMaxLifetime(0)
 	if err := setWAL(ctx, b.w); err != nil {
 		b.w.Close()
-		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+		return nil, mapErr(path, fmt.Errorf("sqlite: %s: %w", path, err))
 	}
 	if err := migrate(ctx, b.w); err != nil {
 		b.w.Close()
-		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+		return nil, mapErr(path, fmt.Errorf("sqlite: %s: %w", path, err))
 	}
 
 	if opt.sharedPool {
@@ -299,10 +305,16 @@ func parsePath(dsn string) (string, error) {
 // Path returns the absolute path of the database file.
 func (b *Backend) Path() string { return b.path }
 
-// SetClock replaces the clock that stamps commits, drops and threads, and
-// that Now reads (for tests of retention and garbage collection). It is
-// not shared with other processes.
-func (b *Backend) SetClock(now func() time.Time) { b.clock.Store(&now) }
+// SetClock replaces the clock that stamps commits, drops, threads and
+// documents, and that Now and expiry read (backend.ClockSetter); nil
+// restores the process's clock. It is not shared with other processes.
+func (b *Backend) SetClock(now backend.Clock) {
+	if now == nil {
+		now = time.Now
+	}
+	f := (func() time.Time)(now)
+	b.clock.Store(&f)
+}
 
 func (b *Backend) now() time.Time { return (*b.clock.Load())().UTC() }
 
@@ -315,6 +327,9 @@ func (b *Backend) Now(ctx context.Context) (time.Time, error) { return b.now(), 
 // database file (PRAGMA wal_checkpoint(TRUNCATE)). The engine calls it
 // after a garbage collection that deleted or rewrote packs.
 func (b *Backend) Vacuum(ctx context.Context) error {
+	if b.readOnly {
+		return b.readOnlyErr()
+	}
 	if _, err := b.w.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
 		return fmt.Errorf("sqlite: incremental_vacuum: %w", err)
 	}
@@ -346,7 +361,9 @@ func (b *Backend) checkpoint(ctx context.Context) error {
 // returns the bytes the database occupies on disk: the main file plus what
 // remains of the log (nothing, unless readers held the checkpoint back).
 func (b *Backend) DiskSize(ctx context.Context) (int64, error) {
-	if err := b.checkpoint(ctx); err != nil {
+	if b.readOnly {
+		// Nothing to checkpoint: what is on disk is what there is.
+	} else if err := b.checkpoint(ctx); err != nil {
 		return 0, err
 	}
 	var total int64
@@ -387,16 +404,19 @@ func (b *Backend) Close() error {
 // Every write but Append (appendTx) forgets the heads Appends remember,
 // inside its transaction (headCache).
 func (b *Backend) write(ctx context.Context, f func(tx *sql.Tx) error) error {
+	if b.readOnly {
+		return b.readOnlyErr()
+	}
 	tx, err := b.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return mapErr(b.path, err)
 	}
 	b.heads.forget()
 	if err := f(tx); err != nil {
 		tx.Rollback()
-		return err
+		return mapErr(b.path, err)
 	}
-	return tx.Commit()
+	return mapErr(b.path, tx.Commit())
 }
 
 // read runs f in one read transaction (one snapshot) on a reader.
@@ -437,4 +457,12 @@ func blob(b []byte) []byte {
 	return b
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend     = (*Backend)(nil)
+	_ backend.Documents   = (*Backend)(nil)
+	_ backend.Vacuumer    = (*Backend)(nil)
+	_ backend.ClockSetter = (*Backend)(nil)
+	_ backend.Migrator    = (*Backend)(nil)
+	_ backend.DiskSizer   = (*Backend)(nil)
+	_ backend.HeadsLister = (*Backend)(nil)
+)

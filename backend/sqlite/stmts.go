@@ -23,13 +23,6 @@ const heads = `SELECT t.id, t.scope, max(
 	u.upto
 FROM json_each(?1) j CROSS JOIN threads t ON t.id = j.value CROSS JOIN seq_indexed u`
 
-// newestSeq is a thread's newest seq, dropped commits included: one seek
-// at the end of its commit_seq range, and the recent entries.
-const newestSeq = `SELECT coalesce(max(m), 0) FROM (
-	SELECT max(seq) AS m FROM commit_seq WHERE thread_id = ?1
-	UNION ALL
-	SELECT seq FROM (SELECT seq FROM commits WHERE id > (SELECT upto FROM seq_indexed) AND thread_id = ?1 ORDER BY id DESC LIMIT 1))`
-
 // connState tells whether the heads an Append remembers are still true:
 // data_version changes when another connection (another process) has
 // committed, and satchel_conn, a table of the connection's own temporary

@@ -111,6 +111,43 @@ func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, 
 	return out, nil
 }
 
+// ThreadHeads lists a scope's threads with their heads in one query
+// (backend.HeadsLister). A thread's newest commit is found as Head finds
+// it (headSQL): its newest recent entry, else the end of its commit_seq
+// range; the recent entries are read once for all the threads (GROUP BY),
+// not once a thread.
+func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.ThreadHead, error) {
+	rows, err := b.r.QueryContext(ctx, `WITH recent AS (
+		SELECT thread_id, max(id) AS id FROM commits WHERE id > (SELECT upto FROM seq_indexed) GROUP BY thread_id)
+	SELECT t.id, t.name, t.created, c.id, c.seq, c.time FROM threads t
+	LEFT JOIN recent r ON r.thread_id = t.id
+	LEFT JOIN commits c ON c.id = coalesce(r.id,
+		(SELECT id FROM commit_seq WHERE thread_id = t.id ORDER BY seq DESC LIMIT 1)) AND c.dropped_at IS NULL
+	WHERE t.scope = ? ORDER BY t.name`, scope)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: thread heads: %w", err)
+	}
+	defer rows.Close()
+	var out []backend.ThreadHead
+	for rows.Next() {
+		th := backend.ThreadHead{Thread: backend.Thread{Scope: scope}}
+		var created int64
+		var id, seq, at sql.NullInt64
+		if err := rows.Scan(&th.ID, &th.Name, &created, &id, &seq, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: thread heads: %w", err)
+		}
+		th.Created = fromNanos(created)
+		if id.Valid {
+			th.Head = backend.Commit{ID: id.Int64, Thread: th.ID, Seq: seq.Int64, Time: fromNanos(at.Int64)}
+		}
+		out = append(out, th)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: thread heads: %w", err)
+	}
+	return out, nil
+}
+
 // DeleteThread removes a thread, its checkpoints and its settings, and
 // drops its commits: their packs stay until garbage collection deletes
 // them, since forks may share their objects.

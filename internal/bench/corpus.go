@@ -1,5 +1,5 @@
 // Package bench holds the standard benchmark workloads of
-// shared/bench/WORKLOADS.md: the deterministic corpora (this file) and the
+// docs/workloads.md: the deterministic corpora (this file) and the
 // runners that drive them against satchel.
 package bench
 

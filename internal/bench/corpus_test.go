@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/satchel-dev/satchel/internal/docs"
+	"github.com/satchel-dev/satchel/internal/collection"
 )
 
 // The golden values below were cross-checked against the usual JavaScript
@@ -242,7 +242,7 @@ func TestW2StoreDefinition(t *testing.T) {
 			if !json.Valid([]byte(def)) {
 				t.Fatalf("not valid JSON:\n%s", def)
 			}
-			p, err := docs.LoadProjectFS(fstest.MapFS{"stores/" + W2StoreName + ".json": {Data: []byte(def)}})
+			p, err := collection.LoadProjectFS(fstest.MapFS{"stores/" + W2StoreName + ".json": {Data: []byte(def)}})
 			if err != nil {
 				t.Fatal(err)
 			}

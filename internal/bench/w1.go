@@ -120,13 +120,13 @@ func RunW1(ctx context.Context, ws *satchel.Workspace, o W1Options, report func(
 	appends := W1Appends(n)
 	t = newTimer(appends)
 	for j := 0; j < appends; j++ {
-		if err := t.op(func() error { return ws.Append(ctx, "log.txt", W1AppendLine(j)) }); err != nil {
+		if err := t.op(func() error { return ws.Append(ctx, W1AppendPath, W1AppendLine(j)) }); err != nil {
 			return err
 		}
 		tick()
 	}
 	done(t, "append")
-	if info, err := ws.Stat(ctx, "log.txt"); err != nil || info.Lines != int64(appends) {
+	if info, err := ws.Stat(ctx, W1AppendPath); err != nil || info.Lines != int64(appends) {
 		return mismatch("W1", "append", "log.txt has %d lines, want %d (%v)", info.Lines, appends, err)
 	}
 

@@ -24,9 +24,6 @@ type W2Options struct {
 	Progress func()
 }
 
-// W2Phases names the phases of W2 in the order they run.
-var W2Phases = []string{"set", "get", "update", "query-eq", "query-in", "list", "history", "remove"}
-
 // W2Queries is the number of queries of each query phase.
 const W2Queries = 1000
 

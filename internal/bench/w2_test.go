@@ -14,6 +14,7 @@ import (
 	"github.com/satchel-dev/satchel/backend/memory"
 	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/backend/sqlite"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // w2N is the scale of the W2 tests: small by default, SATCHEL_W2_N for the
@@ -93,10 +94,7 @@ func w2Store(t *testing.T, system string) *satchel.Store {
 		}
 		st = satchel.New(b)
 	case "postgres":
-		url := os.Getenv("SATCHEL_TEST_POSTGRES")
-		if url == "" {
-			t.Skip("SATCHEL_TEST_POSTGRES not set")
-		}
+		url := testenv.PostgresURL(t)
 		schema := fmt.Sprintf("satchel_w2_%d", os.Getpid())
 		b, err := postgres.OpenFresh(ctx, url, schema)
 		if err != nil {

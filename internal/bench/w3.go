@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/sqlite"
 )
 
 // W3 defaults (WORKLOADS.md).
@@ -69,11 +71,6 @@ func W3Ops(f int) int {
 	return o.F + o.S + 2*o.Forks + 2*o.Reads
 }
 
-// diskSizer is what the SQLite and PostgreSQL backends provide.
-type diskSizer interface {
-	DiskSize(ctx context.Context) (int64, error)
-}
-
 // StoreSize returns the bytes a store occupies: for SQLite the main file
 // after a checkpoint that empties the write-ahead log into it; else the
 // backend's DiskSize when it has one (PostgreSQL: the total relation size
@@ -81,8 +78,8 @@ type diskSizer interface {
 // every retained commit of scope (what the memory backend holds).
 func StoreSize(ctx context.Context, st *satchel.Store, scope string) (int64, error) {
 	b := st.Backend()
-	if d, ok := b.(diskSizer); ok {
-		if f, ok := b.(interface{ Path() string }); ok {
+	if d, ok := b.(backend.DiskSizer); ok {
+		if f, ok := b.(*sqlite.Backend); ok {
 			return sqliteSize(ctx, d, f.Path())
 		}
 		return d.DiskSize(ctx)
@@ -107,7 +104,7 @@ func StoreSize(ctx context.Context, st *satchel.Store, scope string) (int64, err
 // and returns the size of the main file. A checkpoint can be held back for
 // a moment (it reports busy, which DiskSize does not say), and a log not
 // yet copied would make the main file look smaller than the database.
-func sqliteSize(ctx context.Context, d diskSizer, path string) (int64, error) {
+func sqliteSize(ctx context.Context, d backend.DiskSizer, path string) (int64, error) {
 	for attempt := 0; ; attempt++ {
 		if _, err := d.DiskSize(ctx); err != nil {
 			return 0, err

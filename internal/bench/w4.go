@@ -45,10 +45,6 @@ const (
 	W4DefaultNodeDir = ".cache/mcp-conformance"
 )
 
-// W4Phases names the phases of W4, in the order they run: W1's write,
-// read-bounded, edit and glob-dir, each as MCP tools/call requests.
-var W4Phases = []string{"write", "read-bounded", "edit", "glob-dir"}
-
 // W4Options configure the W4 MCP round-trip workload.
 type W4Options struct {
 	System string // e.g. "satchel-sqlite"
@@ -517,8 +513,8 @@ func startSatchel(ctx context.Context, bin, transport string, o W4Options) (_ *w
 		return &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": W1Path(i), "old_text": W1Marker(i), "new_text": W1Edited(i)}}
 	}
 	s.checkEdit = func(i int, text string) error {
-		if text != "1" {
-			return mismatch("W4", "edit", "file %d: %q replaced, want 1", i, text)
+		if !strings.HasPrefix(text, "replaced 1 occurrence in ") {
+			return mismatch("W4", "edit", "file %d: %q, want 1 occurrence replaced", i, text)
 		}
 		return nil
 	}

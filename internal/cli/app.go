@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bounded"
 )
 
 // defaultDB is the database used when neither --db nor SATCHEL_DB names one.
@@ -44,26 +46,35 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	return &app{
+	a := &app{
 		stdin: stdin, stdout: stdout, stderr: stderr,
-		getenv: os.Getenv,
-		openStore: func(ctx context.Context, dsn string) (*satchel.Store, error) {
-			return satchel.Open(ctx, dsn)
-		},
+		getenv:     os.Getenv,
 		closeStore: true,
 	}
+	a.openStore = a.openDB // dbopen.go
+	return a
 }
 
 // dsn returns the database to open: --db when given, else SATCHEL_DB,
-// else ./satchel.db.
-func (a *app) dsn() string {
+// else the one the project file of --dir (or of .) names, else
+// ./satchel.db.
+func (a *app) dsn() (string, error) {
 	if a.root != nil && a.root.PersistentFlags().Changed("db") {
-		return a.db
+		return a.db, nil
 	}
 	if v := a.getenv("SATCHEL_DB"); v != "" {
-		return v
+		return v, nil
 	}
-	return defaultDB
+	dir := "."
+	if a.cmd != nil {
+		if f := a.cmd.Flags().Lookup("dir"); f != nil && f.Value.String() != "" {
+			dir = f.Value.String()
+		}
+	}
+	if db, ok, err := ProjectDB(dir); ok || err != nil {
+		return db, err
+	}
+	return defaultDB, nil
 }
 
 // open returns the store, opening it on first use.
@@ -71,7 +82,11 @@ func (a *app) open(ctx context.Context) (*satchel.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
-	s, err := a.openStore(ctx, a.dsn())
+	dsn, err := a.dsn()
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.openStore(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +125,30 @@ func (a *app) workspaceOf(ctx context.Context, thread string) (*satchel.Workspac
 	if err != nil {
 		return nil, err
 	}
+	if a.readsOnly() {
+		if err := a.checkThread(ctx, s, thread); err != nil {
+			return nil, err
+		}
+	}
 	return s.Workspace(ctx, a.scope, thread, satchel.As(a.actor()))
+}
+
+// checkThread refuses a read of a thread that does not exist, so that a
+// mistyped --thread is not shown as an empty workspace. A scope without
+// any thread yet reads as empty on its default thread: nothing is
+// mistyped there.
+func (a *app) checkThread(ctx context.Context, s *satchel.Store, thread string) error {
+	err := s.CheckThread(ctx, a.scope, thread)
+	if err == nil || !errors.Is(err, satchel.ErrNotFound) {
+		return err
+	}
+	if a.root != nil && a.root.PersistentFlags().Changed("thread") {
+		return err
+	}
+	if ts, terr := s.Threads(ctx, a.scope); terr == nil && len(ts) == 0 {
+		return nil
+	}
+	return err
 }
 
 // reader returns the workspace's head, or its commit ref when ref is not
@@ -126,16 +164,13 @@ func (a *app) reader(ctx context.Context, ref string) (satchel.Reader, error) {
 	return ws.At(ctx, ref)
 }
 
-// input returns args[i] when it was given, else all of standard input.
-func (a *app) input(args []string, i int) (string, error) {
+// input returns args[i] when it was given, else all of standard input,
+// refused once it passes limit bytes (read no further than limit+1).
+func (a *app) input(args []string, i int, limit int64, limitName string) (string, error) {
 	if len(args) > i {
 		return args[i], nil
 	}
-	b, err := io.ReadAll(a.stdin)
-	if err != nil {
-		return "", fmt.Errorf("reading standard input: %w", err)
-	}
-	return string(b), nil
+	return bounded.ReadString(a.stdin, limit, 0, "standard input", limitName)
 }
 
 // emit prints a command's result: v as one JSON value with --json, else

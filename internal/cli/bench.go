@@ -59,7 +59,7 @@ func newBenchCmd(a *app) *cobra.Command {
 		Use:     "bench",
 		GroupID: groupAdmin,
 		Short:   "Run the standard benchmark workloads",
-		Long: `Run the standard workloads (shared/bench/WORKLOADS.md) on each backend
+		Long: `Run the standard workloads (docs/workloads.md) on each backend
 chosen, on a fresh database each time: a temporary SQLite file, a new
 PostgreSQL schema (dropped afterwards), or memory. --db is not used.
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/internal/bench"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // TestBenchJSON runs W1 and W3 small on memory and SQLite: one JSON
@@ -153,10 +154,7 @@ func TestMigrate(t *testing.T) {
 // run, dropped afterwards) and migrate on a schema of its own, when
 // SATCHEL_TEST_POSTGRES names a server.
 func TestBenchAndMigratePostgres(t *testing.T) {
-	url := os.Getenv("SATCHEL_TEST_POSTGRES")
-	if url == "" {
-		t.Skip("SATCHEL_TEST_POSTGRES not set: skipping PostgreSQL tests")
-	}
+	url := testenv.PostgresURL(t)
 	h := newHarness(t)
 	h.env[benchPGEnv] = url
 	out := h.ok("bench", "--workload", "w1,w3", "--backend", "postgres", "--n", "100", "--json")

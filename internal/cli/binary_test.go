@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // TestBinary builds cmd/satchel and takes it on a short tour, checking the
@@ -22,7 +23,7 @@ func TestBinary(t *testing.T) {
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command to build the binary with")
+		testenv.Skip(t, "no go command to build the binary with")
 	}
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "satchel")
@@ -95,6 +96,26 @@ func TestBinary(t *testing.T) {
 		}
 		if s.code == 2 && !strings.Contains(stderr.String(), "Usage:") {
 			t.Errorf("satchel %q: a usage error without the usage: %q", s.args, stderr.String())
+		}
+	}
+
+	// satchel serve < requests.jsonl answers every request before it exits.
+	in, err := os.Open(filepath.Join("testdata", "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	serve := exec.CommandContext(ctx, bin, "--db", filepath.Join(tmp, "pipe.db"), "serve")
+	serve.Stdin = in
+	var stderr bytes.Buffer
+	serve.Stderr = &stderr
+	out, err := serve.Output()
+	if err != nil {
+		t.Fatalf("serve < requests.jsonl: %v\n%s", err, stderr.String())
+	}
+	for _, id := range []string{`"id":1,"result"`, `"id":2,"result"`, `"id":3,"result"`, `"id":4,"result"`} {
+		if !bytes.Contains(out, []byte(id)) {
+			t.Errorf("serve < requests.jsonl: no %s in %q", id, out)
 		}
 	}
 }

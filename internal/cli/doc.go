@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -158,7 +159,7 @@ Prints the key and the new version; with --json, {"key": ..., "version": N}.`,
 		Args: argsBetween([]string{"STORE"}, "JSON"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			doc, err := a.input(args, 1)
+			doc, err := a.input(args, 1, maxImportLine, "the document limit")
 			if err != nil {
 				return err
 			}
@@ -266,10 +267,11 @@ With --json, {"documents": [...], "next_cursor": C or null}.`,
 	return cmd
 }
 
-// checkLimit refuses --limit 0 (the API reads 0 as the default).
+// checkLimit refuses a --limit out of range in the CLI's words (the API
+// would say "limit", and reads 0 as the default).
 func checkLimit(cmd *cobra.Command, limit int) error {
-	if limit == 0 && cmd.Flags().Changed("limit") {
-		return refuse("limit must be between 1 and 100, was 0")
+	if cmd.Flags().Changed("limit") && (limit < 1 || limit > 100) {
+		return refuse("--limit must be between 1 and 100, was %d", limit)
 	}
 	return nil
 }
@@ -466,6 +468,11 @@ Prints how many were imported; with --json, {"imported": N, "refused":
 			}
 			stop()
 			if err := sc.Err(); err != nil {
+				if errors.Is(err, bufio.ErrTooLong) {
+					return &satchel.Error{Kind: satchel.ErrLimitExceeded, Msg: fmt.Sprintf(
+						"limit exceeded: line %d of %s is over %d bytes (64 MiB), the longest line doc import reads; documents imported before it: %d",
+						line+1, args[1], maxImportLine, r.Imported)}
+				}
 				return fmt.Errorf("reading %s at line %d: %w", args[1], line+1, err)
 			}
 			if err := a.emit(r, func(w io.Writer) error {

@@ -68,7 +68,7 @@ func noteJSON(company, topic string, confidence float64) string {
 		company, topic, confidence)
 }
 
-const storedNote = `{"company_id":"acme","confidence":0.5,"metadata":{"analyst":null,"source":"web"},"summary":"s","tags":["a"],"topic":"pricing","updated_at":"2026-01-31T09:30:00.000000000Z"}`
+const storedNote = `{"company_id":"acme","confidence":0.5,"metadata":{"analyst":null,"source":"web"},"summary":"s","tags":["a"],"topic":"pricing","updated_at":"2026-01-31T09:30:00Z"}`
 
 func TestDocSetGet(t *testing.T) {
 	h := newHarness(t)
@@ -122,10 +122,10 @@ func TestDocQueryList(t *testing.T) {
 		t.Errorf("second page: %s", out)
 	}
 	out = h.ok("doc", "--dir", dir, "query", "research-notes", "--where", "company_id = 'c03'", "--json")
-	equal(t, "one result", out, `{"documents":[{"company_id":"c03","confidence":0.03,"metadata":{"analyst":null,"source":"web"},"summary":"s","tags":["a"],"topic":"t","updated_at":"2026-01-31T09:30:00.000000000Z"}],"next_cursor":null}`+"\n")
+	equal(t, "one result", out, `{"documents":[{"company_id":"c03","confidence":0.03,"metadata":{"analyst":null,"source":"web"},"summary":"s","tags":["a"],"topic":"t","updated_at":"2026-01-31T09:30:00Z"}],"next_cursor":null}`+"\n")
 
-	h.refused("limit must be between 1 and 100, was 101", "doc", "--dir", dir, "query", "research-notes", "--limit", "101")
-	h.refused("limit must be between 1 and 100, was 0", "doc", "--dir", dir, "list", "research-notes", "--limit", "0")
+	h.refused("--limit must be between 1 and 100, was 101", "doc", "--dir", dir, "query", "research-notes", "--limit", "101")
+	h.refused("--limit must be between 1 and 100, was 0", "doc", "--dir", dir, "list", "research-notes", "--limit", "0")
 	r = h.run("doc", "--dir", dir, "query", "research-notes", "--where", "colour = 'red'")
 	if r.Code != 1 || !strings.Contains(r.Err, "colour") {
 		t.Errorf("query on an unknown field: %d %q", r.Code, r.Err)

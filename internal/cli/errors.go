@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,6 +109,26 @@ func report(stderr io.Writer, cmd *cobra.Command, err error) int {
 		msg += "\n"
 	}
 	_, _ = io.WriteString(stderr, msg)
+	return code
+}
+
+// jsonError is how a refusal prints with --json: the message and the
+// name of its kind (errorKinds, "usage" or "error").
+type jsonError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+// reportJSON is report for --json: err as one line of JSON on stderr,
+// without the usage text, so a program reads what was refused.
+func reportJSON(stderr io.Writer, err error) int {
+	name, code := classify(err)
+	if code == exitOK {
+		return code
+	}
+	enc := json.NewEncoder(stderr)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(jsonError{Error: err.Error(), Code: name})
 	return code
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -88,6 +89,7 @@ func newFSGrepCmd(a *app) *cobra.Command {
 	var (
 		under, include, at string
 		limit              int
+		timeout            time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "grep REGEX",
@@ -99,10 +101,13 @@ backreferences) as "path:line:text", in path then line order.
 matches, like ripgrep's --glob: a pattern without "/" matches a file's
 name, one with "/" its path relative to --under. --limit N stops after N
 matches (default ` + itoa(satchel.DefaultGrepLimit) + `), saying so on standard error.
---at REF searches a retained commit.
+--at REF searches a retained commit. --timeout D bounds the search (default
+` + satchel.DefaultGrepTimeout.String() + `): a search that reaches it prints the matches found so far, then
+"grep stopped after D" on standard error, and exits non-zero.
 
 With --json, the GrepResult: {"matches": [{"path": ..., "line": N,
-"text": ...}], "truncated": true} ("truncated" only when --limit cut it).`,
+"text": ...}], "truncated": true} ("truncated" only when --limit cut it;
+"stopped" says why a search ended before its end).`,
 		Example: `  satchel fs grep TODO
   satchel fs grep 'func \w+' --under src --include '*.go' --limit 50`,
 		Args: exactArgs("REGEX"),
@@ -115,23 +120,30 @@ With --json, the GrepResult: {"matches": [{"path": ..., "line": N,
 			if err != nil {
 				return err
 			}
-			res, err := r.Grep(ctx, args[0], under, satchel.GrepOptions{Include: include, Limit: limit})
+			res, err := r.Grep(ctx, args[0], under, satchel.GrepOptions{Include: include, Limit: limit, Timeout: timeout})
 			if err != nil {
 				return err
 			}
 			res.Matches = nonEmpty(res.Matches)
 			if a.json {
-				return a.printJSON(res)
+				if err := a.printJSON(res); err != nil {
+					return err
+				}
+			} else {
+				var b strings.Builder
+				for _, m := range res.Matches {
+					fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+				}
+				if _, err := io.WriteString(a.stdout, b.String()); err != nil {
+					return err
+				}
 			}
-			var b strings.Builder
-			for _, m := range res.Matches {
-				fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
-			}
-			if _, err := io.WriteString(a.stdout, b.String()); err != nil {
-				return err
-			}
-			if res.Truncated {
+			if res.Truncated && !a.json {
 				a.notice("grep stopped after %d matches; narrow the search or raise --limit", len(res.Matches))
+			}
+			if res.Stopped != "" {
+				// The matches printed are not all: say so and fail.
+				return &satchel.Error{Kind: satchel.ErrLimitExceeded, Msg: res.Stopped}
 			}
 			return nil
 		},
@@ -141,5 +153,6 @@ With --json, the GrepResult: {"matches": [{"path": ..., "line": N,
 	f.StringVar(&include, "include", "", "search only the files matching `GLOB`")
 	f.StringVar(&at, "at", "", "search at commit `REF` (a sequence number or a checkpoint name)")
 	f.IntVar(&limit, "limit", 0, "print at most `N` matches (0: the default limit)")
+	f.DurationVar(&timeout, "timeout", 0, "stop the search after `D` (0: the default)")
 	return cmd
 }

@@ -1,171 +1,50 @@
 package cli
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/internal/vpath"
 )
-
-func newFSImportCmd(a *app) *cobra.Command {
-	var under string
-	cmd := &cobra.Command{
-		Use:   "import DIR",
-		Short: "Copy a host directory into the workspace, as one commit",
-		Long: `Copy every regular file below the host directory DIR into the workspace,
-at its path relative to DIR (below --under PREFIX when given), as ONE
-commit. Existing files at those paths are replaced; other files are left
-alone. Symbolic links (to files or directories) and special files are
-skipped, with a note on standard error; DIR itself may be a link.
-
-Every path is checked first: when some are not valid workspace paths
-(a name ending in a dot or a space, a backslash, a device name such as
-CON, ...), nothing is imported and every bad path is reported.
-
-Prints the workspace paths imported, one a line; with --json, an array
-of them.`,
-		Example: `  satchel fs import ./docs
-  satchel fs import ~/project/src --under src`,
-		Args: exactArgs("DIR"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			prefix, err := vpath.Dir(under)
-			if err != nil {
-				return err
-			}
-			files, err := a.scanImport(args[0], prefix)
-			if err != nil {
-				return err
-			}
-			paths := make([]string, len(files))
-			for i, f := range files {
-				paths[i] = f.path
-			}
-			if len(files) > 0 {
-				ws, err := a.workspace(ctx)
-				if err != nil {
-					return err
-				}
-				err = ws.Batch(ctx, func(ctx context.Context, b *satchel.Batch) error {
-					for _, f := range files {
-						content, err := os.ReadFile(f.host)
-						if err != nil {
-							return fmt.Errorf("cannot import %s: %w", f.host, err)
-						}
-						if err := b.Write(ctx, f.path, string(content)); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return a.emit(nonEmpty(paths), lines(paths))
-		},
-	}
-	cmd.Flags().StringVar(&under, "under", "", "import below the workspace directory `PREFIX`")
-	return cmd
-}
-
-// hostFile is a file to import: where it is on the host and where it goes.
-type hostFile struct{ host, path string }
-
-// scanImport lists the regular files below dir with their workspace paths
-// (below prefix), in path order. It refuses, all at once, the paths that
-// are not valid workspace paths.
-func (a *app) scanImport(dir, prefix string) ([]hostFile, error) {
-	root, err := filepath.EvalSymlinks(dir) // DIR itself may be a link
-	if err != nil {
-		return nil, err
-	}
-	info, err := os.Stat(root)
-	if err != nil {
-		return nil, err
-	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("cannot import %s: not a directory", dir)
-	}
-	var (
-		files []hostFile
-		bad   []error
-	)
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == root {
-			return nil
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			a.notice("skipped %s: a symbolic link", rel)
-			return nil
-		case d.IsDir():
-			return nil
-		case !d.Type().IsRegular():
-			a.notice("skipped %s: not a regular file", rel)
-			return nil
-		}
-		path := rel
-		if prefix != "" {
-			path = prefix + "/" + rel
-		}
-		if err := vpath.Validate(path); err != nil {
-			bad = append(bad, err)
-			return nil
-		}
-		files = append(files, hostFile{host: p, path: path})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(bad) > 0 {
-		return nil, errors.Join(bad...)
-	}
-	return files, nil
-}
 
 func newFSExportCmd(a *app) *cobra.Command {
 	var (
-		at        string
-		overwrite bool
+		at    string
+		force bool
 	)
 	cmd := &cobra.Command{
-		Use:   "export DIR",
-		Short: "Write the workspace's files into a host directory",
-		Long: `Write every file of the workspace (at the head, or at commit --at REF) into
-the host directory DIR, at its path below DIR. DIR and the directories
-below it are created (mode 0755, files 0644, less the umask). Nothing is
-ever written outside DIR: a symbolic link inside DIR that leads out of it
-is an error, not followed.
+		Use:   "export DIR|FILE.tar[.gz]",
+		Short: "Write the workspace's files into a host directory or a tar archive",
+		Long: `Write every file of the workspace (at the head, or at commit --at REF),
+byte for byte with its modified time, into the host directory DIR at its
+path below DIR, or into the tar archive FILE when its name ends in .tar,
+.tar.gz or .tgz (gzipped for the last two).
 
-Files already at those paths are refused, all reported at once and before
-anything is written, unless --overwrite is given. Other files of DIR are
-left alone.
+DIR and the directories below it are created (mode 0755, files 0644, less
+the umask). A DIR that exists and is not empty is refused unless --force,
+which replaces the files at the workspace's paths and leaves the others
+alone. Nothing is ever written outside DIR: a symbolic link inside DIR
+that leads out of it is an error, not followed. An archive (mode 0644) is
+written complete or not at all; an existing FILE is refused unless --force. A
+progress bar shows on a terminal.
 
 Prints the workspace paths exported, one a line; with --json, an array
 of them.`,
 		Example: `  satchel fs export ./out
-  satchel fs export ./release --at v1 --overwrite`,
-		Args: exactArgs("DIR"),
+  satchel fs export ./release --at v1 --force
+  satchel fs export snapshot.tar.gz --at v1`,
+		Args: exactArgs("DIR|FILE.tar[.gz]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			dir := args[0]
 			r, err := a.reader(ctx, at)
 			if err != nil {
 				return err
@@ -174,45 +53,102 @@ of them.`,
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
+			var done atomic.Int64
+			stop := a.progress("export", len(paths), &done)
+			if isArchive(args[0]) {
+				err = exportArchive(ctx, r, paths, args[0], force, &done)
+			} else {
+				err = exportDir(ctx, r, paths, args[0], force, &done)
 			}
-			root, err := os.OpenRoot(dir)
+			stop() // before the result is printed
 			if err != nil {
 				return err
-			}
-			defer root.Close()
-			names := make([]string, len(paths))
-			var exist []error
-			for i, p := range paths {
-				name := filepath.FromSlash(p)
-				if !filepath.IsLocal(name) { // validated paths are local; make sure
-					return refuse("cannot export %q: not a path inside %s", p, dir)
-				}
-				names[i] = name
-				if _, err := root.Lstat(name); err == nil && !overwrite {
-					exist = append(exist, &satchel.Error{Kind: satchel.ErrExists,
-						Msg: fmt.Sprintf("cannot export %s: %s exists (use --overwrite to replace it)", p, filepath.Join(dir, name))})
-				}
-			}
-			if len(exist) > 0 {
-				return errors.Join(exist...)
-			}
-			for i, p := range paths {
-				content, err := r.Read(ctx, p)
-				if err != nil {
-					return err
-				}
-				if err := writeIn(root, names[i], content); err != nil {
-					return fmt.Errorf("cannot export %s into %s: %w", p, dir, err)
-				}
 			}
 			return a.emit(nonEmpty(paths), lines(paths))
 		},
 	}
 	cmd.Flags().StringVar(&at, "at", "", "export commit `REF` (a sequence number or a checkpoint name)")
-	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace files that already exist in DIR")
+	cmd.Flags().BoolVar(&force, "force", false, "write into a DIR that is not empty, or replace FILE")
+	cmd.Flags().BoolVar(&force, "overwrite", false, "the same as --force")
+	_ = cmd.Flags().MarkHidden("overwrite")
 	return cmd
+}
+
+func exportDir(ctx context.Context, r satchel.Reader, paths []string, dir string, force bool, done *atomic.Int64) error {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 && !force {
+		return &satchel.Error{Kind: satchel.ErrExists, Msg: fmt.Sprintf("cannot export into %s: it is not empty (use --force to write into it)", dir)}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, p := range paths {
+		name := filepath.FromSlash(p)
+		if !filepath.IsLocal(name) { // validated paths are local; make sure
+			return refuse("cannot export %q: not a path inside %s", p, dir)
+		}
+		content, err := r.Read(ctx, p)
+		if err != nil {
+			return err
+		}
+		if err := writeIn(root, name, content); err != nil {
+			return fmt.Errorf("cannot export %s into %s: %w", p, dir, err)
+		}
+		if fi, err := r.Stat(ctx, p); err == nil {
+			_ = root.Chtimes(name, fi.ModTime, fi.ModTime)
+		}
+		done.Add(1)
+	}
+	return nil
+}
+
+func exportArchive(ctx context.Context, r satchel.Reader, paths []string, file string, force bool, done *atomic.Int64) error {
+	return writeFileMode(file, 0o644, force, func(w io.Writer) error {
+		var gz *gzip.Writer
+		if n := strings.ToLower(file); strings.HasSuffix(n, ".gz") || strings.HasSuffix(n, ".tgz") {
+			gz = gzip.NewWriter(w)
+			w = gz
+		}
+		tw := tar.NewWriter(w)
+		dirs := map[string]bool{}
+		for _, p := range paths {
+			fi, err := r.Stat(ctx, p)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < len(p); i++ {
+				if p[i] == '/' && !dirs[p[:i]] {
+					dirs[p[:i]] = true
+					if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p[:i] + "/", Mode: 0o755, ModTime: fi.ModTime, Format: tar.FormatPAX}); err != nil {
+						return err
+					}
+				}
+			}
+			content, err := r.Read(ctx, p)
+			if err != nil {
+				return err
+			}
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: 0o644, Size: int64(len(content)), ModTime: fi.ModTime, Format: tar.FormatPAX}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			if _, err := io.WriteString(tw, content); err != nil {
+				return err
+			}
+			done.Add(1)
+		}
+		if err := tw.Close(); err != nil {
+			return err
+		}
+		if gz != nil {
+			return gz.Close()
+		}
+		return nil
+	})
 }
 
 // writeIn writes content to name within root, making its directories.

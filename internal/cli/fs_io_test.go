@@ -73,7 +73,7 @@ func TestImport(t *testing.T) {
 	equal(t, "import empty --json", h3.ok("fs", "import", t.TempDir(), "--json"), "[]\n")
 }
 
-func TestImportRefusesBadPaths(t *testing.T) {
+func TestImportSkipsBadPaths(t *testing.T) {
 	h := newHarness(t)
 	src := t.TempDir()
 	writeTree(t, src, map[string]string{
@@ -86,20 +86,20 @@ func TestImportRefusesBadPaths(t *testing.T) {
 	})
 	r := h.run("fs", "import", src)
 	want := strings.Join([]string{
-		`invalid path "back\\slash": contains a backslash`,
-		`invalid path "dot.": has a segment ending in a dot or a space`,
-		`invalid path "sub/CON.txt": uses the reserved device name CON`,
-		`invalid path "sub/space ": has a segment ending in a dot or a space`,
+		`skipped back\slash: invalid path "back\\slash": contains a backslash`,
+		`skipped dot.: invalid path "dot.": has a segment ending in a dot or a space`,
+		`skipped sub/CON.txt: invalid path "sub/CON.txt": uses the reserved device name CON`,
+		`skipped sub/space : invalid path "sub/space ": has a segment ending in a dot or a space`,
 	}, "\n") + "\n"
-	equal(t, "import with bad paths", r, result{Code: 1, Err: want})
-	equal(t, "nothing imported", h.ok("fs", "ls"), "")
+	equal(t, "import with bad paths", r, result{Code: 0, Out: "fine/also.md\nok.md\n", Err: want})
+	equal(t, "the others imported", h.ok("fs", "ls"), "fine/also.md\nok.md\n")
 
 	r = h.run("fs", "import", filepath.Join(src, "missing"))
 	if r.Code != 1 || !strings.Contains(r.Err, "no such file or directory") {
 		t.Errorf("import of a missing directory = %+v", r)
 	}
 	r = h.run("fs", "import", filepath.Join(src, "ok.md"))
-	equal(t, "import of a file", r, result{Code: 1, Err: "cannot import " + filepath.Join(src, "ok.md") + ": not a directory\n"})
+	equal(t, "import of a file", r, result{Code: 1, Err: "cannot import " + filepath.Join(src, "ok.md") + ": not a directory or a .tar, .tar.gz or .tgz archive\n"})
 }
 
 func TestExport(t *testing.T) {
@@ -127,13 +127,12 @@ func TestExport(t *testing.T) {
 		t.Errorf("exported directory mode %v, %v", di.Mode(), err)
 	}
 
-	// Existing files are refused, all at once, before anything is written.
+	// A directory that is not empty is refused, before anything is written.
 	r := h.run("fs", "export", dst, "--at", "first")
-	want := "cannot export a.md: " + filepath.Join(dst, "a.md") + " exists (use --overwrite to replace it)\n" +
-		"cannot export notes/deep/b.md: " + filepath.Join(dst, "notes", "deep", "b.md") + " exists (use --overwrite to replace it)\n"
-	equal(t, "export over existing files", r, result{Code: 1, Err: want})
-	equal(t, "export --at --overwrite --json", h.ok("fs", "export", dst, "--at", "first", "--overwrite", "--json"),
+	equal(t, "export into a full directory", r, result{Code: 1, Err: "cannot export into " + dst + ": it is not empty (use --force to write into it)\n"})
+	equal(t, "export --at --force --json", h.ok("fs", "export", dst, "--at", "first", "--force", "--json"),
 		`["a.md","notes/deep/b.md"]`+"\n")
+	h.ok("fs", "export", dst, "--at", "first", "--overwrite") // the older name of --force
 	got, _ := os.ReadFile(filepath.Join(dst, "a.md"))
 	equal(t, "overwritten", string(got), "v1")
 	got, _ = os.ReadFile(filepath.Join(dst, "c.md"))
@@ -154,7 +153,7 @@ func TestExportStaysInside(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dst, "evil")); err != nil {
 		t.Fatal(err)
 	}
-	r := h.run("fs", "export", dst)
+	r := h.run("fs", "export", dst, "--force")
 	if r.Code != 1 || r.Out != "" || !strings.HasPrefix(r.Err, "cannot export evil/x.md into "+dst+": ") {
 		t.Errorf("export through a link out of DIR = %+v", r)
 	}

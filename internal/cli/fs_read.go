@@ -38,11 +38,14 @@ and "notice" when --max-chars cut it.`,
 			if err := notNegative("max-chars", maxChars); err != nil {
 				return err
 			}
+			f := cmd.Flags()
+			if f.Changed("end") && !f.Changed("start") {
+				return &satchel.Error{Kind: satchel.ErrInvalidRange, Msg: "--end requires --start"}
+			}
 			r, err := a.reader(ctx, at)
 			if err != nil {
 				return err
 			}
-			f := cmd.Flags()
 			res, err := r.ReadWith(ctx, args[0], satchel.ReadOptions{
 				Bounds: satchel.Bounds{
 					Start: start, End: end,

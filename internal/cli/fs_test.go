@@ -33,7 +33,7 @@ func TestWriteAndRead(t *testing.T) {
 	equal(t, "numbered slice", h.ok("fs", "read", "notes/a.md", "--numbered", "--start", "2", "--end", "2"), "2| two")
 
 	h.refused("start must be at least 1", "fs", "read", "notes/a.md", "--start", "0")
-	h.refused("end_line requires start_line", "fs", "read", "notes/a.md", "--end", "2")
+	h.refused("--end requires --start", "fs", "read", "notes/a.md", "--end", "2")
 	h.refused("end must not be before start", "fs", "read", "notes/a.md", "--start", "3", "--end", "2")
 
 	// --json: the ReadResult.
@@ -215,7 +215,15 @@ func TestScopeAndThreadFlags(t *testing.T) {
 	h.ok("fs", "write", "a.md", "default")
 	equal(t, "other scope", h.ok("--scope", "acme", "--thread", "t1", "fs", "read", "a.md"), "acme")
 	equal(t, "default scope", h.ok("fs", "read", "a.md"), "default")
-	h.refused("file not found: a.md", "--scope", "acme", "fs", "read", "a.md")
+	// A thread that does not exist is refused, not read as empty.
+	h.refused(`thread "main" does not exist in scope acme; threads: t1`, "--scope", "acme", "fs", "read", "a.md")
+	h.refused(`thread "mian" does not exist in scope default; threads: main`, "--thread", "mian", "fs", "ls")
+	h.refused(`thread "mian" does not exist in scope default; threads: main`, "--thread", "mian", "log")
+	h.refused(`thread "mian" does not exist in scope default; threads: main`, "--thread", "mian", "diff", "0", "head")
+	h.refused(`thread "new" does not exist in scope fresh; the scope has no threads yet (the first write makes one)`, "--scope", "fresh", "--thread", "new", "fs", "read", "a.md")
+	equal(t, "the default thread of a scope without threads reads as empty", h.ok("--scope", "fresh", "fs", "ls"), "")
+	h.ok("--thread", "mian", "fs", "write", "b.md", "x") // the first write still makes the thread
+	equal(t, "a thread made by its first write", h.ok("--thread", "mian", "fs", "ls"), "b.md\n")
 	h.refused(`invalid scope "a b": must be 1 to 128 letters, digits, '.', '_', '-', '@' or ':'`, "--scope", "a b", "fs", "ls")
 	h.refused(`invalid thread name "123": must not be all digits (a number means a sequence)`, "--thread", "123", "fs", "ls")
 }

@@ -10,9 +10,10 @@ import (
 
 // writeResult is what `fs write --json` prints.
 type writeResult struct {
-	Path string `json:"path"`
-	Size int    `json:"size"`
-	Hash string `json:"hash"`
+	Path      string `json:"path"`
+	Size      int    `json:"size"`
+	Hash      string `json:"hash"`
+	Unchanged bool   `json:"unchanged,omitempty"`
 }
 
 func newFSWriteCmd(a *app) *cobra.Command {
@@ -27,18 +28,24 @@ when CONTENT is omitted. The write is one commit.
 is still H; otherwise it is refused as a conflict.
 
 Prints nothing; with --json, {"path": ..., "size": N, "hash": ...}, the
-hash being the one of the content written.`,
+hash being the one of the content written. Writing the content the file
+already has makes no commit and prints "unchanged: PATH already has this
+content" ("unchanged": true with --json).`,
 		Example: `  satchel fs write notes/a.md "# Notes"
   cat report.txt | satchel fs write reports/today.txt
   satchel fs write notes/a.md "v2" --if-hash 9f86d08...`,
 		Args: argsBetween([]string{"PATH"}, "CONTENT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			content, err := a.input(args, 1)
+			ws, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}
-			ws, err := a.workspace(ctx)
+			l, err := ws.Limits(ctx)
+			if err != nil {
+				return err
+			}
+			content, err := a.input(args, 1, l.MaxFileBytes, "the per-file limit")
 			if err != nil {
 				return err
 			}
@@ -46,10 +53,15 @@ hash being the one of the content written.`,
 			if cmd.Flags().Changed("if-hash") {
 				opts = append(opts, satchel.IfHash(ifHash))
 			}
-			if err := ws.Write(ctx, args[0], content, opts...); err != nil {
+			var c satchel.Commit
+			if err := ws.Write(ctx, args[0], content, append(opts, satchel.Committed(&c))...); err != nil {
 				return err
 			}
-			return a.emit(writeResult{Path: args[0], Size: len(content), Hash: satchel.Hash(content)}, nil)
+			var plain func(io.Writer) error
+			if c.Unchanged {
+				plain = text("unchanged: " + args[0] + " already has this content\n")
+			}
+			return a.emit(writeResult{Path: args[0], Size: len(content), Hash: satchel.Hash(content), Unchanged: c.Unchanged}, plain)
 		},
 	}
 	cmd.Flags().StringVar(&ifHash, "if-hash", "", "write only if the file's content hash is still `H`")
@@ -77,11 +89,15 @@ Prints nothing; with --json, {"path": ..., "appended": N} (N bytes).`,
 		Args: argsBetween([]string{"PATH"}, "TEXT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			text, err := a.input(args, 1)
+			ws, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}
-			ws, err := a.workspace(ctx)
+			l, err := ws.Limits(ctx)
+			if err != nil {
+				return err
+			}
+			text, err := a.input(args, 1, l.MaxFileBytes, "the per-file limit")
 			if err != nil {
 				return err
 			}
@@ -95,7 +111,8 @@ Prints nothing; with --json, {"path": ..., "appended": N} (N bytes).`,
 
 // editResult is what `fs edit --json` prints.
 type editResult struct {
-	Replaced int `json:"replaced"`
+	Replaced  int  `json:"replaced"`
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 func newFSEditCmd(a *app) *cobra.Command {
@@ -113,7 +130,8 @@ anchor is refused, and nothing changes. --new may be empty (to delete).
 --if-hash H edits only if the file's content hash is still H.
 
 Prints the number of occurrences replaced, followed by a newline; with
---json, {"replaced": N}.`,
+--json, {"replaced": N}. A replacement that leaves the file as it was
+makes no commit and prints "unchanged: ..." ("unchanged": true).`,
 		Example: `  satchel fs edit notes/a.md --old "status: draft" --new "status: final"
   satchel fs edit src/app.go --old oldName --new newName --all`,
 		Args: exactArgs("PATH"),
@@ -127,9 +145,13 @@ Prints the number of occurrences replaced, followed by a newline; with
 			if cmd.Flags().Changed("if-hash") {
 				opts = append(opts, satchel.IfHash(ifHash))
 			}
-			n, err := ws.StrReplace(ctx, args[0], oldText, newText, all, opts...)
+			var c satchel.Commit
+			n, err := ws.StrReplace(ctx, args[0], oldText, newText, all, append(opts, satchel.Committed(&c))...)
 			if err != nil {
 				return err
+			}
+			if c.Unchanged {
+				return a.emit(editResult{Replaced: n, Unchanged: true}, text("unchanged: the replacement leaves "+args[0]+" as it was\n"))
 			}
 			return a.emit(editResult{Replaced: n}, func(w io.Writer) error {
 				return text(itoa(n) + "\n")(w)

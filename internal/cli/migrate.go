@@ -42,7 +42,7 @@ Prints "schema version N"; with --json, {"backend": ..., "schema_version": N}.`,
 				return err
 			}
 			b := s.Backend()
-			if m, ok := b.(interface{ Migrate(context.Context) error }); ok {
+			if m, ok := b.(backend.Migrator); ok {
 				if err := m.Migrate(ctx); err != nil {
 					return err
 				}
@@ -65,9 +65,7 @@ func schemaVersion(ctx context.Context, b backend.Backend) (string, int, error) 
 	if _, ok := b.(*memory.Backend); ok {
 		return "", 0, refuse("the memory: database has no schema to migrate")
 	}
-	sv, ok := b.(interface {
-		SchemaVersion(context.Context) (int, error)
-	})
+	sv, ok := b.(backend.Migrator)
 	if !ok {
 		return "", 0, refuse("this backend (%T) does not report a schema version", b)
 	}

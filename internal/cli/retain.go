@@ -141,6 +141,9 @@ with --json, the GCStats: {"dropped": N, "packs_deleted": N,
 			if err != nil {
 				return err
 			}
+			if grace == 0 {
+				grace = satchel.NoGrace // --grace 0s: none (GC's zero is its default)
+			}
 			st, err := s.GC(ctx, "", grace)
 			if err != nil {
 				return err

@@ -13,8 +13,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/satchel-dev/satchel/internal/version"
 )
 
 // Main runs the satchel command with args (without the program name) and
@@ -37,7 +40,24 @@ func run(ctx context.Context, a *app, args []string) int {
 	if cerr := a.close(); err == nil && cerr != nil {
 		err = runError{cerr}
 	}
+	if a.json || jsonAsked(args) {
+		return reportJSON(a.stderr, err)
+	}
 	return report(a.stderr, cmd, err)
+}
+
+// jsonAsked says whether args ask for --json, for the errors cobra raises
+// before it parses the flags (an unknown command).
+func jsonAsked(args []string) bool {
+	for _, arg := range args {
+		switch arg {
+		case "--":
+			return false
+		case "--json", "--json=true":
+			return true
+		}
+	}
+	return false
 }
 
 // Command groups, in the order `satchel --help` lists them. A group is
@@ -70,12 +90,16 @@ restores come for free.
 
 A workspace is one thread (--thread, default main) of one scope (--scope,
 default default) of a database. The database is --db, else $SATCHEL_DB,
-else ./satchel.db: a SQLite file path (file: optional), memory: for a
-throwaway store that lives as long as the command, or a postgres:// URL.
+else the one a project's satchel.json names (init writes it), else
+./satchel.db: a SQLite file path (file: optional), memory: for a throwaway
+store that lives as long as the command, or a postgres:// URL. Commands
+that only read refuse a database that does not exist and open it
+read-only; commands that write create it, and say so.
 
 Results go to standard output: plain text by default (one result a line),
 or one JSON value with --json. Refusals print their message alone on
-standard error and exit 1; usage errors exit 2.`,
+standard error and exit 1; usage errors exit 2. With --json a refusal is
+one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 		Example: `  satchel fs write notes/plan.md "# Plan"
   echo "- step one" | satchel fs append notes/plan.md
   satchel fs read notes/plan.md --numbered
@@ -89,7 +113,8 @@ standard error and exit 1; usage errors exit 2.`,
 		},
 	}
 	a.root = root
-	root.CompletionOptions.HiddenDefaultCmd = true
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("satchel {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	pf := root.PersistentFlags()
@@ -116,8 +141,11 @@ standard error and exit 1; usage errors exit 2.`,
 	root.AddCommand(newRunCmd(a))
 	root.AddCommand(newUICmd(a))
 	root.AddCommand(newDocCmd(a), newCheckCmd(a), newSchemaCmd(a))
+	root.AddCommand(newVersionCmd(a))
+	root.AddCommand(newExportCmd(a), newImportCmd(a), newBackupCmd(a), newRestoreBackupCmd(a))
 
 	addUsedGroups(root)
+	addCompletions(a, root)
 	markRunErrors(a, root)
 	return root
 }
@@ -149,9 +177,22 @@ func newGroupCmd(use, short, long, example string) *cobra.Command {
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+			return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggest(cmd, args[0]))
 		},
 	}
+}
+
+// suggest names the subcommands of cmd that typed may be a misspelling
+// of, as cobra does for the root's: "fs raed" suggests read.
+func suggest(cmd *cobra.Command, typed string) string {
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set only for the root
+	}
+	s := cmd.SuggestionsFor(typed)
+	if len(s) == 0 {
+		return ""
+	}
+	return "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 }
 
 // exactArgs, rangeArgs ... are cobra's validators with messages that name

@@ -26,7 +26,7 @@ func TestUsageErrors(t *testing.T) {
 	h.usage("satchel fs write: missing PATH", "fs", "write")
 	h.usage("satchel fs write: takes at most 2 argument(s), got 3", "fs", "write", "a", "b", "c")
 	h.usage("satchel fs mv: missing TO", "fs", "mv", "a")
-	h.usage("satchel diff: missing TO", "diff", "1")
+	h.usage("satchel diff: missing FROM", "diff")
 	h.usage(`invalid argument "abc" for "--start" flag: strconv.ParseInt: parsing "abc": invalid syntax`, "fs", "read", "a", "--start", "abc")
 	h.usage(`invalid argument "soon" for "--max-age" flag: time: invalid duration "soon"`, "retain", "--max-age", "soon")
 	h.usage(`unknown command "x" for "satchel log"`, "log", "x")
@@ -110,7 +110,7 @@ func sqliteDB(t *testing.T) string {
 	path := filepath.Join(t.TempDir(), "satchel.db")
 	s, err := satchel.Open(context.Background(), path)
 	if err != nil {
-		t.Skipf("satchel.Open(%q) failed, the SQLite backend is not linked yet: %v", path, err)
+		t.Fatalf("satchel.Open(%q): %v", path, err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bounded"
 	"github.com/satchel-dev/satchel/luahost"
 )
 
@@ -98,8 +99,8 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 		File: f.inputFile, HasFile: cmd.Flags().Changed("input-file"),
 		Text: f.inputText, HasText: cmd.Flags().Changed("input-text"),
 		Read: func(name string) (string, error) {
-			b, err := os.ReadFile(name)
-			return string(b), unwrapPath(err)
+			b, err := bounded.ReadFile(name, satchel.DefaultMaxFileBytes, "the per-file limit")
+			return b, unwrapPath(err)
 		},
 	}
 	input, err := script.ResolveInput(in)

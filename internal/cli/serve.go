@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/mcpserver"
 )
 
@@ -42,6 +43,10 @@ func projectDir(cmd *cobra.Command, dir string) string {
 	return ""
 }
 
+// serveMemoryLimit is the Go runtime's soft memory limit in satchel
+// serve, unless GOMEMLIMIT says otherwise.
+const serveMemoryLimit = 320 << 20
+
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
@@ -50,6 +55,9 @@ type serveFlags struct {
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
 	maxRequest                             int64
+	maxSessions, maxSessionsPerToken       int
+	sessionIdle                            time.Duration
+	maxInflight                            int64
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -60,13 +68,17 @@ func newServeCmd(a *app) *cobra.Command {
 		Short:   "Serve the store to agents over MCP (stdio or HTTP)",
 		Long: `Serve runs the MCP server: the file tools (read_file, write_file, append_file,
 edit_file, stat_file, glob, grep, list_files, delete_file, move_file,
-checkpoint, history, diff, restore), the files as resources, and the
+checkpoint, history, diff, restore, list_threads, fork), the files as
+resources, and the
 collection tools of the agent's stores.
 
 The collections are those of the project directory --dir (stores/ and
 agents/, as satchel init makes them; by default the working directory when
 it has them): each agent sees only the tools of the stores its agent.json
-grants, and shared stores take no writes from agents.
+grants, and shared stores take no writes from agents. --agent needs a
+project directory: without one it is refused, rather than serving the file
+tools alone. An MCP client starts the server in a working directory of its
+own choosing: give --db and --dir as absolute paths.
 
 By default it speaks MCP on standard input and output, for a client that
 starts it; the caller is --scope, --thread and --agent, and logs go to
@@ -86,6 +98,11 @@ web inspector (satchel ui) under /ui/ on the same listener.
 that carry no token in, as --scope, --agent and --thread: for tools that
 cannot send a token, such as the MCP conformance suite. Any local process
 can then use the store; never use it to serve agents.
+
+Over HTTP, --max-sessions and --max-sessions-per-token bound the open
+sessions (the excess is refused with 503 and 429), --session-idle-timeout
+closes idle ones, and --max-inflight-bytes bounds the request bytes held at
+once (docs/security.md).
 
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the file and
@@ -110,6 +127,10 @@ document content that tools return in the untrusted envelope.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", mcpserver.DefaultShutdownTimeout, "longest a shutdown waits for the calls in flight")
 	fl.IntVar(&f.maxInline, "max-inline-bytes", 65536, "spill results larger than `N` bytes (and read_file's default max_chars)")
 	fl.Int64Var(&f.maxRequest, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request accepted, in bytes")
+	fl.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http: most sessions open at once")
+	fl.IntVar(&f.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "with --http: most sessions one token holds open")
+	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", mcpserver.DefaultSessionIdleTimeout, "with --http: close a session idle this long")
+	fl.Int64Var(&f.maxInflight, "max-inflight-bytes", mcpserver.DefaultMaxInflightBytes, "with --http: most request bytes held at once, over all requests")
 	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
@@ -123,6 +144,8 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	for name, v := range map[string]int64{
 		"call-timeout": int64(f.callTimeout), "shutdown-timeout": int64(f.shutdownTimeout),
 		"max-inline-bytes": int64(f.maxInline), "max-request-bytes": f.maxRequest,
+		"max-sessions": int64(f.maxSessions), "max-sessions-per-token": int64(f.maxSessionsPerToken),
+		"session-idle-timeout": int64(f.sessionIdle), "max-inflight-bytes": f.maxInflight,
 	} {
 		if v <= 0 {
 			return usagef("--%s must be positive", name)
@@ -142,6 +165,16 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		// (docs/mcp-performance.md); GOGC in the environment still wins.
 		debug.SetGCPercent(400)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A soft limit makes the collector work harder before the heap
+		// passes the bound docs/security.md states (GOGC 400 alone would
+		// let garbage grow to five times what is live).
+		debug.SetMemoryLimit(serveMemoryLimit)
+	}
+	dir := projectDir(cmd, f.dir)
+	if f.agent != "" && dir == "" && satchel.CheckAgentName(f.agent) == nil {
+		return refuse("agent %s needs a project directory with agents/%s/agent.json; give --dir", f.agent, f.agent)
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := a.open(ctx)
@@ -149,7 +182,6 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		return err
 	}
 	var cols mcpserver.Collections
-	dir := projectDir(cmd, f.dir)
 	if dir != "" {
 		if cols, err = loadCollections(ctx, st, dir); err != nil {
 			return err
@@ -177,6 +209,8 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ui = in.Handler()
 	}
 	s, err := mcpserver.New(mcpserver.Config{
+		MaxSessions: f.maxSessions, MaxSessionsPerToken: f.maxSessionsPerToken,
+		SessionIdleTimeout: f.sessionIdle, MaxInflightBytes: f.maxInflight,
 		Store: st, Scope: a.scope, Thread: a.thread, Agent: f.agent,
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
@@ -201,13 +235,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	})
 }
 
-// serverVersion is the module's version as the build recorded it.
-func serverVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// serverVersion is the version the server reports to clients: the one
+// satchel version prints.
+func serverVersion() string { return version.Get().String() }
 
 func readCloser(r io.Reader) io.ReadCloser {
 	if rc, ok := r.(io.ReadCloser); ok {

@@ -26,10 +26,10 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string) ([]mcp
 		return nil, err
 	}
 	var desc strings.Builder
-	desc.WriteString("Run a Lua script of the server's scripts directory against your workspace, and return its declared output " +
+	desc.WriteString("Run a Lua script of the server's scripts directory against your workspace, with args as its arguments, and return its declared output " +
 		"(what it printed and the commits it made are in the structured result). input_text, or input_file (a file of your workspace), " +
 		"is written at the script's declared input path first; atomic runs it on a fork and publishes its commits only if it succeeds. " +
-		"A run that takes longer than wait_s seconds (default 20) goes on: the result then gives its run_id for check_run.\nScripts:")
+		"A run that takes longer than wait_s seconds (default 20) goes on: the result then gives the id to pass as check_run's run_id.\nScripts:")
 	names := []string{}
 	for _, s := range scripts.List() {
 		names = append(names, s.File)

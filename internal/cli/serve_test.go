@@ -60,7 +60,14 @@ func (h *harness) serving(ctx context.Context, args ...string) (stdin *io.PipeWr
 
 func TestServeStdio(t *testing.T) {
 	h := newHarness(t)
-	stdin, stdout, stderr, wait := h.serving(context.Background(), "serve", "--scope", "acme", "--agent", "cli-agent", "--tool-prefix", "ws_")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "agents", "cli-agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agents", "cli-agent", "agent.json"), []byte(`{"stores": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdin, stdout, stderr, wait := h.serving(context.Background(), "serve", "--dir", dir, "--scope", "acme", "--agent", "cli-agent", "--tool-prefix", "ws_")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
 		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
 	if err != nil {
@@ -120,6 +127,10 @@ func TestServeRefusals(t *testing.T) {
 	h.refused(err.Error(), "serve", "--dir", missing)
 	h.refused(`invalid agent name "Bad": a name is lowercase letters, digits, - and _, starting with a letter, at most 48 characters`, "serve", "--agent", "Bad")
 	h.refused(`invalid thread name "1": must not be all digits (a number means a sequence)`, "serve", "--thread", "1")
+	// An agent's tools come from a project: without one, serving only the
+	// file tools would hide the mistake.
+	h.refused("agent research needs a project directory with agents/research/agent.json; give --dir", "serve", "--agent", "research")
+	h.refused("agent research needs a project directory with agents/research/agent.json; give --dir", "serve", "--agent", "research", "--http", "127.0.0.1:0", "--insecure-no-auth")
 	h.usage(`--log-level must be debug, info, warn or error, was "loud"`, "serve", "--log-level", "loud")
 	h.usage("--call-timeout must be positive", "serve", "--call-timeout", "0s")
 	h.usage(`unknown command "x" for "satchel serve"`, "serve", "x")

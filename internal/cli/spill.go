@@ -58,7 +58,7 @@ func (f *spillFlags) open(ctx context.Context, a *app, cmd *cobra.Command) (spil
 			return nil, err
 		}
 		return spill.NewWorkspace(
-			func(ctx context.Context, path, content string) error { return ws.Write(ctx, path, content) },
+			func(ctx context.Context, path, content string) error { return ws.SaveSpill(ctx, path, content) },
 			func(ctx context.Context, path string) (string, error) { return ws.Read(ctx, path) },
 		), nil
 	}

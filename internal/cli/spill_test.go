@@ -80,7 +80,8 @@ func TestSpillWorkspace(t *testing.T) {
 		t.Fatalf("spill save --backend workspace printed %q", out)
 	}
 	loc := lines[0]
-	equal(t, "the spill is a file of the thread", h.ok("--thread", "agent", "fs", "read", loc), content)
+	equal(t, "a spill reads at its path", h.ok("--thread", "agent", "fs", "read", loc), content)
+	equal(t, "but is not a file of the thread", h.ok("--thread", "agent", "fs", "ls"), "")
 	equal(t, "fetch", h.ok("--thread", "agent", "spill", "fetch", loc, "--backend", "workspace"), content)
 	h.refused("file not found: "+loc, "spill", "fetch", loc, "--backend", "workspace")
 	r := h.run("--thread", "agent", "spill", "fetch", "notes/a.md", "--backend", "workspace")

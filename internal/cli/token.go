@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -127,7 +126,8 @@ func newTokenListCmd(a *app) *cobra.Command {
 		Short: "List the access tokens",
 		Long: `List every token, oldest first, one a line: ID, AGENT, SCOPE, THREAD (empty
 when the token allows any), CREATED, EXPIRES (empty: never) and STATUS
-(active, expired or revoked), separated by tabs. Secrets are never shown:
+(active, expired or revoked), separated by tabs; on a terminal, in aligned
+columns under a header row. Secrets are never shown:
 they are not stored.
 
 With --json, an array of tokens, each with its "status".`,
@@ -152,17 +152,14 @@ With --json, an array of tokens, each with its "status".`,
 			for i, t := range ts {
 				out[i] = tokenListed{Token: t, Status: tokenStatus(t, now)}
 			}
-			return a.emit(out, func(w io.Writer) error {
-				var b strings.Builder
-				for _, t := range out {
-					if t.Operator {
-						t.Agent, t.Scope = "(operator)", "*"
-					}
-					fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), t.Status)
+			var b strings.Builder
+			for _, t := range out {
+				if t.Operator {
+					t.Agent, t.Scope = "(operator)", "*"
 				}
-				_, err := io.WriteString(w, b.String())
-				return err
-			})
+				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), t.Status)
+			}
+			return a.emit(out, table([]string{"ID", "AGENT", "SCOPE", "THREAD", "CREATED", "EXPIRES", "STATUS"}, b.String()))
 		},
 	}
 }

@@ -2,10 +2,11 @@ package cli
 
 import (
 	"encoding/hex"
-	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bounded"
 	"github.com/satchel-dev/satchel/internal/envelope"
 )
 
@@ -49,11 +50,11 @@ Prints the envelope followed by a newline; with --json,
 					return err
 				}
 			}
-			in, err := io.ReadAll(a.stdin)
+			in, err := bounded.ReadString(a.stdin, satchel.DefaultMaxFileBytes, 0, "standard input", "the per-file limit")
 			if err != nil {
 				return err
 			}
-			wrapped := envelope.Wrap(n, string(in))
+			wrapped := envelope.Wrap(n, in)
 			return a.emit(untrustedResult{Text: wrapped, Nonce: n.String()}, text(wrapped+"\n"))
 		},
 	}

@@ -24,7 +24,8 @@ func newCheckpointCmd(a *app) *cobra.Command {
 		Short:   "Name the head commit",
 		Long: `Give the head commit of the workspace (--scope, --thread) the name NAME, to
 read, diff, fork or restore it later by name. A name is 1 to 128 letters,
-digits, '.', '_' or '-', not all digits, and unique in its thread.
+digits, '.', '_' or '-', unique in its thread, and not one a reference
+already means: not all digits, not a negative number, not head.
 
 Prints the commit as log does (SEQ, TIME, CHECKPOINTS, SUMMARY, tab
 separated); with --json, the Commit.`,
@@ -54,8 +55,9 @@ func newLogCmd(a *app) *cobra.Command {
 		Short:   "List the commits of a thread",
 		Long: `List the retained commits of the workspace (--scope, --thread), newest
 first, one a line: SEQ, TIME (RFC 3339, UTC), CHECKPOINTS (the names given
-to the commit, comma-separated, or empty) and SUMMARY, separated by tabs.
---limit N lists the newest N.
+to the commit, comma-separated, or empty) and SUMMARY, separated by tabs;
+on a terminal, in aligned columns under a header row. --limit N lists the
+newest N.
 
 With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 [...], "op": ..., "summary": ..., "via": ...}] ([] when none).`,
@@ -75,14 +77,11 @@ With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 			if err != nil {
 				return err
 			}
-			return a.emit(nonEmpty(cs), func(w io.Writer) error {
-				var b strings.Builder
-				for _, c := range cs {
-					b.WriteString(commitLine(c))
-				}
-				_, err := io.WriteString(w, b.String())
-				return err
-			})
+			var b strings.Builder
+			for _, c := range cs {
+				b.WriteString(commitLine(c))
+			}
+			return a.emit(nonEmpty(cs), table([]string{"SEQ", "TIME", "CHECKPOINTS", "SUMMARY"}, b.String()))
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list the newest `N` commits (0: all)")
@@ -97,11 +96,12 @@ type diffResult struct {
 
 func newDiffCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:     "diff FROM TO [PATH]",
+		Use:     "diff FROM [TO [PATH]]",
 		GroupID: groupVersions,
 		Short:   "Show what changed between two commits",
 		Long: `Compare two commits of the workspace, FROM and TO (each a sequence number,
 a checkpoint name, "head", or 0 for the empty tree before the first commit).
+TO defaults to head, as the MCP tool's does.
 
 Without PATH, prints one line per path that differs, in path order:
 "added", "removed" or "changed", a tab, and the path. With --json, an
@@ -109,11 +109,14 @@ array of changes: [{"path": ..., "kind": "added"}] ([] when none).
 
 With PATH, prints the unified diff of that file (nothing when it is the
 same in both); with --json, {"path": ..., "diff": ...}.`,
-		Example: `  satchel diff draft-1 head
+		Example: `  satchel diff draft-1
   satchel diff 3 7 notes/plan.md`,
-		Args: argsBetween([]string{"FROM", "TO"}, "PATH"),
+		Args: argsBetween([]string{"FROM"}, "TO", "PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if len(args) == 1 {
+				args = append(args, "head")
+			}
 			ws, err := a.workspace(ctx)
 			if err != nil {
 				return err
@@ -230,9 +233,11 @@ func newRestoreCmd(a *app) *cobra.Command {
 		Short:   "Make the head's files those of an earlier commit",
 		Long: `Make the files of the workspace (--scope, --thread) those of commit REF (a
 sequence number or a checkpoint name). The restore is itself a new commit,
-so nothing is lost: the commits after REF stay in the log.
+so nothing is lost: the commits after REF stay in the log. When the head
+already has the files of REF, no commit is made.
 
-Prints the new commit as log does; with --json, the Commit.`,
+Prints the new commit as log does, or "unchanged: ..."; with --json, the
+Commit ("unchanged": true when none was made).`,
 		Example: `  satchel restore before-refactor
   satchel restore 12`,
 		Args: exactArgs("REF"),
@@ -245,6 +250,9 @@ Prints the new commit as log does; with --json, the Commit.`,
 			c, err := ws.Restore(ctx, args[0])
 			if err != nil {
 				return err
+			}
+			if c.Unchanged {
+				return a.emit(c, text(fmt.Sprintf("unchanged: the head (commit %d) already has the files of %s\n", c.Seq, args[0])))
 			}
 			return a.emit(c, text(commitLine(c)))
 		},

@@ -46,6 +46,8 @@ func TestCheckpointLogDiffRestore(t *testing.T) {
 	h.ok("fs", "write", "b.md", "b")
 	h.refused("checkpoint v1 already exists in thread main", "checkpoint", "v1")
 	h.refused(`invalid checkpoint name "42": must not be all digits (a number means a sequence)`, "checkpoint", "42")
+	h.refused(`invalid checkpoint name "head": head already means the thread's head commit`, "checkpoint", "head")
+	h.refused(`invalid checkpoint name "-2": must not be a number (a number means a sequence)`, "checkpoint", "--", "-2")
 
 	equal(t, "log", logFields(t, h.ok("log")), [][]string{
 		{"3", "", "write b.md"},
@@ -136,9 +138,10 @@ func TestForkAndThreads(t *testing.T) {
 	if len(ts) != 5 || ts[2].Name != "main" || ts[2].Head != 2 || ts[0].Head != 2 {
 		t.Errorf("threads --json = %+v", ts)
 	}
-	equal(t, "threads rm", h.ok("threads", "rm", "tip"), "")
-	equal(t, "threads rm --json", h.ok("threads", "rm", "tip2", "--json"), `{"removed":"tip2"}`+"\n")
-	h.refused("thread not found: tip", "threads", "rm", "tip")
+	h.refused("not deleted: threads rm deletes thread tip of scope default (head at commit 1), its history and checkpoints for good; give --yes", "threads", "rm", "tip")
+	equal(t, "threads rm", h.ok("threads", "rm", "tip", "--yes"), "removed thread tip of scope default (head at commit 1), its history and checkpoints\n")
+	equal(t, "threads rm --json", h.ok("threads", "rm", "tip2", "--json", "-y"), `{"removed":"tip2","head":1}`+"\n")
+	h.refused(`thread "tip" does not exist in scope default; threads: exp, exp2, main`, "threads", "rm", "tip", "--yes")
 	equal(t, "threads after rm", h.ok("threads"), "exp\nexp2\nmain\n")
 	equal(t, "other scope", h.ok("--scope", "other", "threads"), "")
 	h.usage(`unknown command "bogus" for "satchel threads"`, "threads", "bogus")
@@ -178,4 +181,17 @@ func TestRetainAndGC(t *testing.T) {
 	h.refused("--grace must not be negative, was -1s", "gc", "--grace", "-1s")
 	equal(t, "content after gc", h.ok("fs", "read", "a.md"), "xxxxx")
 	equal(t, "checkpoint after gc", h.ok("fs", "read", "a.md", "--at", "first"), "x")
+}
+
+// TestUnchangedCLI: a command that changes nothing makes no commit and
+// says so.
+func TestUnchangedCLI(t *testing.T) {
+	h := newHarness(t)
+	h.ok("fs", "write", "a.md", "one\n")
+	h.ok("checkpoint", "v1")
+	equal(t, "write", h.ok("fs", "write", "a.md", "one\n"), "unchanged: a.md already has this content\n")
+	equal(t, "write --json", h.ok("fs", "write", "a.md", "one\n", "--json"), `{"path":"a.md","size":4,"hash":"`+satchel.Hash("one\n")+`","unchanged":true}`+"\n")
+	equal(t, "edit", h.ok("fs", "edit", "a.md", "--old", "one", "--new", "one"), "unchanged: the replacement leaves a.md as it was\n")
+	equal(t, "restore", h.ok("restore", "v1"), "unchanged: the head (commit 1) already has the files of v1\n")
+	equal(t, "log", logFields(t, h.ok("log")), [][]string{{"1", "v1", "write a.md"}})
 }

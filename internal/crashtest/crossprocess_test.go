@@ -367,6 +367,9 @@ func crossProcess(t *testing.T, db database, iters int) {
 	s, err := st.GC(ctx, "x", xGrace)
 	must(t, err)
 	checkGC("after a last collection")
+	if rep, err := st.Check(ctx); err != nil || len(rep.Faults) > 0 {
+		t.Errorf("the storage check after the processes: %v, faults %q", err, rep.Faults)
+	}
 
 	t.Logf("%s: %d processes × %d goroutines × %d iterations in %v: %d compare-and-swap conflicts refused and retried; "+
 		"collector: %d runs while writing, %d commits dropped, %d packs deleted or rewritten (then %+v)",

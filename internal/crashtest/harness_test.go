@@ -13,6 +13,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // Environment of the child processes.
@@ -76,9 +77,7 @@ func openStore(ctx context.Context, dsn string) (*satchel.Store, error) {
 // longTest skips t unless SATCHEL_LONG_TESTS=1.
 func longTest(t *testing.T) {
 	t.Helper()
-	if os.Getenv("SATCHEL_LONG_TESTS") != "1" {
-		t.Skip("long test (kill loop or load test): set SATCHEL_LONG_TESTS=1 to run it (.ci/run does)")
-	}
+	testenv.Long(t, "kill loop or load test")
 }
 
 var schemas atomic.Int64

@@ -291,6 +291,13 @@ func verify(t *testing.T, ctx context.Context, db database, kill int, next []int
 		t.Fatalf("kill %d: the database does not open: %v", kill, err)
 	}
 	defer st.Close()
+	rep, err := st.Check(ctx)
+	if err != nil {
+		t.Fatalf("kill %d: the storage check did not run: %v", kill, err)
+	}
+	if len(rep.Faults) > 0 {
+		t.Fatalf("kill %d: the storage check found %d faults: %q", kill, len(rep.Faults), rep.Faults)
+	}
 	landed := 0
 	for w := range models {
 		ws, err := st.Workspace(ctx, "crash", "w"+strconv.Itoa(w))

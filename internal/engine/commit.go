@@ -245,33 +245,13 @@ func (h *headCache) forget(thread int64) {
 	delete(h.m, thread)
 }
 
-// PartsAppender is implemented by backends that keep packs in the
-// process's memory (package memory). AppendParts is Append with commit i's
-// pack given as packs[i] (its Pack field is empty): strings whose
-// concatenation is the pack, the header and then each object, which the
-// backend may keep as they are. The engine then neither copies a commit's
-// objects (file content among them) into one buffer nor allocates it
-// (docs/decisions/0012-memory-write-path.md).
-type PartsAppender interface {
-	AppendParts(ctx context.Context, commits []backend.NewCommit, packs [][]string) ([]backend.AppendResult, error)
-}
-
-// PartsReader is implemented by the backends that implement PartsAppender:
-// PackParts returns a pack as it is kept, the parts AppendParts was given
-// (header first) or the pack as one string, without joining them. The
-// engine then does not cache those packs: reading one is as cheap as a
-// cache hit.
-type PartsReader interface {
-	PackParts(ctx context.Context, id int64) ([]string, error)
-}
-
 // committer batches concurrent commits into one backend Append (group
 // commit): while one batch is being stored, the commits that arrive wait
 // and go together in the next. Each caller returns only once its own
 // commit is durable.
 type committer struct {
 	b     backend.Backend
-	parts PartsAppender // b, when it takes packs as parts
+	parts backend.PartsAppender // b, when it takes packs as parts
 	mu    sync.Mutex
 	queue []*commitReq
 	busy  bool

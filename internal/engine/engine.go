@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -39,10 +40,13 @@ type Engine struct {
 	commits *committer
 	// partsReader is b when it keeps packs in memory: its packs are read
 	// from it, not cached.
-	partsReader PartsReader
+	partsReader backend.PartsReader
 	heads       headCache
 	tails       tails
 	retries     int
+	// visits, when set (by tests), counts the nodes read: what a test
+	// asserts instead of a time, to show what an operation walks.
+	visits *atomic.Int64
 
 	lockMu sync.Mutex
 	locks  map[int64]*threadLock
@@ -62,8 +66,8 @@ func New(b backend.Backend, o Options) *Engine {
 		o.MaxRetries = 64
 	}
 	c := &committer{b: b}
-	c.parts, _ = b.(PartsAppender)
-	pr, _ := b.(PartsReader)
+	c.parts, _ = b.(backend.PartsAppender)
+	pr, _ := b.(backend.PartsReader)
 	return &Engine{
 		partsReader: pr,
 		b:           b,
@@ -162,6 +166,9 @@ func nodeKey(r Ref) (uint64, bool) {
 }
 
 func (e *Engine) node(ctx context.Context, r Ref) (*node, error) {
+	if e.visits != nil {
+		e.visits.Add(1)
+	}
 	key, cacheable := nodeKey(r)
 	if n, ok := e.nodes.get(key); ok && cacheable {
 		return n, nil

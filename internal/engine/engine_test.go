@@ -392,7 +392,7 @@ func TestPacksReadCold(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := New(b, Options{})
-			if _, ok := e.b.(PartsAppender); ok != (name == "parts") {
+			if _, ok := e.b.(backend.PartsAppender); ok != (name == "parts") {
 				t.Fatalf("PartsAppender detected: %v", ok)
 			}
 			r := rand.New(rand.NewPCG(3, 4))

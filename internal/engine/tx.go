@@ -314,16 +314,22 @@ func (tx *Tx) HasUnder(ctx context.Context, dir string) (bool, error) {
 	return found, err
 }
 
-func (tx *Tx) entry(path, content string) Entry {
-	size := int64(len(content))
-	endsNL := size > 0 && content[size-1] == '\n'
-	lines := int64(strings.Count(content, "\n"))
-	if size > 0 && !endsNL {
+// countLines returns content's number of lines (DESIGN §2.2) and whether
+// it ends with "\n".
+func countLines(content string) (lines int64, endsNL bool) {
+	endsNL = len(content) > 0 && content[len(content)-1] == '\n'
+	lines = int64(strings.Count(content, "\n"))
+	if len(content) > 0 && !endsNL {
 		lines++
 	}
+	return lines, endsNL
+}
+
+func (tx *Tx) entry(path, content string) Entry {
+	lines, endsNL := countLines(content)
 	return Entry{
 		Path:      path,
-		Size:      size,
+		Size:      int64(len(content)),
 		Lines:     lines,
 		EndsNL:    endsNL,
 		ModTime:   tx.now,

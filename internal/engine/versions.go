@@ -75,14 +75,9 @@ func (e *Engine) Retain(ctx context.Context, thread int64, p Policy) (int, error
 // GCStats reports what a collection did.
 type GCStats struct {
 	Retained  int // retained commits whose trees were walked
+	Walked    int // tree nodes read to find what is live
 	Deleted   int // packs deleted
 	Rewritten int // packs rewritten without their unreachable objects
-}
-
-// Vacuumer is implemented by backends that can give freed space back
-// (SQLite's incremental vacuum).
-type Vacuumer interface {
-	Vacuum(ctx context.Context) error
 }
 
 // Collect removes, in a scope, what no retained commit reaches: packs of
@@ -110,6 +105,16 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 	for _, id := range snap.Dropped {
 		live[id] = map[uint32]bool{}
 	}
+	// An object only ever references objects of its own pack or of older
+	// ones (a commit builds on commits stored before it, and pack ids grow
+	// with time), so a subtree whose root lies in a pack older than the
+	// oldest dropped one holds nothing to mark: the walk skips it, and a
+	// collection reads the nodes written since that pack, not the whole
+	// tree of every retained commit.
+	oldest := snap.Dropped[0]
+	for _, id := range snap.Dropped {
+		oldest = min(oldest, id)
+	}
 	mark := func(r Ref) {
 		if m, ok := live[r.Pack]; ok {
 			m[r.Idx] = true
@@ -118,7 +123,7 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 	visited := map[Ref]bool{}
 	var walk func(r Ref) error
 	walk = func(r Ref) error {
-		if r.IsZero() || visited[r] {
+		if r.IsZero() || r.Pack < oldest || visited[r] {
 			return nil
 		}
 		visited[r] = true
@@ -127,6 +132,7 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		if err != nil {
 			return err
 		}
+		st.Walked++
 		if !n.leaf {
 			for i := range n.count() {
 				if err := walk(n.ref(i)); err != nil {
@@ -138,6 +144,9 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		for i := range n.count() {
 			ent := n.entry(i, nil)
 			if !ent.List.IsZero() {
+				if ent.List.Pack < oldest {
+					continue // its chunks are older still
+				}
 				mark(ent.List)
 			}
 			cs, err := e.chunks(ctx, &ent)
@@ -190,7 +199,7 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		}
 		st.Deleted = len(del)
 	}
-	if v, ok := e.b.(Vacuumer); ok && (st.Deleted > 0 || st.Rewritten > 0) {
+	if v, ok := e.b.(backend.Vacuumer); ok && (st.Deleted > 0 || st.Rewritten > 0) {
 		if err := v.Vacuum(ctx); err != nil {
 			return st, err
 		}
@@ -245,6 +254,12 @@ type diffItem struct {
 // Diff lists the paths that differ between two snapshots, in path order. It
 // walks only the subtrees that the two trees do not share.
 func (e *Engine) Diff(ctx context.Context, a, b *Snapshot) ([]Change, error) {
+	return e.diff(ctx, a, b, false)
+}
+
+// diff is Diff; with exact, a file whose content is the same but whose
+// modified time differs is Modified too.
+func (e *Engine) diff(ctx context.Context, a, b *Snapshot, exact bool) ([]Change, error) {
 	if a.root == b.root {
 		return nil, nil
 	}
@@ -295,7 +310,7 @@ func (e *Engine) Diff(ctx context.Context, a, b *Snapshot) ([]Change, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !same {
+			if !same || exact && as[i].ent.ModTime != bs[j].ent.ModTime {
 				out = append(out, Change{Path: as[i].ent.Path, Kind: Modified, Old: as[i].ent, New: bs[j].ent})
 			}
 			i++
@@ -382,6 +397,3 @@ func (e *Engine) sameContent(ctx context.Context, a, b *Entry) (bool, error) {
 	}
 	return ca == cb, nil
 }
-
-// RootOf returns a commit's root (for forks, which copy it).
-func RootOf(c backend.Commit) (Ref, error) { return decodeRoot(c.Root, c.ID) }

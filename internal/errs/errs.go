@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"github.com/satchel-dev/satchel/backend"
 )
 
 // Kinds of refusal. Each is matched with errors.Is.
@@ -44,8 +46,10 @@ var (
 	// ErrConflict: a precondition (the content hash the caller last saw) no
 	// longer holds, or a concurrent writer won a compare-and-swap too often.
 	ErrConflict = errors.New("conflict")
-	// ErrReadOnly: a write to a store that does not accept writes (shared).
-	ErrReadOnly = errors.New("read-only")
+	// ErrReadOnly: a write to a store that does not accept writes (shared),
+	// or to a database opened for reading only (backend.ErrReadOnly itself,
+	// so a backend's refusal matches it).
+	ErrReadOnly = backend.ErrReadOnly
 	// ErrAccessDenied: an agent used a store it was not granted.
 	ErrAccessDenied = errors.New("access denied")
 	// ErrValidation: a document or definition failed validation.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // Environment of the client processes.
@@ -43,13 +44,8 @@ func TestMain(m *testing.M) {
 // schemas of one PostgreSQL database and checks every acknowledged
 // operation after each run.
 func TestLoad(t *testing.T) {
-	if os.Getenv("SATCHEL_LONG_TESTS") != "1" {
-		t.Skip("long test (load test): set SATCHEL_LONG_TESTS=1 to run it (.ci/run does)")
-	}
-	url := os.Getenv("SATCHEL_TEST_POSTGRES")
-	if url == "" {
-		t.Skip("SATCHEL_TEST_POSTGRES not set: the load test needs PostgreSQL")
-	}
+	testenv.Long(t, "load test")
+	url := testenv.PostgresURL(t)
 	seconds := 60.0
 	if s := os.Getenv("SATCHEL_LOADTEST_SECONDS"); s != "" {
 		seconds, _ = strconv.ParseFloat(s, 64)

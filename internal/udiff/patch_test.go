@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // TestRealTools applies the diffs with GNU patch -p1 and git apply, each
@@ -39,7 +41,7 @@ func TestRealTools(t *testing.T) {
 	} {
 		t.Run(tool.name, func(t *testing.T) {
 			if _, err := exec.LookPath(tool.name); err != nil {
-				t.Skipf("%s is not installed", tool.name)
+				testenv.Skip(t, "%s is not installed", tool.name)
 			}
 			for _, p := range pairs {
 				dir := t.TempDir()
@@ -81,7 +83,7 @@ func TestRealToolsDevNull(t *testing.T) {
 	} {
 		t.Run(tool[0], func(t *testing.T) {
 			if _, err := exec.LookPath(tool[0]); err != nil {
-				t.Skipf("%s is not installed", tool[0])
+				testenv.Skip(t, "%s is not installed", tool[0])
 			}
 			dir := t.TempDir()
 			file, diff := filepath.Join(dir, "f"), filepath.Join(dir, "change.diff")

@@ -19,10 +19,6 @@ import (
 	"strings"
 )
 
-// DefaultContext is the number of unchanged lines that diff -u shows
-// around each change.
-const DefaultContext = 3
-
 // Unified returns the unified diff that turns a into b, or "" when they are
 // equal. oldName and newName are written as they are on the "---" and
 // "+++" lines: for `patch -p1` and `git apply` pass "a/"+path and

@@ -13,6 +13,7 @@ const (
 	reasonEscape     = "pattern does not support backslash escapes"
 	reasonTripleStar = "*** is not supported (use ** for any number of segments)"
 	reasonSharedStar = "** must be a whole path segment"
+	reasonDotPattern = "contains a . or .. segment, which no path has: it could match nothing"
 	reasonQuestion   = "? is not supported (only * and ** are)"
 	reasonCharClass  = "character classes [...] are not supported (only * and ** are)"
 	reasonBraces     = "brace expansion {...} is not supported (only * and ** are)"
@@ -127,6 +128,8 @@ func checkPattern(p string) string {
 		return reasonEscape
 	case p[len(p)-1] == '/' || strings.Contains(p, "//"):
 		return reasonEmptySegment
+	case hasDotSegment(p):
+		return reasonDotPattern
 	case strings.Contains(p, "***"):
 		return reasonTripleStar
 	case sharedGlobstar(p):
@@ -139,6 +142,20 @@ func checkPattern(p string) string {
 		return reasonBraces
 	}
 	return ""
+}
+
+// hasDotSegment reports whether some segment of p is "." or "..".
+func hasDotSegment(p string) bool {
+	for rest := p; ; {
+		s, tail, more := strings.Cut(rest, "/")
+		if s == "." || s == ".." {
+			return true
+		}
+		if !more {
+			return false
+		}
+		rest = tail
+	}
 }
 
 // sharedGlobstar reports whether some segment of p holds "**" and more.

@@ -258,12 +258,22 @@ func FuzzGlob(f *testing.F) {
 		{"a/b/**/**", "a/b"},
 		{"[a]", "a"},
 		{"a/*/c", "a//c"},
+		{"../*", "a"},
+		{"**/../*", "a/b"},
+		{"a/./*", "a/b"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pattern, path string) {
 		g, err := Compile(pattern)
+		if err == nil {
+			for _, seg := range strings.Split(pattern, "/") {
+				if seg == "." || seg == ".." {
+					t.Fatalf("Compile(%q) accepted a dot segment", pattern)
+				}
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, errs.ErrInvalidPattern) ||
 				!strings.HasPrefix(err.Error(), fmt.Sprintf("invalid pattern %q: ", pattern)) {
@@ -304,5 +314,21 @@ func BenchmarkMatch(b *testing.B) {
 			}
 			_ = n
 		})
+	}
+}
+
+// `../*` and `**/../*` used to compile and silently match nothing: a dot
+// segment is refused like every other impossible pattern.
+func TestAttackGlobDotSegments(t *testing.T) {
+	for _, p := range []string{"../*", "**/../*", "a/./b", "..", ".", "a/.."} {
+		_, err := Compile(p)
+		if !errors.Is(err, errs.ErrInvalidPattern) || err.Error() != fmt.Sprintf("invalid pattern %q: %s", p, reasonDotPattern) {
+			t.Errorf("Compile(%q) = %v", p, err)
+		}
+	}
+	for _, p := range []string{".hidden/*", "a/..b", "*.md"} {
+		if _, err := Compile(p); err != nil {
+			t.Errorf("Compile(%q) = %v", p, err)
+		}
 	}
 }

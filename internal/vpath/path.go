@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -22,6 +24,7 @@ const (
 	reasonDotSegment   = "contains a . or .. segment"
 	reasonTrailingDot  = "has a segment ending in a dot or a space"
 	reasonDevicePrefix = "uses the reserved device name "
+	reasonNotNFC       = "is not in Unicode normalization form C (NFC): compose it, so that one name has one spelling"
 )
 
 // Validate reports whether p is a valid workspace path (DESIGN §2.1). It runs
@@ -93,6 +96,7 @@ func check(p string) string {
 // checkText returns the first control character or invalid UTF-8 in s, as
 // a reason, or "".
 func checkText(s string) string {
+	ascii := true
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -102,11 +106,17 @@ func checkText(s string) string {
 			i++
 			continue
 		}
+		ascii = false
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			return reasonNotUTF8
 		}
 		i += size
+	}
+	// Two spellings of one name (a precomposed é and e with a combining
+	// accent) would look identical and be two files: only NFC is accepted.
+	if !ascii && !norm.NFC.IsNormalString(s) {
+		return reasonNotNFC
 	}
 	return ""
 }
@@ -150,8 +160,8 @@ func checkSegments(p string) string {
 }
 
 // reservedName returns the part of seg before its first "." when that part
-// is a Windows device name (CON, PRN, AUX, NUL, COM1–COM9, LPT1–LPT9, in any
-// case), as written; otherwise "".
+// is a Windows device name (CON, PRN, AUX, NUL, COM1–COM9, COM¹–COM³,
+// LPT1–LPT9, LPT¹–LPT³, in any case), as written; otherwise "".
 func reservedName(seg string) string {
 	base := seg
 	if i := strings.IndexByte(seg, '.'); i >= 0 {
@@ -165,6 +175,13 @@ func reservedName(seg string) string {
 		}
 	case 4:
 		if d := base[3]; d >= '1' && d <= '9' &&
+			(strings.EqualFold(base[:3], "com") || strings.EqualFold(base[:3], "lpt")) {
+			return base
+		}
+	case 5:
+		// COM¹–COM³ and LPT¹–LPT³: Windows reserves the superscript
+		// digits too.
+		if d := base[3:]; (d == "¹" || d == "²" || d == "³") &&
 			(strings.EqualFold(base[:3], "com") || strings.EqualFold(base[:3], "lpt")) {
 			return base
 		}

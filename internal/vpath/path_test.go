@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -204,6 +206,9 @@ func refReason(p string) string {
 			}
 		}
 	}
+	if norm.NFC.String(p) != p {
+		return "is not in Unicode normalization form C (NFC): compose it, so that one name has one spelling"
+	}
 	if strings.Contains(p, "\\") {
 		return "contains a backslash"
 	}
@@ -224,7 +229,7 @@ func refReason(p string) string {
 		}
 	}
 	reserved := []string{"CON", "PRN", "AUX", "NUL"}
-	for d := '1'; d <= '9'; d++ {
+	for _, d := range []rune("123456789¹²³") {
 		reserved = append(reserved, "COM"+string(d), "LPT"+string(d))
 	}
 	for _, s := range segs {
@@ -242,6 +247,7 @@ func FuzzValidate(f *testing.F) {
 	for _, s := range []string{
 		"", "a", "a/b", "/a", "a//b", "a/./b", "a.", "a ", "con", "nul.txt", "Com1.tar.gz",
 		"a\\b", "a\x00", "\xff", "ünï/x", "com10", "a/", strings.Repeat("ab/", 400),
+		"COM¹", "lpt³.txt", "com⁴", "cafe\u0301", "caf\u00e9", "a\u0301/b",
 	} {
 		f.Add(s)
 	}
@@ -277,4 +283,25 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// COM¹–COM³ and LPT¹–LPT³ are reserved as COM1 is; a name that is not in
+// NFC is refused, so two files cannot differ only in how their names are
+// composed.
+func TestAttackPathDevicesAndNormalisation(t *testing.T) {
+	for _, p := range []string{"COM¹", "x/lpt².txt", "Com³"} {
+		if err := Validate(p); err == nil || !strings.Contains(err.Error(), "uses the reserved device name") {
+			t.Errorf("Validate(%q) = %v", p, err)
+		}
+	}
+	if err := Validate("com⁴"); err != nil {
+		t.Errorf("COM⁴ is not reserved: %v", err)
+	}
+	nfd := "cafe\u0301.md"
+	if err := Validate(nfd); err == nil || !strings.Contains(err.Error(), "not in Unicode normalization form C") {
+		t.Errorf("Validate(NFD %q) = %v", nfd, err)
+	}
+	if err := Validate(norm.NFC.String(nfd)); err != nil {
+		t.Errorf("Validate(NFC) = %v", err)
+	}
 }

@@ -1,0 +1,118 @@
+package backend
+
+import (
+	"context"
+	"time"
+)
+
+// The optional capabilities of a backend. Backend (and Documents, for
+// collections) is what every backend must implement; each interface below
+// is something a backend may offer besides, found by a type assertion on
+// the Backend value. Every caller has a fallback for a backend without the
+// capability, and the conformance suite (satcheltest.Run) runs each
+// backend again with each capability hidden, so a backend may implement
+// any subset of them.
+//
+// A wrapper that embeds a Backend (as a test's fault injector does) hides
+// every capability it does not itself declare: that is how the suite
+// proves the fallbacks.
+
+// Forker is implemented by backends for which creating a thread and
+// appending its first commit in one transaction saves a round trip and a
+// durable flush (PostgreSQL). Fork creates thread name in scope with c as
+// its first commit (c.Thread is ignored; c.Seq is 1; c.Requires names the
+// source): ErrThreadExists when the name is taken, ErrNotRetained when the
+// source is not retained, and in either case nothing is created. Without
+// it the engine calls CreateThread, then Append.
+type Forker interface {
+	Fork(ctx context.Context, scope, name string, c NewCommit) (Thread, Commit, error)
+}
+
+// CheckpointResolver is implemented by backends that find a checkpoint's
+// commit in one query (PostgreSQL: one round trip instead of two).
+// CheckpointCommit fails as CheckpointSeq then CommitAt would, which is
+// what callers do without it.
+type CheckpointResolver interface {
+	CheckpointCommit(ctx context.Context, thread int64, name string) (Commit, error)
+}
+
+// PartsAppender is implemented by backends that keep packs in the
+// process's memory (package memory). AppendParts is Append with commit i's
+// pack given as packs[i] (its Pack field is empty): strings whose
+// concatenation is the pack, the header and then each object, which the
+// backend may keep as they are. The engine then neither copies a commit's
+// objects (file content among them) into one buffer nor allocates it
+// (docs/decisions/0012-memory-write-path.md). Without it the engine joins
+// the parts into NewCommit.Pack and calls Append.
+type PartsAppender interface {
+	AppendParts(ctx context.Context, commits []NewCommit, packs [][]string) ([]AppendResult, error)
+}
+
+// PartsReader is implemented by the backends that implement PartsAppender:
+// PackParts returns a pack as it is kept, the parts AppendParts was given
+// (header first) or the pack as one string, without joining them. The
+// engine then does not cache those packs: reading one is as cheap as a
+// cache hit. Without it the engine reads Pack and caches what it decodes.
+type PartsReader interface {
+	PackParts(ctx context.Context, id int64) ([]string, error)
+}
+
+// Vacuumer is implemented by backends that can give freed space back
+// (SQLite's incremental vacuum). The engine calls Vacuum after a garbage
+// collection that deleted or rewrote packs; without it, freed space is
+// left for the backend to reuse.
+type Vacuumer interface {
+	Vacuum(ctx context.Context) error
+}
+
+// Clock is a source of time: the wall clock, or a test's.
+type Clock func() time.Time
+
+// ClockSetter is implemented by backends whose clock can be replaced, so
+// that tests of expiry, retention and grace periods move time instead of
+// waiting for it. SetClock makes the backend read c wherever it reads its
+// clock: always for documents (their Updated and Expires times, the
+// expiry that get, query and remove see, and SweepExpired); and for Now,
+// commit times and drops on a backend whose clock is the process's
+// (memory, SQLite). A backend whose commits are stamped by a shared
+// database's clock (PostgreSQL) keeps that clock for them. A nil c
+// restores the backend's own clock.
+type ClockSetter interface {
+	SetClock(c Clock)
+}
+
+// Migrator is implemented by backends with a schema (SQLite, PostgreSQL).
+// Migrate applies the migrations the database lacks (Open already does;
+// satchel migrate calls it on its own); SchemaVersion returns the number
+// of the last migration applied. Both refuse a database whose schema is
+// newer than the program.
+type Migrator interface {
+	Migrate(ctx context.Context) error
+	SchemaVersion(ctx context.Context) (int, error)
+}
+
+// DiskSizer is implemented by backends that store on disk. DiskSize
+// returns the bytes the store occupies (SQLite: the file once its
+// write-ahead log is checkpointed into it; PostgreSQL: the total size of
+// satchel's tables with their indexes and TOAST). The benchmarks report it;
+// without it they add up the packs, roots and metadata of retained commits.
+type DiskSizer interface {
+	DiskSize(ctx context.Context) (int64, error)
+}
+
+// ThreadHead is a thread with its newest commit.
+type ThreadHead struct {
+	Thread
+	// Head is what Head returns for the thread, with at least ID, Thread,
+	// Seq and Time set (Root and Meta may be nil); its Seq is 0 when the
+	// thread has no commits.
+	Head Commit
+}
+
+// HeadsLister is implemented by backends that list a scope's threads with
+// their heads in one query (satchel threads list, the inspector). Without
+// it, callers call Threads, then Head for each thread. ThreadHeads lists
+// the threads as Threads does, by name.
+type HeadsLister interface {
+	ThreadHeads(ctx context.Context, scope string) ([]ThreadHead, error)
+}

@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/spf13/cobra"
+
+	"github.com/satchel-dev/satchel"
+)
+
+func newExportCmd(a *app) *cobra.Command {
+	var out, dir string
+	var force bool
+	cmd := &cobra.Command{
+		Use:     "export -o FILE.satchel",
+		GroupID: groupAdmin,
+		Short:   "Write the database (or a scope, or a thread) to a portable file",
+		Long: `Write every scope of the database, or only --scope S, or only its
+thread --thread T, to FILE in satchel's export format
+(docs/export-format.md): every retained commit of every thread with its
+time and metadata, files with their exact bytes and modified times,
+checkpoints, forks, retention and bounds, the documents of the stores of
+the project DIR (--dir, default . when it has stores/) with their
+history, the project's definition files, and the tokens (their hashes:
+no secret is ever stored). satchel import loads it into any database:
+this is how a store moves from SQLite to PostgreSQL.
+
+FILE is written 0600 (it holds the tokens' hashes), complete or not at
+all; an existing FILE is refused unless --force. "-o -" writes to
+standard output. A progress bar shows on a terminal.
+
+Prints what it wrote; with --json, {"threads": N, "commits": N, "blobs":
+N, "documents": N, "tokens": N, "project_files": N}.`,
+		Example: `  satchel export -o all.satchel
+  satchel export --scope acme -o acme.satchel
+  satchel --db satchel.db export -o move.satchel && satchel --db postgres://host/db import move.satchel`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if out == "" {
+				return usagef("export needs -o FILE (or -o - for standard output)")
+			}
+			s, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			o := satchel.ExportOptions{}
+			pf := a.root.PersistentFlags()
+			if pf.Changed("scope") || pf.Changed("thread") {
+				o.Scope = a.scope
+			}
+			if pf.Changed("thread") {
+				o.Thread = a.thread
+			}
+			if d := projectDir(cmd, dir); d != "" {
+				o.Project = os.DirFS(d)
+			}
+			var stop func()
+			o.Progress, stop = a.exportProgress("export")
+			defer stop()
+			var st satchel.ExportStats
+			if out == "-" {
+				_, err = s.Export(ctx, a.stdout, o)
+				return err
+			}
+			err = writeFileAtomic(out, force, func(w io.Writer) error {
+				var err error
+				st, err = s.Export(ctx, w, o)
+				return err
+			})
+			stop() // before the result is printed
+			if err != nil {
+				return err
+			}
+			return a.emit(st, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "exported %d threads, %d commits, %d blobs, %d documents, %d tokens, %d project files to %s\n",
+					st.Threads, st.Commits, st.Blobs, st.Documents, st.Tokens, st.ProjectFiles, out)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` (- for standard output)")
+	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose stores' documents and definitions are exported (default: . when it has them)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace FILE when it exists")
+	return cmd
+}
+
+// writeFileAtomic writes path through a temporary file in its directory,
+// mode 0600, renamed into place only when write succeeds: a failed write
+// leaves nothing. An existing path is refused unless force.
+func writeFileAtomic(path string, force bool, write func(w io.Writer) error) error {
+	return writeFileMode(path, 0o600, force, write)
+}
+
+// writeFileMode is writeFileAtomic with the file's mode given.
+func writeFileMode(path string, mode os.FileMode, force bool, write func(w io.Writer) error) error {
+	if _, err := os.Lstat(path); err == nil && !force {
+		return &satchel.Error{Kind: satchel.ErrExists, Msg: fmt.Sprintf("%s exists: remove it, or give --force to replace it", path)}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// importResult is what `satchel import --json` prints.
+type importResult struct {
+	satchel.ExportStats
+	// Wrote lists the project files written into --dir; Kept those left
+	// as they were because they differ (without --replace).
+	Wrote []string `json:"wrote,omitempty"`
+	Kept  []string `json:"kept,omitempty"`
+}
+
+func newImportCmd(a *app) *cobra.Command {
+	var dir string
+	var replace bool
+	cmd := &cobra.Command{
+		Use:     "import FILE.satchel",
+		GroupID: groupAdmin,
+		Short:   "Load a file that satchel export wrote",
+		Long: `Load FILE, written by satchel export from any database, into this one:
+the same threads, commits (sequence numbers, times, metadata), files,
+checkpoints, forks, settings, documents with their history and tokens.
+
+The whole file is checked first (its format version, every record's
+checksum, every blob's hash, that it is complete) and nothing is written
+unless all of it is sound. A file that would overwrite a thread, a
+document, a token or a setting is refused unless --replace. If the
+database fails while the import writes, what it wrote is removed.
+
+The project files the export holds (stores/*.json, agents/*/agent.json)
+are written below --dir when given; one that exists with other content
+is kept unless --replace. A progress bar shows on a terminal.
+
+Prints what it loaded; with --json, the counts as export prints them,
+and "wrote" and "kept", the project files.`,
+		Example: `  satchel --db postgres://localhost/satchel import all.satchel --dir .
+  satchel import acme.satchel --replace`,
+		Args: exactArgs("FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			s, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			progress, stop := a.importProgress()
+			res, err := s.Import(ctx, f, fi.Size(), satchel.ImportOptions{Replace: replace, Progress: progress})
+			stop()
+			if err != nil {
+				return err
+			}
+			out := importResult{ExportStats: res.ExportStats}
+			if dir != "" {
+				if out.Wrote, out.Kept, err = writeProjectFiles(dir, res.ProjectFiles, replace); err != nil {
+					return err
+				}
+			}
+			return a.emit(out, func(w io.Writer) error {
+				fmt.Fprintf(w, "imported %d threads, %d commits, %d blobs, %d documents, %d tokens\n",
+					res.Threads, res.Commits, res.Blobs, res.Documents, res.Tokens)
+				for _, p := range out.Wrote {
+					fmt.Fprintf(w, "wrote %s\n", p)
+				}
+				for _, p := range out.Kept {
+					fmt.Fprintf(w, "kept %s (it differs from the file's; --replace overwrites it)\n", p)
+				}
+				if dir == "" && len(res.ProjectFiles) > 0 {
+					fmt.Fprintf(w, "the file holds %d project files: give --dir to write them\n", len(res.ProjectFiles))
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "write the file's project definitions below `DIR`")
+	cmd.Flags().BoolVar(&replace, "replace", false, "overwrite threads, documents, tokens, settings and project files that exist")
+	return cmd
+}
+
+// writeProjectFiles writes project files below dir (their paths were
+// checked by Import: stores/NAME.json and agents/NAME/agent.json).
+func writeProjectFiles(dir string, files []satchel.ProjectFile, replace bool) (wrote, kept []string, err error) {
+	for _, pf := range files {
+		p := filepath.Join(dir, filepath.FromSlash(pf.Path))
+		old, err := os.ReadFile(p)
+		switch {
+		case err == nil && bytes.Equal(old, pf.Content):
+			continue
+		case err == nil && !replace:
+			kept = append(kept, p)
+			continue
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return wrote, kept, err
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return wrote, kept, err
+		}
+		if err := writeFileAtomic(p, true, func(w io.Writer) error {
+			_, err := w.Write(pf.Content)
+			return err
+		}); err != nil {
+			return wrote, kept, err
+		}
+		wrote = append(wrote, p)
+	}
+	return wrote, kept, nil
+}
+
+// exportProgress returns an ExportOptions.Progress that draws a progress
+// bar on a terminal (started at the first call, when the total is known),
+// and the function that clears it.
+func (a *app) exportProgress(desc string) (func(done, total int64), func()) {
+	var done atomic.Int64
+	var stop func()
+	return func(n, total int64) {
+			if stop == nil {
+				stop = a.progress(desc, int(total), &done)
+			}
+			done.Store(n)
+		}, func() {
+			if stop != nil {
+				stop()
+				stop = nil
+			}
+		}
+}
+
+// importProgress is exportProgress for ImportOptions.Progress: one bar a
+// stage (checking the file, then importing it).
+func (a *app) importProgress() (func(stage string, done, total int64), func()) {
+	var done atomic.Int64
+	stage := ""
+	var stop func()
+	return func(st string, n, total int64) {
+			if st != stage {
+				if stop != nil {
+					stop()
+				}
+				stage = st
+				done.Store(0)
+				stop = a.progress(st, int(total), &done)
+			}
+			done.Store(n)
+		}, func() {
+			if stop != nil {
+				stop()
+				stop = nil
+			}
+		}
+}

@@ -1,0 +1,246 @@
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// One token opening sessions without end used to hold them all for an
+// hour. Sessions are bounded per token and in all, and the excess is
+// refused with an HTTP error that says which bound.
+func TestAttackSessionFlood(t *testing.T) {
+	f := newHTTP(t, Config{MaxSessionsPerToken: 3, MaxSessions: 5})
+	a, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	b, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "beta"})
+	var first string
+	for i := range 3 {
+		code, body, resp := post(t, f.url+MCPPath, a, nil, initialize)
+		if code != http.StatusOK {
+			t.Fatalf("session %d of a: %d %s", i, code, body)
+		}
+		if i == 0 {
+			first = resp.Header.Get("Mcp-Session-Id")
+		}
+	}
+	code, body, _ := post(t, f.url+MCPPath, a, nil, initialize)
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "too many open sessions for this token: 3") {
+		t.Fatalf("a's fourth MCP session: %d %q, want 429", code, body)
+	}
+	for i := range 2 {
+		if code, body, _ := post(t, f.url+MCPPath, b, nil, initialize); code != http.StatusOK {
+			t.Fatalf("session %d of b: %d %s", i, code, body)
+		}
+	}
+	code, body, resp := post(t, f.url+MCPPath, b, nil, initialize)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "the server has 5 open sessions") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the sixth session: %d %q, want 503", code, body)
+	}
+
+	// Ending a session gives its place back.
+	req, _ := http.NewRequest(http.MethodDelete, f.url+MCPPath, nil)
+	req.Header.Set("Authorization", "Bearer "+a)
+	req.Header.Set("Mcp-Session-Id", first)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	dresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dresp.Body.Close()
+	waitFor(t, "the ended session's place", func() bool {
+		code, _, _ := post(t, f.url+MCPPath, a, nil, initialize)
+		return code == http.StatusOK
+	})
+}
+
+// Idle sessions expire after SessionIdleTimeout, giving their place back.
+func TestAttackIdleSessionsExpire(t *testing.T) {
+	f := newHTTP(t, Config{MaxSessionsPerToken: 1, SessionIdleTimeout: 50 * time.Millisecond})
+	a, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	if code, body, _ := post(t, f.url+MCPPath, a, nil, initialize); code != http.StatusOK {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	waitFor(t, "the idle session to expire", func() bool {
+		code, _, _ := post(t, f.url+MCPPath, a, nil, initialize)
+		return code == http.StatusOK
+	})
+	if DefaultSessionIdleTimeout > 10*time.Minute {
+		t.Errorf("idle sessions live %s by default", DefaultSessionIdleTimeout)
+	}
+}
+
+// waitFor retries cond, a request each time, until it holds (at most 20 s).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("waited 20 s for %s", what)
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// A body that says it is over the limit is refused before a byte of it
+// is read (it used to be read, up to the limit, then refused).
+func TestAttackBodyOverTheLimitIsNotRead(t *testing.T) {
+	f := newHTTP(t, Config{MaxRequestBytes: 4096})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	body := &countingReader{r: strings.NewReader(strings.Repeat("x", 1<<20))}
+	req := httptest.NewRequest(http.MethodPost, MCPPath, body)
+	req.ContentLength = 1 << 20
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", "anything")
+	rec := httptest.NewRecorder()
+	f.s.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "exceeds the limit of 4096 bytes") {
+		t.Fatalf("%d %q, want 413", rec.Code, rec.Body.String())
+	}
+	if n := body.n.Load(); n != 0 {
+		t.Fatalf("%d bytes of the refused body were read", n)
+	}
+}
+
+// The bytes of the bodies in flight share one budget: while one request
+// holds it all, another waits, then is refused (503), and passes once the
+// first is done.
+func TestAttackBytesInFlight(t *testing.T) {
+	f := newHTTP(t, Config{MaxRequestBytes: 64 << 10, MaxInflightBytes: 64 << 10})
+	f.s.guards.wait = 50 * time.Millisecond
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
+	req, _ := http.NewRequest(http.MethodPost, f.url+MCPPath, pr)
+	req.ContentLength = 64 << 10
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	// The first request holds the budget once its first bytes arrive.
+	if _, err := pw.Write([]byte(`{"jsonrpc":"2.0",`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the budget to be taken", func() bool {
+		f.s.guards.bytes.mu.Lock()
+		defer f.s.guards.bytes.mu.Unlock()
+		return f.s.guards.bytes.used > 0
+	})
+	code, body, resp := post(t, f.url+MCPPath, secret, nil, initialize)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "the server is busy") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a request while the budget is held: %d %q, want 503", code, body)
+	}
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	<-done
+	if code, body, _ := post(t, f.url+MCPPath, secret, nil, initialize); code != http.StatusOK {
+		t.Fatalf("after the budget came back: %d %q", code, body)
+	}
+}
+
+// A call with no session used to get HTTP 200 and a JSON-RPC error of
+// code 0; it gets 400 saying the session is missing.
+func TestAttackCallWithoutSession(t *testing.T) {
+	f := newHTTP(t, Config{})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	code, body, _ := post(t, f.url+MCPPath, secret, map[string]string{"Mcp-Protocol-Version": "2025-06-18"},
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"glob","arguments":{"pattern":"*"}}}`)
+	if code != http.StatusBadRequest || !strings.HasPrefix(body, `missing session: "tools/call" needs the Mcp-Session-Id header`) {
+		t.Fatalf("tools/call without a session: %d %q, want 400", code, body)
+	}
+}
+
+// A grep that its call's deadline stops answers with the matches so far
+// and says it stopped (it used to answer an empty OK after the deadline).
+func TestAttackGrepStoppedOverMCP(t *testing.T) {
+	c, _ := newClient(t, Config{CallTimeout: 100 * time.Millisecond})
+	c.ok("write_file", map[string]any{"path": "a.txt", "content": "b\n"})
+	c.ok("write_file", map[string]any{"path": "big.txt", "content": strings.Repeat("x", 1<<20)})
+	r := c.call("grep", map[string]any{"pattern": `.{1000}.{1000}.{1000}b|^b$`})
+	ts := texts(t, r)
+	if r.IsError || len(ts) != 2 || ts[0] != "a.txt:1:b" || !strings.HasPrefix(ts[1], "[grep stopped at the call's deadline") {
+		t.Fatalf("grep at its deadline: error %v, %q", r.IsError, ts)
+	}
+	if m := structured(t, r); m["stopped"] == nil {
+		t.Fatalf("structured content does not say it stopped: %v", m)
+	}
+}
+
+// /metrics describes every scope: open on loopback, and elsewhere only to
+// an operator's token.
+func TestAttackMetricsOffLoopback(t *testing.T) {
+	f := newHTTP(t, Config{})
+	agent, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	op, _ := token(t, f.st, satchel.TokenSpec{Operator: true})
+	get := func(secret string, local string) (int, string) {
+		req := httptest.NewRequest(http.MethodGet, MetricsPath, nil)
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.ParseIP(local), Port: 8080}))
+		req.Host = local + ":8080"
+		if secret != "" {
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+		rec := httptest.NewRecorder()
+		f.s.Handler().ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := get("", "127.0.0.1"); code != http.StatusOK || !strings.Contains(body, "satchel_mcp_sessions") {
+		t.Errorf("on loopback without a token: %d", code)
+	}
+	const public = "192.0.2.10" // a documentation address: the request is handed to the handler, never sent
+	if code, body := get("", public); code != http.StatusUnauthorized || !strings.Contains(body, "needs an operator token") {
+		t.Errorf("off loopback without a token: %d %q", code, body)
+	}
+	if code, body := get(agent, public); code != http.StatusForbidden || !strings.Contains(body, "is an agent's token") {
+		t.Errorf("off loopback with an agent's token: %d %q", code, body)
+	}
+	if code, body := get(op, public); code != http.StatusOK || !strings.Contains(body, "satchel_mcp_sessions") {
+		t.Errorf("off loopback with an operator token: %d", code)
+	}
+}
+
+// One token holds at most a quarter of the bytes in flight (or one
+// request of the largest size): a client that sends large bodies without
+// pause leaves room for the others.
+func TestAttackBytesInFlightPerToken(t *testing.T) {
+	b := newByteSemaphore(64<<10, 16<<10)
+	ctx := context.Background()
+	if !b.acquire(ctx, "a", 16<<10, time.Millisecond) {
+		t.Fatal("a's first request was refused")
+	}
+	if b.acquire(ctx, "a", 1, time.Millisecond) {
+		t.Fatal("a went past its share")
+	}
+	if !b.acquire(ctx, "b", 16<<10, time.Millisecond) {
+		t.Fatal("b was refused while a held its share")
+	}
+	b.release("a", 16<<10)
+	if !b.acquire(ctx, "a", 1, time.Millisecond) {
+		t.Fatal("a was refused after its release")
+	}
+}
