@@ -16,6 +16,9 @@ type Result struct {
 	OpsPerSec float64 `json:"ops_per_s"`
 	P50us     float64 `json:"p50_us"`
 	P99us     float64 `json:"p99_us"`
+	// N is the scale the phase ran at (W1's and W4's files, W2's
+	// documents, W3's F files).
+	N int `json:"n,omitempty"`
 
 	// W3 only.
 	BytesPerCheckpoint float64 `json:"bytes_per_checkpoint,omitempty"`

@@ -36,7 +36,8 @@ const benchPGEnv = "SATCHEL_BENCH_POSTGRES"
 type benchFlags struct {
 	workloads, backends string
 	pg                  string
-	n                   int
+	n                   string
+	plot                string
 	seed                uint32
 	noTargets           bool
 	cpuProfile          string
@@ -44,6 +45,8 @@ type benchFlags struct {
 	// W4.
 	transports, concurrency, nodeDir, satchelBin string
 	peerFilesystem                               bool
+
+	w5 w5Flags
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -73,6 +76,14 @@ system, workload, phase, ops, seconds, ops_per_s, p50_us, p99_us, and for
 W3 bytes_per_checkpoint, step_us, fork_us, old_read_us, head_read_us, for
 W4 transport and concurrency.
 
+W5 (replicas; run alone, on --backend postgres) starts --processes
+satchel processes of 16 clients each, every one reaching PostgreSQL
+through a proxy that adds --rtt, runs each phase (--phase: mixed,
+private, hot) for --duration, and checks every acknowledged operation.
+Its JSON lines: system, workload, phase, processes, rtt_us, ops_per_s,
+p50_us, p99_us, stale_commits, cpu_idle, cpu_us_per_op, lost,
+duplicated.
+
 W4 starts this binary's "serve" (or --satchel's) on a new SQLite database
 for each transport (--transport) and number of calls in flight
 (--concurrency), and drives it with an MCP client; it runs on the sqlite
@@ -88,6 +99,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 		Example: `  satchel bench
   satchel bench --workload w3 --backend sqlite --json
   satchel bench --workload w4 --backend sqlite --peer-filesystem
+  satchel bench --workload w5 --backend postgres --processes 1,2,4 --rtt 1ms
   satchel bench --workload w1 --n 1000 --backend memory,sqlite,postgres --pg postgres://localhost/bench`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -98,7 +110,8 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.workloads, "workload", "", "workloads to run, comma-separated (default all: "+strings.ToLower(strings.Join(workloadNames(), ","))+")")
 	fl.StringVar(&f.backends, "backend", "memory,sqlite", "backends to run on, comma-separated: memory, sqlite, postgres")
 	fl.StringVar(&f.pg, "pg", "", "PostgreSQL server URL for --backend postgres (default $"+benchPGEnv+")")
-	fl.IntVar(&f.n, "n", 0, "scale: W1's and W4's N files, W3's F files (default each workload's own)")
+	fl.StringVar(&f.n, "n", "", "scale: W1's and W4's N files, W3's F files (default each workload's own); several, comma-separated, run each in turn")
+	fl.StringVar(&f.plot, "plot", "", "draw each phase's figures against the scales of --n as cost curves (log axes) into `FILE.svg`")
 	fl.Uint32Var(&f.seed, "seed", 1, "seed of the generated data")
 	fl.StringVar(&f.transports, "transport", "stdio,http", "W4: MCP transports, comma-separated: stdio, http")
 	fl.StringVar(&f.concurrency, "concurrency", "1,16", "W4: calls in flight, comma-separated")
@@ -107,6 +120,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.satchelBin, "satchel", "", "W4: the satchel `BINARY` whose serve is measured (default this one)")
 	fl.BoolVar(&f.noTargets, "no-targets", false, "do not print the figures held against their targets (plain output)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (for go tool pprof)")
+	f.w5.register(fl)
 	return cmd
 }
 
@@ -130,8 +144,25 @@ func splitList(s string) []string {
 }
 
 func runBench(ctx context.Context, a *app, f benchFlags) error {
-	if f.n < 0 {
-		return usagef("--n must not be negative, was %d", f.n)
+	if f.w5.client != "" {
+		return runW5Client(ctx, a, f.w5)
+	}
+	scales := []int{0}
+	if f.n != "" {
+		scales = nil
+		for _, s := range splitList(f.n) {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return usagef("--n takes scales, numbers comma-separated, was %q", f.n)
+			}
+			if n < 0 {
+				return usagef("--n must not be negative, was %d", n)
+			}
+			scales = append(scales, n)
+		}
+		if len(scales) == 0 {
+			return usagef("--n is empty: give at least one scale")
+		}
 	}
 	if f.cpuProfile != "" {
 		out, err := os.Create(f.cpuProfile)
@@ -148,8 +179,21 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 	if f.workloads == "" {
 		ws = bench.Workloads()
 	}
+	if slices.Equal(splitList(strings.ToLower(f.workloads)), []string{"w5"}) {
+		pg := f.pg
+		if pg == "" {
+			pg = a.getenv(benchPGEnv)
+		}
+		if pg == "" {
+			return usagef("--backend postgres needs a server: give --pg URL or set %s", benchPGEnv)
+		}
+		return runW5(ctx, a, f.w5, splitList(f.backends), pg)
+	}
 	for _, name := range splitList(f.workloads) {
 		w, ok := bench.Lookup(name)
+		if !ok && strings.EqualFold(name, "w5") {
+			return usagef("W5 runs alone: give --workload w5 without other workloads")
+		}
 		if !ok {
 			return usagef("unknown workload %q: choose among %s", name, strings.ToLower(strings.Join(workloadNames(), ", ")))
 		}
@@ -200,17 +244,24 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 		return nil
 	}
 	for _, w := range ws {
-		for _, b := range backends {
-			if w.Name == "W4" && b != "sqlite" {
-				// W4 measures satchel serve on SQLite.
-				if !slices.Contains(backends, "sqlite") && b == backends[0] {
-					a.notice("W4 runs on the sqlite backend only: add sqlite to --backend")
+		for _, n := range scales {
+			for _, b := range backends {
+				if w.Name == "W4" && b != "sqlite" {
+					// W4 measures satchel serve on SQLite.
+					if !slices.Contains(backends, "sqlite") && b == backends[0] {
+						a.notice("W4 runs on the sqlite backend only: add sqlite to --backend")
+					}
+					continue
 				}
-				continue
+				if err := benchOne(ctx, a, w, b, pg, n, f, report); err != nil {
+					return err
+				}
 			}
-			if err := benchOne(ctx, a, w, b, pg, f, report); err != nil {
-				return err
-			}
+		}
+	}
+	if f.plot != "" {
+		if err := writePlot(f.plot, all); err != nil {
+			return err
 		}
 	}
 	if a.json {
@@ -238,13 +289,12 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 }
 
 // benchOne runs workload w on a fresh store of backend b.
-func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, f benchFlags, report func(bench.Result) error) error {
+func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int, f benchFlags, report func(bench.Result) error) error {
 	st, cleanup, err := benchStore(ctx, b, pg)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	n := f.n
 	if n == 0 {
 		n = w.DefaultN
 	}
@@ -258,6 +308,7 @@ func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, f ben
 		Seed:     f.seed,
 		Progress: func() { done.Add(1) },
 	}, func(r bench.Result) {
+		r.N = n
 		if err := report(r); err != nil && reportErr == nil {
 			reportErr = err
 		}

@@ -12,8 +12,8 @@ import (
 // clockTick is USER_HZ, the unit of /proc's CPU times (100 on Linux).
 const clockTick = 100
 
-// cpuSample is the machine's CPU times and PostgreSQL's, from /proc.
-type cpuSample struct {
+// CPUSample is the machine's CPU times and PostgreSQL's, from /proc.
+type CPUSample struct {
 	at         time.Time
 	busy, idle float64 // seconds, all cores
 	postgres   float64 // seconds, every process named postgres
@@ -21,17 +21,22 @@ type cpuSample struct {
 	ok         bool
 }
 
-// cpuShares says where the CPU went during a run, in cores (seconds of
+// CPUShares says where the CPU went during a run, in cores (seconds of
 // CPU per second of wall time).
-type cpuShares struct {
-	satchel, postgres, other, idle float64
-	cores                          int
+type CPUShares struct {
+	Satchel, Postgres, Other, Idle float64
+	Cores                          int
+	// IdleShare is the machine's idle share of its CPU time, 0 to 1.
+	IdleShare float64
+	// Seconds is the wall time between the samples.
+	Seconds float64
 }
 
-// sampleCPU samples the machine, PostgreSQL's processes and the client
-// processes (by pid).
-func sampleCPU(clients []int) cpuSample {
-	s := cpuSample{at: time.Now()}
+// SampleCPU samples the machine, PostgreSQL's processes and the client
+// processes (by pid). PostgreSQL's are the backends given by pid, or,
+// when backends is nil, every process named postgres.
+func SampleCPU(clients, backends []int) CPUSample {
+	s := CPUSample{at: time.Now()}
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return s
@@ -44,10 +49,17 @@ func sampleCPU(clients []int) cpuSample {
 	v := func(i int) float64 { n, _ := strconv.ParseFloat(f[i], 64); return n / clockTick }
 	s.busy = v(1) + v(2) + v(3) + v(6) + v(7) + v(8)
 	s.idle = v(4) + v(5)
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		name, secs, ok := procCPU(d)
-		if ok && name == "postgres" {
+	if backends == nil {
+		dirs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, d := range dirs {
+			name, secs, ok := procCPU(d)
+			if ok && name == "postgres" {
+				s.postgres += secs
+			}
+		}
+	}
+	for _, pid := range backends {
+		if _, secs, ok := procCPU("/proc/" + strconv.Itoa(pid)); ok {
 			s.postgres += secs
 		}
 	}
@@ -81,17 +93,20 @@ func procCPU(dir string) (string, float64, bool) {
 	return st[open+1 : close], (ut + stime) / clockTick, true
 }
 
-// since returns the shares from s0 to s. Both samples are taken while the
+// Since returns the shares from s0 to s. Both samples are taken while the
 // clients run, so their connections' server processes are alive at both.
-func (s cpuSample) since(s0 cpuSample) cpuShares {
+func (s CPUSample) Since(s0 CPUSample) CPUShares {
 	el := s.at.Sub(s0.at).Seconds()
-	out := cpuShares{cores: runtime.NumCPU()}
+	out := CPUShares{Cores: runtime.NumCPU(), Seconds: el}
 	if !s.ok || !s0.ok || el <= 0 {
 		return out
 	}
-	out.satchel = max(0, s.satchel-s0.satchel) / el
-	out.postgres = max(0, s.postgres-s0.postgres) / el
-	out.other = max(0, (s.busy-s0.busy)/el-out.satchel-out.postgres)
-	out.idle = (s.idle - s0.idle) / el
+	out.Satchel = max(0, s.satchel-s0.satchel) / el
+	out.Postgres = max(0, s.postgres-s0.postgres) / el
+	out.Other = max(0, (s.busy-s0.busy)/el-out.Satchel-out.Postgres)
+	out.Idle = (s.idle - s0.idle) / el
+	if all := (s.busy + s.idle) - (s0.busy + s0.idle); all > 0 {
+		out.IdleShare = (s.idle - s0.idle) / all
+	}
 	return out
 }

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/satchel-dev/satchel/internal/bench"
+)
+
+// TestBenchScalesAndPlot runs W1 at two scales: each phase reports its N,
+// and --plot draws one curve a phase with a point a scale.
+func TestBenchScalesAndPlot(t *testing.T) {
+	h := newHarness(t)
+	file := filepath.Join(t.TempDir(), "w1.svg")
+	out := h.ok("bench", "--workload", "w1", "--backend", "memory", "--n", "100,200", "--json", "--plot", file)
+	ns := map[int]int{}
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var r bench.Result
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		ns[r.N]++
+	}
+	if ns[100] != len(bench.W1Phases) || ns[200] != len(bench.W1Phases) || len(ns) != 2 {
+		t.Errorf("phases per scale %v, want %d at 100 and at 200", ns, len(bench.W1Phases))
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Polylines []struct {
+			Points string `xml:"points,attr"`
+			Title  string `xml:"title"`
+		} `xml:"polyline"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("the plot is not XML: %v", err)
+	}
+	if len(doc.Polylines) != len(bench.W1Phases) {
+		t.Fatalf("%d curves, want one a phase (%d)", len(doc.Polylines), len(bench.W1Phases))
+	}
+	for i, p := range doc.Polylines {
+		if p.Title != "memory "+bench.W1Phases[i] || len(strings.Fields(p.Points)) != 2 {
+			t.Errorf("curve %q has %d points, want %q with 2", p.Title, len(strings.Fields(p.Points)), "memory "+bench.W1Phases[i])
+		}
+	}
+}
+
+func TestBenchScalesAndW5Usage(t *testing.T) {
+	h := newHarness(t)
+	h.env[benchPGEnv] = "postgres://127.0.0.1:1/none"
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"bench", "--n", "100,x"}, "--n takes scales"},
+		{[]string{"bench", "--n", ","}, "--n is empty"},
+		{[]string{"bench", "--workload", "w5", "--backend", "sqlite"}, "W5 runs on the postgres backend only"},
+		{[]string{"bench", "--workload", "w1,w5"}, "W5 runs alone"},
+		{[]string{"bench", "--workload", "w5", "--backend", "postgres", "--processes", "0"}, "--processes takes numbers from 1 to 64"},
+		{[]string{"bench", "--workload", "w5", "--backend", "postgres", "--rtt", "-1ms"}, "--rtt must be from 0 to 1s"},
+		{[]string{"bench", "--workload", "w5", "--backend", "postgres", "--duration", "10ms"}, "--duration must be at least 1s"},
+		{[]string{"bench", "--workload", "w5", "--backend", "postgres", "--phase", "cold"}, `unknown W5 phase "cold"`},
+		{[]string{"bench", "--w5-client", "nonsense"}, "--w5-client takes"},
+	} {
+		r := h.run(c.args...)
+		if r.Code != 2 || !strings.Contains(r.Err, c.msg) {
+			t.Errorf("satchel %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), r.Code, r.Err, c.msg)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package delayproxy
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// echoServer echoes every connection back until it closes.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { io.Copy(c, c); c.Close() })
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestRoundTripsTakeTheRTT counts round trips through the proxy: n of
+// them, one after the other, cannot take less than n × the RTT, as each
+// direction waits half of it.
+func TestRoundTripsTakeTheRTT(t *testing.T) {
+	const rtt, n = 20 * time.Millisecond, 10
+	p, err := Start(echoServer(t), rtt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 1)
+	start := time.Now()
+	for i := range n {
+		if _, err := c.Write([]byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+		if buf[0] != byte(i) {
+			t.Fatalf("round trip %d echoed %d", i, buf[0])
+		}
+	}
+	if el := time.Since(start); el < n*rtt {
+		t.Errorf("%d round trips took %v, less than %d × %v", n, el, n, rtt)
+	}
+	if got := p.Accepted(); got != 1 {
+		t.Errorf("%d connections accepted, want 1", got)
+	}
+	if got := p.Sends(); got != n {
+		t.Errorf("%d sends counted, want the %d round trips", got, n)
+	}
+}
+
+// TestBytesPassInOrder sends more than one read's worth each way, in
+// pieces, and checks every byte comes back in order, with the proxy's
+// writer delaying and the reader going on.
+func TestBytesPassInOrder(t *testing.T) {
+	p, err := Start(echoServer(t), 2*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, 1<<20)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	var got []byte
+	var wg sync.WaitGroup
+	wg.Go(func() { got, _ = io.ReadAll(c) })
+	for b := want; len(b) > 0; {
+		k := min(len(b), 10000)
+		if _, err := c.Write(b[:k]); err != nil {
+			t.Fatal(err)
+		}
+		b = b[k:]
+	}
+	c.(*net.TCPConn).CloseWrite()
+	wg.Wait()
+	c.Close()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes came back, want %d, or they differ", len(got), len(want))
+	}
+}
+
+// TestCloseCutsConnections checks Close returns with a connection open:
+// no goroutine waits on it.
+func TestCloseCutsConnections(t *testing.T) {
+	p, err := Start(echoServer(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1)
+	if _, err := io.ReadFull(c, buf); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if _, err := c.Read(buf); err == nil {
+		t.Fatal("read after Close succeeded")
+	}
+	if _, err := Start("x", -time.Millisecond); err == nil {
+		t.Fatal("a negative RTT was accepted")
+	}
+}
