@@ -156,8 +156,8 @@ func (s *Store) UsableTokens(ctx context.Context) (int, error) {
 }
 
 // RevokeToken revokes the token with the given ID: Authenticate refuses it
-// from now on (a server checks the token on every request, so sessions
-// already open with it end too). The token stays listed, with the time it
+// from now on (an MCP server checks the token of every request, reusing a
+// check for at most a second, so sessions already open with it end too). The token stays listed, with the time it
 // was revoked, since commits name it. An unknown ID is an error of kind
 // ErrNotFound; revoking a revoked token changes nothing.
 func (s *Store) RevokeToken(ctx context.Context, id string) error {

@@ -189,6 +189,9 @@ func newByteSemaphore(total, largest int64) *byteSemaphore {
 // them (or until ctx ends); it reports whether it took them.
 func (b *byteSemaphore) acquire(ctx context.Context, key string, n int64, wait time.Duration) bool {
 	n = min(n, b.perKey)
+	if b.take(key, n) {
+		return true // the common case: room at once, no timer
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
@@ -209,6 +212,18 @@ func (b *byteSemaphore) acquire(ctx context.Context, key string, n int64, wait t
 			return false
 		}
 	}
+}
+
+// take takes n bytes for key if there is room now.
+func (b *byteSemaphore) take(key string, n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n <= b.max && b.byKey[key]+n <= b.perKey {
+		b.used += n
+		b.byKey[key] += n
+		return true
+	}
+	return false
 }
 
 func (b *byteSemaphore) release(key string, n int64) {

@@ -59,6 +59,11 @@ type callerCtxKey struct{}
 // are refused (403), against DNS rebinding.
 func (s *Server) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
+		// A call's answer is one JSON body, not an event stream: no tool
+		// sends anything before its result, and a stream costs both sides
+		// its framing, a flush and a chunked end (docs/mcp-performance.md).
+		// Messages of the server's own still go on the session's GET stream.
+		JSONResponse:        true,
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
 		SessionTimeout:      s.cfg.SessionIdleTimeout,
@@ -115,8 +120,9 @@ func (s *Server) track(next http.Handler) http.Handler {
 }
 
 // authenticate checks the bearer token of every request (a revoked or
-// expired token ends the sessions opened with it) and the thread it asks
-// for, and passes the caller on to next. With Config.InsecureNoAuth, a
+// expired token ends the sessions opened with it, within
+// Config.TokenCheckInterval) and the thread it asks for, and passes the
+// caller on to next. With Config.InsecureNoAuth, a
 // request with no token that arrived on loopback goes to open instead, as
 // the configured identity.
 func (s *Server) authenticate(next, open http.Handler) http.Handler {
@@ -130,7 +136,7 @@ func (s *Server) authenticate(next, open http.Handler) http.Handler {
 			s.unauthorized(w, r, "missing bearer token: send Authorization: Bearer <token> (make one with satchel token create)")
 			return
 		}
-		t, err := s.cfg.Store.Authenticate(r.Context(), secret)
+		t, err := s.authenticateToken(r.Context(), secret)
 		if errors.Is(err, satchel.ErrAccessDenied) {
 			s.unauthorized(w, r, err.Error())
 			return
@@ -239,8 +245,10 @@ func (s *Server) requestLog(next http.Handler) http.Handler {
 		w.Header().Set(RequestIDHeader, rid)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
-		s.log.Debug("http request", "request_id", rid, "method", r.Method, "path", r.URL.Path,
-			"status", sw.status, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("http request", "request_id", rid, "method", r.Method, "path", r.URL.Path,
+				"status", sw.status, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+		}
 	})
 }
 

@@ -248,13 +248,18 @@ func TestHTTPUnauthorized(t *testing.T) {
 		t.Errorf("good token: %d", code)
 	}
 
-	// Revoking a token ends its open sessions at their next request.
+	// Revoking a token ends its open sessions at their first request
+	// once the last check is older than the interval (the server's clock
+	// is moved here; TestTokenRevocationTakesEffectWithinInterval waits).
+	clock := &fakeClock{t: time.Now()}
+	f.s.tokens.now = clock.now
 	secret, tok := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
 	c := mustDial(t, f.url, secret, "")
 	c.ok("write_file", map[string]any{"path": "a.md", "content": "a"})
 	if err := f.st.RevokeToken(context.Background(), tok.ID); err != nil {
 		t.Fatal(err)
 	}
+	clock.advance(DefaultTokenCheckInterval)
 	if _, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "glob", Arguments: map[string]any{"pattern": "*"}}); err == nil {
 		t.Errorf("a revoked token's session still works")
 	}

@@ -92,6 +92,14 @@ type Config struct {
 	SessionIdleTimeout               time.Duration
 	MaxInflightBytes                 int64
 
+	// TokenCheckInterval is how long the HTTP server reuses a bearer
+	// token's successful check before it asks the store again: a token
+	// revoked (by any process on the database) or expired is refused at
+	// most this long afterwards. 0 means DefaultTokenCheckInterval; a
+	// negative value checks every request; more than
+	// MaxTokenCheckInterval is refused.
+	TokenCheckInterval time.Duration
+
 	// ShutdownTimeout bounds how long ListenAndServe waits, once its
 	// context is done, for the calls in flight (0: DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -137,6 +145,7 @@ type Server struct {
 
 	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
 	guards   *guard       // the HTTP server's bounds
+	tokens   *tokenCache  // bearer tokens checked less than TokenCheckInterval ago
 }
 
 // serverKey names one MCP server: one per agent (the tools differ), and
@@ -173,6 +182,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxSessions < 0 || cfg.MaxSessionsPerToken < 0 || cfg.SessionIdleTimeout < 0 || cfg.MaxInflightBytes < 0 {
 		problems = append(problems, "limits and timeouts must not be negative")
 	}
+	if cfg.TokenCheckInterval > MaxTokenCheckInterval {
+		problems = append(problems, fmt.Sprintf("the token check interval must be at most %s (revocation takes effect within it), was %s", MaxTokenCheckInterval, cfg.TokenCheckInterval))
+	}
 	if len(problems) > 0 {
 		return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: joinLines(problems)}
 	}
@@ -192,6 +204,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxSessionsPerToken = cmp.Or(cfg.MaxSessionsPerToken, DefaultMaxSessionsPerToken)
 	cfg.SessionIdleTimeout = cmp.Or(cfg.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	cfg.MaxInflightBytes = cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)
+	cfg.TokenCheckInterval = cmp.Or(cfg.TokenCheckInterval, DefaultTokenCheckInterval)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -203,6 +216,7 @@ func New(cfg Config) (*Server, error) {
 		fixed:   Identity{Scope: cfg.Scope, Agent: cfg.Agent, Thread: cfg.Thread},
 		servers: map[serverKey]*mcp.Server{},
 		guards:  newGuard(cfg),
+		tokens:  newTokenCache(cfg.TokenCheckInterval, time.Now),
 	}
 	s.metrics.gate = s.operatorOnly
 	if sk, ok := cfg.Collections.(interface{ skipped() []string }); ok {

@@ -24,7 +24,7 @@ func (s *Server) operatorOnly(next http.Handler) http.Handler {
 			s.unauthorized(w, r, "missing bearer token: "+r.URL.Path+" off loopback needs an operator token (satchel token create --operator)")
 			return
 		}
-		t, err := s.cfg.Store.Authenticate(r.Context(), secret)
+		t, err := s.authenticateToken(r.Context(), secret)
 		if errors.Is(err, satchel.ErrAccessDenied) {
 			s.unauthorized(w, r, err.Error())
 			return

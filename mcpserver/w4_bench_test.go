@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +27,9 @@ import (
 //   - mcp: the SDK's client and the server over a pipe in memory, the
 //     server on satchel's stdio transport, IOTransport (JSON-RPC encoding
 //     and decoding on both sides, the SDK's dispatch); mcp-sdkio is the
-//     same with the server on the SDK's mcp.IOTransport.
+//     same with the server on the SDK's mcp.IOTransport;
+//   - mcp-http: the server's HTTP handler (Handler) on a loopback
+//     listener, the SDK's streamable client with a bearer token.
 //
 // What W4 measures on top is the transport between two processes (pipes
 // or HTTP) and their scheduling; docs/mcp-performance.md puts the layers
@@ -144,6 +148,34 @@ func BenchmarkW4(b *testing.B) {
 				tool, args := o.args(k)
 				raw, _ := json.Marshal(args)
 				r, err := handlers[tool](hctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: raw}})
+				if err != nil || r.IsError {
+					b.Fatal(err, r)
+				}
+				k++
+			}
+		})
+		b.Run(o.name+"/mcp-http", func(b *testing.B) {
+			st, _ := open(b, o.prepare)
+			s := newServer(b, Config{Store: st, Scope: "default"})
+			secret, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "bench", Scope: "default"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The server's handler on a loopback listener, as satchel serve
+			// --http runs it, and the SDK's streamable client with a token.
+			ts := httptest.NewServer(s.Handler())
+			b.Cleanup(ts.Close)
+			hc := &http.Client{Transport: headerTransport{&http.Transport{MaxIdleConnsPerHost: 8}, map[string]string{"Authorization": "Bearer " + secret}}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: ts.URL + MCPPath, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = cs.Close() })
+			k := 0
+			for b.Loop() {
+				tool, args := o.args(k)
+				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 				if err != nil || r.IsError {
 					b.Fatal(err, r)
 				}
