@@ -52,8 +52,9 @@
 // X-Satchel-Thread (optional) chooses the session's thread within the
 // token's scope; a token made with --thread allows only that one. Every
 // request is authenticated, so `satchel token revoke ID` ends the sessions
-// of a token at their next request, and an expired token is refused the
-// same way (401, with WWW-Authenticate). The server refuses to listen on
+// of a token at their first request once the last check of the token is
+// older than Config.TokenCheckInterval (1 s at most), and an expired token
+// is refused the same way (401, with WWW-Authenticate). The server refuses to listen on
 // an address that is not loopback while no usable token exists. On a
 // loopback listener, a request whose Host header is not loopback is
 // refused (403), so that a web page cannot reach the server by DNS

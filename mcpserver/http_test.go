@@ -534,3 +534,39 @@ func TestHTTPUnknownAgent(t *testing.T) {
 		t.Errorf("an agent whose tools fail: %d %q", code, body)
 	}
 }
+
+// A call is answered with one JSON body (decision 0069), not an event
+// stream: Content-Type application/json, the JSON-RPC response as the body.
+func TestHTTPAnswersCallsAsJSON(t *testing.T) {
+	f := newHTTP(t, Config{})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	code, _, resp := post(t, f.url+MCPPath, secret, nil, initialize)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if code != 200 || sid == "" {
+		t.Fatalf("initialize: %d, session %q", code, sid)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("initialize answered as %q", ct)
+	}
+	h := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+	if code, body, _ := post(t, f.url+MCPPath, secret, h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		t.Fatalf("initialized: %d %q", code, body)
+	}
+	code, body, resp := post(t, f.url+MCPPath, secret, h,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.md","content":"x\n"}}}`)
+	if code != 200 || resp.Header.Get("Content-Type") != "application/json" || resp.ContentLength <= 0 {
+		t.Fatalf("tools/call: %d %q (Content-Type %q, Content-Length %d)", code, body, resp.Header.Get("Content-Type"), resp.ContentLength)
+	}
+	var msg struct {
+		ID     int `json:"id"`
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.ID != 7 || msg.Result.IsError || len(msg.Result.Content) == 0 {
+		t.Errorf("tools/call body %q: %+v, %v", body, msg, err)
+	}
+}
