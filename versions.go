@@ -156,6 +156,9 @@ func (w *Workspace) Checkpoint(ctx context.Context, name string) (Commit, error)
 	if err != nil {
 		return Commit{}, err
 	}
+	if err := w.checkWritable(head); err != nil {
+		return Commit{}, err
+	}
 	if !ok {
 		// Nothing committed yet: the checkpoint is an empty commit.
 		res, err := w.s.b.Append(ctx, []backend.NewCommit{{Thread: id, Seq: 1, Meta: w.meta("checkpoint", "checkpoint "+name), Checkpoint: name}})
@@ -304,6 +307,9 @@ func (w *Workspace) Restore(ctx context.Context, ref string) (Commit, error) {
 		return Commit{}, err
 	}
 	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", fmt.Sprintf("restore to %d", src.Seq)), "")
+	if errors.Is(err, errArchivedHead) {
+		return Commit{}, w.archived(err)
+	}
 	if errors.Is(err, backend.ErrNotRetained) {
 		return Commit{}, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
 	}
@@ -446,18 +452,40 @@ func (w *Workspace) SetRetention(ctx context.Context, p Policy) (int, error) {
 }
 
 // Retention returns the thread's retention policy.
+// A thread without a policy of its own has the default of its scope that
+// was in force when it was created (Store.SetDefaultRetention); a thread
+// not created yet, the scope's current default.
 func (w *Workspace) Retention(ctx context.Context) (Policy, error) {
-	return w.s.retention(ctx, w.scope, w.thread)
+	t, err := w.s.b.Thread(ctx, w.scope, w.thread, false)
+	if errors.Is(err, backend.ErrNoThread) {
+		return w.s.retention(ctx, w.scope, w.thread, time.Time{})
+	}
+	if err != nil {
+		return Policy{}, err
+	}
+	return w.s.retention(ctx, w.scope, w.thread, t.Created)
 }
 
-func (s *Store) retention(ctx context.Context, scope, thread string) (Policy, error) {
+// retention returns the policy of a thread created at created (zero: not
+// created yet): its own, else its scope's default of that time.
+func (s *Store) retention(ctx context.Context, scope, thread string, created time.Time) (Policy, error) {
 	var p Policy
 	v, ok, err := s.b.Setting(ctx, scope, thread, retentionKey)
-	if err != nil || !ok {
+	if err != nil {
 		return p, err
 	}
-	err = json.Unmarshal(v, &p)
-	return p, err
+	if ok {
+		err = json.Unmarshal(v, &p)
+		return p, err
+	}
+	l, err := s.defaultPolicies(ctx, scope)
+	if err != nil || len(l) == 0 {
+		return p, err
+	}
+	if created.IsZero() {
+		return l[len(l)-1].Policy, nil
+	}
+	return defaultFor(l, created), nil
 }
 
 func (w *Workspace) applyRetention(ctx context.Context, p Policy) (int, error) {
@@ -511,7 +539,7 @@ func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCSt
 			return st, err
 		}
 		for _, t := range ts {
-			p, err := s.retention(ctx, sc, t.Name)
+			p, err := s.retention(ctx, sc, t.Name, t.Created)
 			if err != nil {
 				return st, err
 			}

@@ -71,6 +71,10 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"ThreadsAndScopes", s.threadsAndScopes},
 		{"LargeFiles", s.largeFiles},
 		{"TwoStoresOneDatabase", s.twoStores},
+		{"ScopesUsage", s.scopesUsage},
+		{"Purge", s.purge},
+		{"Archive", s.archive},
+		{"DefaultRetention", s.defaultRetention},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
