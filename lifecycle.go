@@ -26,7 +26,8 @@ type ScopeInfo struct {
 	// Archived counts the archived ones among them.
 	Archived int `json:"archived"`
 	// Files and LiveBytes add up the heads of the threads (spill areas
-	// included): the files and the bytes of content a reader sees.
+	// included): their files, and their bytes as Limits.MaxBytes counts
+	// them (every path and content as a JSON string).
 	Files     int64 `json:"files"`
 	LiveBytes int64 `json:"live_bytes"`
 	// Documents counts the scope's documents, expired ones not yet swept
