@@ -41,8 +41,8 @@ func TestMain(m *testing.M) {
 }
 
 // lifecycleWriter writes w/1, w/2, ... to a workspace, one commit each,
-// and prints "ok N SEQ" for each write that committed (SEQ: the head's
-// sequence number after it) and "archived N" for
+// and prints "ok N SEQ" for each write that committed (SEQ: its commit's
+// sequence number) and "archived N" for
 // each refused as archived. It stops when its standard input closes, or
 // after the fifth refusal; any other error ends it with that error.
 func lifecycleWriter(dsn, scope, thread string) error {
@@ -71,13 +71,10 @@ func lifecycleWriter(dsn, scope, thread string) error {
 			return nil
 		default:
 		}
-		err := ws.Write(ctx, fmt.Sprintf("w/%06d", i), strconv.Itoa(i))
+		var c satchel.Commit
+		err := ws.Write(ctx, fmt.Sprintf("w/%06d", i), strconv.Itoa(i), satchel.Committed(&c))
 		switch {
 		case err == nil:
-			c, err := ws.Head(ctx)
-			if err != nil {
-				return err
-			}
 			fmt.Fprintf(out, "ok %d %d\n", i, c.Seq)
 		case errors.Is(err, satchel.ErrArchived):
 			fmt.Fprintf(out, "archived %d\n", i)

@@ -76,6 +76,16 @@ func (s *Snapshot) Stat(ctx context.Context, path string) (FileInfo, error) {
 // resolve finds the commit a ref names: a sequence number, a checkpoint
 // name, or "" / "head" for the head.
 func (w *Workspace) resolve(ctx context.Context, ref string) (backend.Commit, error) {
+	c, err := w.resolveOnce(ctx, ref)
+	if errors.Is(err, backend.ErrNoThread) {
+		// Deleted or purged (and perhaps made anew) since it was looked up.
+		w.forget()
+		c, err = w.resolveOnce(ctx, ref)
+	}
+	return c, err
+}
+
+func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit, error) {
 	id, ok, err := w.threadID(ctx, false)
 	if err != nil {
 		return backend.Commit{}, err
