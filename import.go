@@ -183,7 +183,8 @@ func (p *importPlan) check(typ string, b []byte) error {
 		if err := CheckScope(r.Scope); err != nil {
 			return bad("%v", err)
 		}
-		if err := CheckThreadName(r.Name); err != nil {
+		// A thread's spill area is exported as a thread of its own.
+		if err := CheckThreadName(strings.TrimSuffix(r.Name, spillThreadSuffix)); err != nil {
 			return bad("%v", err)
 		}
 		if _, err := parseExportTime(r.Created); err != nil {

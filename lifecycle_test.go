@@ -1,6 +1,8 @@
 package satchel_test
 
 import (
+	"bytes"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,5 +43,50 @@ func TestPurgeGivesSpaceBack(t *testing.T) {
 	must(t, err)
 	if len(chk.Faults) != 0 || chk.Threads != 1 {
 		t.Errorf("check after purge: %+v", chk)
+	}
+}
+
+// TestExportArchived: an export carries the archive and unarchive entries
+// of a thread's log, and an import writes them back as they were: the
+// imported thread is archived when the exported one was, and the commits
+// after an unarchive entry are imported too.
+func TestExportArchived(t *testing.T) {
+	for name, open := range exportBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			src := open(t)
+			ws, err := src.Workspace(ctx, "s", "main")
+			must(t, err)
+			must(t, ws.Write(ctx, "a", "1"))
+			_, err = src.ArchiveThread(ctx, "s", "main")
+			must(t, err)
+			_, err = src.UnarchiveThread(ctx, "s", "main")
+			must(t, err)
+			must(t, ws.Write(ctx, "b", "2"))
+			_, err = src.ArchiveThread(ctx, "s", "main")
+			must(t, err)
+			var buf bytes.Buffer
+			if _, err := src.Export(ctx, &buf, satchel.ExportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			dst := open(t)
+			if _, err := dst.Import(ctx, bytes.NewReader(buf.Bytes()), int64(buf.Len()), satchel.ImportOptions{}); err != nil {
+				t.Fatalf("import: %v", err)
+			}
+			iw, err := dst.Workspace(ctx, "s", "main")
+			must(t, err)
+			h, err := iw.History(ctx, 0)
+			must(t, err)
+			var ops []string
+			for _, c := range h {
+				ops = append(ops, c.Op)
+			}
+			if got := strings.Join(ops, ","); got != "archive,write,unarchive,archive,write" {
+				t.Errorf("imported log %s", got)
+			}
+			if err := iw.Write(ctx, "c", "3"); !errors.Is(err, satchel.ErrArchived) {
+				t.Errorf("a write to the imported archived thread: %v", err)
+			}
+		})
 	}
 }
