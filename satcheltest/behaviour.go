@@ -75,6 +75,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"Purge", s.purge},
 		{"Archive", s.archive},
 		{"DefaultRetention", s.defaultRetention},
+		{"DeleteThreadStorage", s.deleteThreadStorage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -272,3 +272,37 @@ func waitClockPast(t *testing.T, st *satchel.Store) {
 		runtime.Gosched()
 	}
 }
+
+// deleteThreadStorage: the storage of a deleted thread is reclaimed by the
+// next gc, but what a fork of it still reaches stays readable.
+func (s *suite) deleteThreadStorage(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
+	b := st.Backend()
+	gone, err := st.Workspace(bg, "default", "gone")
+	must(t, "gone", err)
+	write(t, gone, "a.md", "first", "b.md", "second")
+	fk, err := gone.Fork(bg, "", "kept-fork")
+	must(t, "fork", err)
+	write(t, gone, "c.md", "only in gone")
+	th, err := b.Thread(bg, "default", "gone", false)
+	must(t, "thread", err)
+	cs, err := b.Log(bg, th.ID, 0, 0)
+	must(t, "log", err)
+	must(t, "delete", st.DeleteThread(bg, "default", "gone"))
+	gs, err := st.GC(bg, "", satchel.NoGrace)
+	must(t, "gc", err)
+	if gs.PacksDeleted+gs.PacksRewritten == 0 {
+		t.Errorf("gc after deleting a thread reclaimed nothing: %+v", gs)
+	}
+	// The commit only the deleted thread reached is gone.
+	if _, err := b.Pack(bg, cs[0].ID); !errors.Is(err, backend.ErrNoPack) {
+		t.Errorf("the pack of the deleted thread's last commit: %v", err)
+	}
+	got, err := fk.Read(bg, "a.md")
+	must(t, "read the fork", err)
+	equal(t, "the fork keeps what it reaches", got, "first")
+	chk, err := st.Check(bg)
+	must(t, "check", err)
+	if len(chk.Faults) != 0 {
+		t.Errorf("check after deleting a thread: %+v", chk.Faults)
+	}
+}
