@@ -260,7 +260,7 @@ func guardArchived(head backend.Commit) error {
 	return nil
 }
 
-// ArchivedError refuses a write to an archived thread. It is of kind
+// archivedError refuses a write to an archived thread, with kind
 // ErrArchived.
 func archivedError(scope, thread string) error {
 	return errs.New(errs.ErrArchived, "thread %s of scope %s is archived: it can be read, not written; satchel threads unarchive %s --scope %s makes it writable",

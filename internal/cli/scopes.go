@@ -180,7 +180,7 @@ Prints what it did; with --json, {"thread": NAME, "archived": BOOL,
 	}
 }
 
-// emitThreads prints a threads listing: one name a line, an archived
+// threadLines prints a threads listing: one name a line, an archived
 // thread's followed by " (archived)".
 func threadLines(ts []satchel.ThreadInfo) func(w io.Writer) error {
 	names := make([]string, len(ts))
