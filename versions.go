@@ -484,8 +484,12 @@ func (s *Store) retention(ctx context.Context, scope, thread string, created tim
 	if err != nil {
 		return p, err
 	}
-	if ok {
-		err = json.Unmarshal(v, &p)
+	if ok || isSpillThread(thread) {
+		// A spill area keeps its own policy (SaveSpill), never the
+		// scope's default.
+		if ok {
+			err = json.Unmarshal(v, &p)
+		}
 		return p, err
 	}
 	l, err := s.defaultPolicies(ctx, scope)

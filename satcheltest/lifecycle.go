@@ -235,6 +235,9 @@ func (s *suite) defaultRetention(t *testing.T, st *satchel.Store, ws *satchel.Wo
 	must(t, "fork", err)
 	p, _ = fk.Retention(bg)
 	equal(t, "a fork takes the default", p, def)
+	must(t, "spill", nw.SaveSpill(bg, "spill/s", "x"))
+	p, _ = nw.Spills().Retention(bg)
+	equal(t, "a spill area keeps its own policy", p, satchel.Policy{MaxCommits: satchel.KeepSpills})
 
 	_, err = st.GC(bg, "", satchel.NoGrace)
 	must(t, "gc", err)
