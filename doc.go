@@ -45,7 +45,10 @@
 // Storage grows with the size of each change, not of the workspace. A
 // retention policy (SetRetention) drops old commits from the log, and
 // Store.GC reclaims what no retained commit reaches, safely while writers
-// run.
+// run. Store.SetDefaultRetention gives a scope's new threads a policy;
+// Store.ListScopes reports what each scope holds, Store.Purge removes
+// one, and Store.ArchiveThread makes a thread read-only, refusing writes
+// with ErrArchived (docs/operations.md).
 //
 // # Concurrency
 //

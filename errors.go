@@ -44,6 +44,10 @@ var (
 	// ErrValidation: a document or definition failed validation; the error
 	// is a *ValidationError listing every violation.
 	ErrValidation = errs.ErrValidation
+	// ErrArchived: a write to an archived thread (ArchiveThread), e.g.
+	// `thread t of scope s is archived: it can be read, not written;
+	// satchel threads unarchive t --scope s makes it writable`.
+	ErrArchived = errs.ErrArchived
 )
 
 // Error is the concrete type of satchel's refusals: a kind and a message.

@@ -57,6 +57,9 @@ type ProjectFile struct {
 // is one): Import refuses the file on another backend.
 func (s *Store) Import(ctx context.Context, r io.ReaderAt, size int64, o ImportOptions) (ImportResult, error) {
 	var res ImportResult
+	// An export's log is written as it was, archive entries and the
+	// commits after an unarchive entry included.
+	ctx = engine.Unguarded(ctx)
 	porter, _ := s.b.(backend.Porter)
 	plan := newImportPlan()
 	sr := io.NewSectionReader(r, 0, size)
@@ -180,7 +183,8 @@ func (p *importPlan) check(typ string, b []byte) error {
 		if err := CheckScope(r.Scope); err != nil {
 			return bad("%v", err)
 		}
-		if err := CheckThreadName(r.Name); err != nil {
+		// A thread's spill area is exported as a thread of its own.
+		if err := CheckThreadName(strings.TrimSuffix(r.Name, spillThreadSuffix)); err != nil {
 			return bad("%v", err)
 		}
 		if _, err := parseExportTime(r.Created); err != nil {

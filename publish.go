@@ -44,6 +44,15 @@ func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) 
 	if err != nil {
 		return Commit{}, err
 	}
+	// An archive entry is a commit: a head at base that is one refuses
+	// the publish, and one after base fails the compare-and-swap.
+	if head, ok, err := w.s.b.Head(ctx, id); err != nil {
+		return Commit{}, err
+	} else if ok && head.Seq == base {
+		if err := onto.checkWritable(head); err != nil {
+			return Commit{}, err
+		}
+	}
 	meta := onto.meta("publish", fmt.Sprintf("publish %s@%d", w.thread, src.Seq))
 	c, err := w.s.eng.PointAt(ctx, id, base, src, meta)
 	switch {

@@ -85,7 +85,7 @@ func New(b backend.Backend, opts ...Option) *Store {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &Store{b: b, eng: engine.New(b, engine.Options{CacheBytes: c.cacheBytes})}
+	return &Store{b: b, eng: engine.New(b, engine.Options{CacheBytes: c.cacheBytes, Guard: guardArchived})}
 }
 
 // Backend returns the store's backend (for operators' tools).
@@ -174,6 +174,8 @@ type ThreadInfo struct {
 	// Head is the sequence number of the newest commit (0: none yet).
 	Head     int64     `json:"head"`
 	HeadTime time.Time `json:"head_time,omitzero"`
+	// Archived is set when the thread is archived (ArchiveThread).
+	Archived bool `json:"archived,omitempty"`
 }
 
 // Threads lists a scope's threads.
@@ -191,7 +193,7 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 			if isSpillThread(h.Name) {
 				continue // a thread's spill area is part of the thread
 			}
-			info := ThreadInfo{Name: h.Name, Created: h.Created, Head: h.Head.Seq}
+			info := ThreadInfo{Name: h.Name, Created: h.Created, Head: h.Head.Seq, Archived: archivedMeta(h.Head.Meta)}
 			if h.Head.Seq != 0 {
 				info.HeadTime = h.Head.Time
 			}
@@ -214,7 +216,7 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 			return nil, err
 		}
 		if ok {
-			info.Head, info.HeadTime = c.Seq, c.Time
+			info.Head, info.HeadTime, info.Archived = c.Seq, c.Time, archivedMeta(c.Meta)
 		}
 		out = append(out, info)
 	}
@@ -251,13 +253,11 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 	return s.b.DeleteThread(ctx, sp.ID)
 }
 
-// PurgeScope deletes everything of a scope: threads, history, chunks and
-// settings.
+// PurgeScope deletes everything of a scope: threads, history, chunks,
+// settings, documents and access tokens. It is Purge without the report.
 func (s *Store) PurgeScope(ctx context.Context, scope string) error {
-	if err := CheckScope(scope); err != nil {
-		return err
-	}
-	return s.b.PurgeScope(ctx, scope)
+	_, err := s.Purge(ctx, scope)
+	return err
 }
 
 // Scopes lists the scopes that have threads.

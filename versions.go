@@ -76,6 +76,16 @@ func (s *Snapshot) Stat(ctx context.Context, path string) (FileInfo, error) {
 // resolve finds the commit a ref names: a sequence number, a checkpoint
 // name, or "" / "head" for the head.
 func (w *Workspace) resolve(ctx context.Context, ref string) (backend.Commit, error) {
+	c, err := w.resolveOnce(ctx, ref)
+	if errors.Is(err, backend.ErrNoThread) {
+		// Deleted or purged (and perhaps made anew) since it was looked up.
+		w.forget()
+		c, err = w.resolveOnce(ctx, ref)
+	}
+	return c, err
+}
+
+func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit, error) {
 	id, ok, err := w.threadID(ctx, false)
 	if err != nil {
 		return backend.Commit{}, err
@@ -154,6 +164,9 @@ func (w *Workspace) Checkpoint(ctx context.Context, name string) (Commit, error)
 	}
 	head, ok, err := w.s.b.Head(ctx, id)
 	if err != nil {
+		return Commit{}, err
+	}
+	if err := w.checkWritable(head); err != nil {
 		return Commit{}, err
 	}
 	if !ok {
@@ -304,6 +317,9 @@ func (w *Workspace) Restore(ctx context.Context, ref string) (Commit, error) {
 		return Commit{}, err
 	}
 	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", fmt.Sprintf("restore to %d", src.Seq)), "")
+	if errors.Is(err, errArchivedHead) {
+		return Commit{}, w.archived(err)
+	}
 	if errors.Is(err, backend.ErrNotRetained) {
 		return Commit{}, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
 	}
@@ -446,18 +462,44 @@ func (w *Workspace) SetRetention(ctx context.Context, p Policy) (int, error) {
 }
 
 // Retention returns the thread's retention policy.
+// A thread without a policy of its own has the default of its scope that
+// was in force when it was created (Store.SetDefaultRetention); a thread
+// not created yet, the scope's current default.
 func (w *Workspace) Retention(ctx context.Context) (Policy, error) {
-	return w.s.retention(ctx, w.scope, w.thread)
+	t, err := w.s.b.Thread(ctx, w.scope, w.thread, false)
+	if errors.Is(err, backend.ErrNoThread) {
+		return w.s.retention(ctx, w.scope, w.thread, time.Time{})
+	}
+	if err != nil {
+		return Policy{}, err
+	}
+	return w.s.retention(ctx, w.scope, w.thread, t.Created)
 }
 
-func (s *Store) retention(ctx context.Context, scope, thread string) (Policy, error) {
+// retention returns the policy of a thread created at created (zero: not
+// created yet): its own, else its scope's default of that time.
+func (s *Store) retention(ctx context.Context, scope, thread string, created time.Time) (Policy, error) {
 	var p Policy
 	v, ok, err := s.b.Setting(ctx, scope, thread, retentionKey)
-	if err != nil || !ok {
+	if err != nil {
 		return p, err
 	}
-	err = json.Unmarshal(v, &p)
-	return p, err
+	if ok || isSpillThread(thread) {
+		// A spill area keeps its own policy (SaveSpill), never the
+		// scope's default.
+		if ok {
+			err = json.Unmarshal(v, &p)
+		}
+		return p, err
+	}
+	l, err := s.defaultPolicies(ctx, scope)
+	if err != nil || len(l) == 0 {
+		return p, err
+	}
+	if created.IsZero() {
+		return l[len(l)-1].Policy, nil
+	}
+	return defaultFor(l, created), nil
 }
 
 func (w *Workspace) applyRetention(ctx context.Context, p Policy) (int, error) {
@@ -511,7 +553,7 @@ func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCSt
 			return st, err
 		}
 		for _, t := range ts {
-			p, err := s.retention(ctx, sc, t.Name)
+			p, err := s.retention(ctx, sc, t.Name, t.Created)
 			if err != nil {
 				return st, err
 			}

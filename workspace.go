@@ -203,6 +203,9 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 		if err != nil && bt != nil {
 			bt.abandon()
 		}
+		if errors.Is(err, errArchivedHead) {
+			return c, w.archived(err)
+		}
 		if errors.Is(err, engine.ErrConflict) {
 			return c, errs.New(errs.ErrConflict, "conflict: other writers kept changing thread %s; try again", w.thread)
 		}

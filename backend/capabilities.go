@@ -104,7 +104,7 @@ type DiskSizer interface {
 type ThreadHead struct {
 	Thread
 	// Head is what Head returns for the thread, with at least ID, Thread,
-	// Seq and Time set (Root and Meta may be nil); its Seq is 0 when the
+	// Seq, Time and Meta set (Root may be nil); its Seq is 0 when the
 	// thread has no commits.
 	Head Commit
 }
@@ -115,4 +115,23 @@ type ThreadHead struct {
 // the threads as Threads does, by name.
 type HeadsLister interface {
 	ThreadHeads(ctx context.Context, scope string) ([]ThreadHead, error)
+}
+
+// ScopeDocs is the documents of one scope.
+type ScopeDocs struct {
+	// Scope is "" for the shared stores' documents.
+	Scope string
+	// Docs counts the current documents, expired ones not yet swept
+	// included.
+	Docs int64
+	// Updated is the newest of their update times.
+	Updated time.Time
+}
+
+// DocCounter is implemented by Documents backends that count the
+// documents of every scope in one pass (satchel scopes, scope purge's
+// report). DocsByScope lists the scopes that hold documents, by scope.
+// Without it, the documents of a scope are not counted.
+type DocCounter interface {
+	DocsByScope(ctx context.Context) ([]ScopeDocs, error)
 }

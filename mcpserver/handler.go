@@ -107,6 +107,7 @@ var errorKinds = []struct {
 	{satchel.ErrReadOnly, "read_only"},
 	{satchel.ErrAccessDenied, "access_denied"},
 	{satchel.ErrValidation, "validation"},
+	{satchel.ErrArchived, "archived"},
 	{context.Canceled, "canceled"},
 }
 

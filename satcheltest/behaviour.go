@@ -71,6 +71,11 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"ThreadsAndScopes", s.threadsAndScopes},
 		{"LargeFiles", s.largeFiles},
 		{"TwoStoresOneDatabase", s.twoStores},
+		{"ScopesUsage", s.scopesUsage},
+		{"Purge", s.purge},
+		{"Archive", s.archive},
+		{"DefaultRetention", s.defaultRetention},
+		{"DeleteThreadStorage", s.deleteThreadStorage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

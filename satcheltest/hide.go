@@ -64,3 +64,10 @@ type HideHeadsLister struct{}
 
 // ThreadHeads is the name it hides.
 func (HideHeadsLister) ThreadHeads() {}
+
+// HideDocCounter hides backend.DocCounter: the documents of a scope are
+// then not counted.
+type HideDocCounter struct{}
+
+// DocsByScope is the name it hides.
+func (HideDocCounter) DocsByScope() {}

@@ -84,6 +84,7 @@ var contractChecks = []contractCheck{
 	{"DeletePacks", checkDeletePacks},
 	{"RewritePack", checkRewritePack},
 	{"PurgeScope", checkPurgeScope},
+	{"DocsByScope", checkDocsByScope},
 	{"Settings", checkSettings},
 	{"SettingsList", checkSettingsList},
 	{"ConcurrentOneThread", checkConcurrentOneThread},
@@ -1294,6 +1295,16 @@ func checkPurgeScope(t *testing.T, b backend.Backend) {
 	if err != nil || len(snap.Retained) != 0 || len(snap.Dropped) != 0 {
 		t.Errorf("GCSnapshot of a purged scope = %+v, %v", snap, err)
 	}
+	// An append to a purged thread (a writer that read its head before
+	// the purge) stores nothing.
+	res, err := b.Append(ctx, []backend.NewCommit{nc(a1.ID, 4)})
+	if err == nil {
+		err = res[0].Err
+	}
+	wantErr(t, "Append to a purged thread", err, backend.ErrNoThread)
+	if l, err := b.Threads(ctx, "a"); err != nil || len(l) != 0 {
+		t.Errorf("Threads of a purged scope after an append = %v, %v", threadNames(l), err)
+	}
 	if err := b.PurgeScope(ctx, "never-existed"); err != nil {
 		t.Errorf("PurgeScope of an unknown scope: %v", err)
 	}
@@ -1726,7 +1737,8 @@ func checkThreadHeads(t *testing.T, b backend.Backend) {
 			}
 			continue
 		}
-		if h.Head.ID != want.ID || h.Head.Thread != th.ID || h.Head.Seq != want.Seq || !h.Head.Time.Equal(want.Time) {
+		if h.Head.ID != want.ID || h.Head.Thread != th.ID || h.Head.Seq != want.Seq || !h.Head.Time.Equal(want.Time) ||
+			string(h.Head.Meta) != string(want.Meta) {
 			t.Errorf("%s: ThreadHeads gives head %s, Head %s", th.Name, fmtCommit(h.Head), fmtCommit(want))
 		}
 	}

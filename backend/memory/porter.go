@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/satchel-dev/satchel/backend"
@@ -98,5 +99,40 @@ func (b *Backend) DocScopes(ctx context.Context, store string) ([]string, error)
 		}
 	}
 	slices.Sort(out)
+	return out, nil
+}
+
+var _ backend.DocCounter = (*Backend)(nil)
+
+// DocsByScope counts the documents of every scope (backend.DocCounter).
+func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) {
+	if _, err := b.docsNow(); err != nil {
+		return nil, err
+	}
+	s := &b.docs
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m := map[string]*backend.ScopeDocs{}
+	for k, p := range s.parts {
+		if len(p.docs) == 0 {
+			continue
+		}
+		d := m[k.scope]
+		if d == nil {
+			d = &backend.ScopeDocs{Scope: k.scope}
+			m[k.scope] = d
+		}
+		d.Docs += int64(len(p.docs))
+		for _, doc := range p.docs {
+			if doc.cur.Updated.After(d.Updated) {
+				d.Updated = doc.cur.Updated
+			}
+		}
+	}
+	out := make([]backend.ScopeDocs, 0, len(m))
+	for _, d := range m {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, func(a, b backend.ScopeDocs) int { return strings.Compare(a.Scope, b.Scope) })
 	return out, nil
 }

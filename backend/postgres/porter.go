@@ -86,3 +86,20 @@ func (b *Backend) DocScopes(ctx context.Context, store string) ([]string, error)
 	}
 	return out, nil
 }
+
+var _ backend.DocCounter = (*Backend)(nil)
+
+// DocsByScope counts the documents of every scope (backend.DocCounter).
+func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) {
+	rows, _ := b.pool.Query(ctx, `SELECT scope, count(*), max(updated) FROM docs GROUP BY scope ORDER BY scope`)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.ScopeDocs, error) {
+		var d backend.ScopeDocs
+		err := row.Scan(&d.Scope, &d.Docs, &d.Updated)
+		d.Updated = d.Updated.UTC()
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: documents by scope: %w", err)
+	}
+	return out, nil
+}

@@ -105,8 +105,8 @@ func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, 
 // (backend.HeadsLister): for each thread, its highest seq, as Head reads
 // it.
 func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.ThreadHead, error) {
-	rows, _ := b.pool.Query(ctx, `SELECT t.id, t.name, t.created, h.id, h.seq, h.time FROM threads t
-	LEFT JOIN LATERAL (SELECT c.id, c.seq, c.time FROM commits c
+	rows, _ := b.pool.Query(ctx, `SELECT t.id, t.name, t.created, h.id, h.seq, h.time, h.meta FROM threads t
+	LEFT JOIN LATERAL (SELECT c.id, c.seq, c.time, c.meta FROM commits c
 		WHERE c.thread_id = t.id AND c.seq = (SELECT max(seq) FROM commits WHERE thread_id = t.id) AND c.dropped_at IS NULL) h ON true
 	WHERE t.scope = $1 ORDER BY t.name`, scope)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.ThreadHead, error) {
@@ -114,10 +114,11 @@ func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.Thre
 		var created time.Time
 		var id, seq *int64
 		var at *time.Time
-		err := row.Scan(&th.ID, &th.Name, &created, &id, &seq, &at)
+		var meta []byte
+		err := row.Scan(&th.ID, &th.Name, &created, &id, &seq, &at, &meta)
 		th.Created = created.UTC()
 		if id != nil {
-			th.Head = backend.Commit{ID: *id, Thread: th.ID, Seq: *seq, Time: at.UTC()}
+			th.Head = backend.Commit{ID: *id, Thread: th.ID, Seq: *seq, Time: at.UTC(), Meta: meta}
 		}
 		return th, err
 	})

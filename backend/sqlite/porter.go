@@ -108,3 +108,25 @@ func (b *Backend) DocScopes(ctx context.Context, store string) ([]string, error)
 	}
 	return out, rows.Err()
 }
+
+var _ backend.DocCounter = (*Backend)(nil)
+
+// DocsByScope counts the documents of every scope (backend.DocCounter).
+func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) {
+	rows, err := b.r.QueryContext(ctx, `SELECT scope, count(*), max(updated) FROM docs GROUP BY scope ORDER BY scope`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: documents by scope: %w", err)
+	}
+	defer rows.Close()
+	var out []backend.ScopeDocs
+	for rows.Next() {
+		var d backend.ScopeDocs
+		var updated int64
+		if err := rows.Scan(&d.Scope, &d.Docs, &updated); err != nil {
+			return nil, fmt.Errorf("sqlite: documents by scope: %w", err)
+		}
+		d.Updated = fromNanos(updated)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

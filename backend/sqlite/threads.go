@@ -119,7 +119,7 @@ func (b *Backend) Threads(ctx context.Context, scope string) ([]backend.Thread, 
 func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.ThreadHead, error) {
 	rows, err := b.r.QueryContext(ctx, `WITH recent AS (
 		SELECT thread_id, max(id) AS id FROM commits WHERE id > (SELECT upto FROM seq_indexed) GROUP BY thread_id)
-	SELECT t.id, t.name, t.created, c.id, c.seq, c.time FROM threads t
+	SELECT t.id, t.name, t.created, c.id, c.seq, c.time, c.meta FROM threads t
 	LEFT JOIN recent r ON r.thread_id = t.id
 	LEFT JOIN commits c ON c.id = coalesce(r.id,
 		(SELECT id FROM commit_seq WHERE thread_id = t.id ORDER BY seq DESC LIMIT 1)) AND c.dropped_at IS NULL
@@ -133,12 +133,13 @@ func (b *Backend) ThreadHeads(ctx context.Context, scope string) ([]backend.Thre
 		th := backend.ThreadHead{Thread: backend.Thread{Scope: scope}}
 		var created int64
 		var id, seq, at sql.NullInt64
-		if err := rows.Scan(&th.ID, &th.Name, &created, &id, &seq, &at); err != nil {
+		var meta []byte
+		if err := rows.Scan(&th.ID, &th.Name, &created, &id, &seq, &at, &meta); err != nil {
 			return nil, fmt.Errorf("sqlite: thread heads: %w", err)
 		}
 		th.Created = fromNanos(created)
 		if id.Valid {
-			th.Head = backend.Commit{ID: id.Int64, Thread: th.ID, Seq: seq.Int64, Time: fromNanos(at.Int64)}
+			th.Head = backend.Commit{ID: id.Int64, Thread: th.ID, Seq: seq.Int64, Time: fromNanos(at.Int64), Meta: meta}
 		}
 		out = append(out, th)
 	}

@@ -45,6 +45,7 @@ var errorKinds = []struct {
 	{satchel.ErrReadOnly, "read_only", exitFailure},
 	{satchel.ErrAccessDenied, "access_denied", exitFailure},
 	{satchel.ErrValidation, "validation", exitFailure},
+	{satchel.ErrArchived, "archived", exitFailure},
 	{context.Canceled, "canceled", exitCanceled},
 }
 

@@ -130,6 +130,7 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	root.AddCommand(newForkCmd(a))
 	root.AddCommand(newRestoreCmd(a))
 	root.AddCommand(newThreadsCmd(a))
+	root.AddCommand(newScopesCmd(a), newScopeCmd(a))
 	root.AddCommand(newRetainCmd(a))
 	root.AddCommand(newGCCmd(a))
 	root.AddCommand(newSpillCmd(a))

@@ -171,7 +171,7 @@ func TestClassify(t *testing.T) {
 	for _, kind := range []error{satchel.ErrInvalidPath, satchel.ErrInvalidPattern, satchel.ErrInvalidRange,
 		satchel.ErrInvalidArgument, satchel.ErrNotFound, satchel.ErrExists, satchel.ErrIsDirectory,
 		satchel.ErrNotText, satchel.ErrAnchorNotFound, satchel.ErrAmbiguousAnchor, satchel.ErrLimitExceeded,
-		satchel.ErrWriteRace, satchel.ErrConflict, satchel.ErrReadOnly, satchel.ErrAccessDenied, satchel.ErrValidation} {
+		satchel.ErrWriteRace, satchel.ErrConflict, satchel.ErrReadOnly, satchel.ErrAccessDenied, satchel.ErrValidation, satchel.ErrArchived} {
 		if name, _ := classify(runError{kind}); name == "error" || name == "usage" {
 			t.Errorf("kind %v is missing from errorKinds", kind)
 		}

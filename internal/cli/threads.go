@@ -15,13 +15,16 @@ func newThreadsCmd(a *app) *cobra.Command {
 		Use:     "threads",
 		GroupID: groupVersions,
 		Short:   "List the threads of a scope",
-		Long: `List the threads of --scope, one name a line.
+		Long: `List the threads of --scope, one name a line; an archived thread's name
+is followed by " (archived)".
 
 With --json, an array of threads: [{"name": ..., "created": TIME,
-"head": SEQ, "head_time": TIME}] ([] when none).`,
+"head": SEQ, "head_time": TIME, "archived": true}] ([] when none;
+"archived" only for an archived thread).`,
 		Example: `  satchel threads
   satchel threads --scope acme --json
-  satchel threads rm experiment`,
+  satchel threads rm experiment
+  satchel threads archive experiment`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -33,14 +36,10 @@ With --json, an array of threads: [{"name": ..., "created": TIME,
 			if err != nil {
 				return err
 			}
-			names := make([]string, len(ts))
-			for i, t := range ts {
-				names[i] = t.Name
-			}
-			return a.emit(nonEmpty(ts), lines(names))
+			return a.emit(nonEmpty(ts), threadLines(ts))
 		},
 	}
-	cmd.AddCommand(newThreadsRmCmd(a))
+	cmd.AddCommand(newThreadsRmCmd(a), newThreadsArchiveCmd(a, true), newThreadsArchiveCmd(a, false))
 	return cmd
 }
 
@@ -55,8 +54,9 @@ func newThreadsRmCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rm NAME --yes",
 		Short: "Delete a thread",
-		Long: `Delete the thread NAME of --scope: its log, checkpoints and settings.
-Its storage is reclaimed by the next gc (forks may still share it).
+		Long: `Delete the thread NAME of --scope (archived or not): its log, checkpoints,
+settings and spill area. Its storage is reclaimed by the next gc (forks
+may still share it).
 A thread that does not exist is refused. Deleting cannot be undone, so it
 asks for --yes, or for a confirmation when standard input is a terminal.
 

@@ -84,6 +84,12 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			e.heads.forget(thread)
 			return cached
 		}
+		if err := e.check(ctx, head); err != nil {
+			if retry() {
+				continue
+			}
+			return c, false, err
+		}
 		root, err := decodeRoot(head.Root, head.ID)
 		if err != nil {
 			return c, false, err
@@ -162,6 +168,13 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 				return backend.Commit{}, err
 			}
 		}
+		if err := e.check(ctx, head); err != nil {
+			e.heads.forget(thread)
+			if cached && attempt == 0 {
+				continue
+			}
+			return backend.Commit{}, err
+		}
 		res, err := e.commits.do(ctx, backend.NewCommit{
 			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta,
 			Requires:   &backend.CommitID{Thread: src.Thread, Seq: src.Seq},
@@ -179,6 +192,69 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 			e.heads.forget(thread)
 		}
 		return res.Commit, res.Err
+	}
+}
+
+// check asks the Guard, if any, about a head.
+func (e *Engine) check(ctx context.Context, head backend.Commit) error {
+	if e.guard == nil || ctx.Value(unguardedKey{}) != nil {
+		return nil
+	}
+	return e.guard(head)
+}
+
+type unguardedKey struct{}
+
+// Unguarded returns a context under which commits are not checked by the
+// Guard: an import, which writes a log as it was, its archive and
+// unarchive entries among the other commits.
+func Unguarded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unguardedKey{}, true)
+}
+
+// Mark appends a commit with the tree of the thread's head and meta,
+// without the Guard: check decides instead, from the head (the zero
+// Commit for a thread without commits). It is how package satchel
+// archives and unarchives a thread, in the log itself, so that the head's
+// compare-and-swap orders every write against the change. When check
+// returns skip, nothing is appended and the head is returned.
+func (e *Engine) Mark(ctx context.Context, thread int64, meta []byte, check func(head backend.Commit) (skip bool, err error)) (backend.Commit, bool, error) {
+	l := e.lock(thread)
+	defer e.unlock(thread, l)
+	for attempt := 0; ; attempt++ {
+		head, _, err := e.b.Head(ctx, thread)
+		if err != nil {
+			return backend.Commit{}, false, err
+		}
+		skip, err := check(head)
+		if err != nil || skip {
+			return head, false, err
+		}
+		var root Ref
+		if head.Seq > 0 {
+			if root, err = decodeRoot(head.Root, head.ID); err != nil {
+				return backend.Commit{}, false, err
+			}
+		}
+		nc := backend.NewCommit{Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta}
+		if head.Seq > 0 {
+			nc.Requires = &backend.CommitID{Thread: thread, Seq: head.Seq}
+		}
+		res, err := e.commits.do(ctx, nc, nil)
+		if err != nil {
+			e.heads.forget(thread)
+			return backend.Commit{}, false, err
+		}
+		if errors.Is(res.Err, backend.ErrStale) && attempt < e.retries {
+			e.heads.forget(thread)
+			continue
+		}
+		if res.Err != nil {
+			e.heads.forget(thread)
+			return backend.Commit{}, false, res.Err
+		}
+		e.heads.set(thread, res.Commit)
+		return res.Commit, true, nil
 	}
 }
 

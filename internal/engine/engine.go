@@ -30,6 +30,12 @@ type Options struct {
 	// MaxRetries bounds how often a mutation is re-applied after losing the
 	// head's compare-and-swap to another process (default 64).
 	MaxRetries int
+	// Guard, when set, is asked about a thread's head before every commit
+	// is appended after it (Update, Point): an error refuses the commit.
+	// The head's compare-and-swap makes the answer hold: a commit lands
+	// only right after the head Guard accepted. Package satchel refuses
+	// the writes to an archived thread with it.
+	Guard func(head backend.Commit) error
 }
 
 // Engine runs versioned workspaces over one backend.
@@ -44,6 +50,7 @@ type Engine struct {
 	heads       headCache
 	tails       tails
 	retries     int
+	guard       func(head backend.Commit) error
 	// visits, when set (by tests), counts the nodes read: what a test
 	// asserts instead of a time, to show what an operation walks.
 	visits *atomic.Int64
@@ -75,6 +82,7 @@ func New(b backend.Backend, o Options) *Engine {
 		nodes:       newLRU[uint64, *node](o.CacheBytes / 4),
 		commits:     c,
 		retries:     o.MaxRetries,
+		guard:       o.Guard,
 		locks:       map[int64]*threadLock{},
 	}
 }

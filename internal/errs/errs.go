@@ -54,6 +54,9 @@ var (
 	ErrAccessDenied = errors.New("access denied")
 	// ErrValidation: a document or definition failed validation.
 	ErrValidation = errors.New("validation failed")
+	// ErrArchived: a write to an archived thread, which can be read, not
+	// written, until it is unarchived.
+	ErrArchived = errors.New("archived")
 )
 
 // Error is a refusal: a kind (one of the sentinels above) and the exact

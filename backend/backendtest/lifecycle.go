@@ -1,0 +1,61 @@
+package backendtest
+
+import (
+	"testing"
+
+	"github.com/satchel-dev/satchel/backend"
+)
+
+// checkDocsByScope: a backend.DocCounter counts the current documents of
+// every scope (a shared store's under ""), with the newest update time,
+// and a purged scope's are gone from the count. Other backends skip it.
+func checkDocsByScope(t *testing.T, b backend.Backend) {
+	dc, ok := b.(backend.DocCounter)
+	db, ok2 := b.(backend.Documents)
+	if !ok || !ok2 {
+		t.Skip("not a backend.DocCounter")
+	}
+	ctx := t.Context()
+	put := func(store, scope, key string) backend.Doc {
+		t.Helper()
+		d, err := db.ReplaceDoc(ctx, backend.DocReplace{DocID: backend.DocID{Store: store, Scope: scope, Key: key},
+			Doc: map[string]any{"k": key}, JSON: []byte(`{"k":"` + key + `"}`), Version: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	put("notes", "a", "1")
+	put("notes", "a", "2")
+	last := put("facts", "a", "3")
+	put("notes", "b", "1")
+	put("shared", "", "1")
+	// A new version of a document is still one document.
+	if _, err := db.ReplaceDoc(ctx, backend.DocReplace{DocID: backend.DocID{Store: "notes", Scope: "b", Key: "1"},
+		Doc: map[string]any{"k": "again"}, JSON: []byte(`{"k":"again"}`), Version: 2, Expect: 1}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := dc.DocsByScope(ctx)
+	if err != nil {
+		t.Fatalf("DocsByScope: %v", err)
+	}
+	got := map[string]int64{}
+	var scopes []string
+	for _, d := range l {
+		got[d.Scope] = d.Docs
+		scopes = append(scopes, d.Scope)
+		if d.Scope == "a" && d.Updated.Before(last.Updated) {
+			t.Errorf("DocsByScope: scope a updated %s, before its last document's %s", d.Updated, last.Updated)
+		}
+	}
+	if len(l) != 3 || scopes[0] != "" || scopes[1] != "a" || scopes[2] != "b" || got[""] != 1 || got["a"] != 3 || got["b"] != 1 {
+		t.Errorf("DocsByScope = %+v, want \"\": 1, a: 3, b: 1, in that order", l)
+	}
+	if err := b.PurgeScope(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	l, err = dc.DocsByScope(ctx)
+	if err != nil || len(l) != 2 || l[1].Scope != "b" {
+		t.Errorf("DocsByScope after purging a = %+v, %v", l, err)
+	}
+}
