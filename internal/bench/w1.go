@@ -57,7 +57,8 @@ func RunW1(ctx context.Context, ws *satchel.Workspace, o W1Options, report func(
 
 	t := newTimer(n)
 	for i := 0; i < n; i++ {
-		content := W1Content(o.Seed, i)
+		var content string
+		t.aside(func() { content = W1Content(o.Seed, i) })
 		if err := t.op(func() error { return ws.Write(ctx, W1Path(i), content) }); err != nil {
 			return err
 		}
@@ -74,7 +75,9 @@ func RunW1(ctx context.Context, ws *satchel.Workspace, o W1Options, report func(
 		if err := t.op(func() (err error) { got, err = ws.Read(ctx, W1Path(i)); return }); err != nil {
 			return err
 		}
-		if got != W1Content(o.Seed, i) {
+		var same bool
+		t.aside(func() { same = got == W1Content(o.Seed, i) })
+		if !same {
 			return mismatch("W1", "read", "file %d differs from what was written", i)
 		}
 		tick()

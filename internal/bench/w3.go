@@ -209,13 +209,18 @@ func RunW3(ctx context.Context, st *satchel.Store, o W3Options, report func(Resu
 	edited := make([]int, o.S) // the file each step edited
 	ts := newTimer(o.S)
 	for s := 0; s < o.S; s++ {
-		f := pick(o.F)
-		k := 1 + pick(W1Lines)
-		cur := versions[f][len(versions[f])-1].content
-		lines := strings.SplitAfter(cur, "\n")
-		old := lines[k-1]
-		lines[k-1] = w3Line(m, s, k, f) + "\n"
-		next := strings.Join(lines, "")
+		var f, k int
+		var old, next string
+		var lines []string
+		ts.aside(func() {
+			f = pick(o.F)
+			k = 1 + pick(W1Lines)
+			cur := versions[f][len(versions[f])-1].content
+			lines = strings.SplitAfter(cur, "\n")
+			old = lines[k-1]
+			lines[k-1] = w3Line(m, s, k, f) + "\n"
+			next = strings.Join(lines, "")
+		})
 		var replaced int
 		err := ts.op(func() (err error) {
 			// The edit and its checkpoint are one commit (WithCheckpoint).
