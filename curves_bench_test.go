@@ -48,7 +48,7 @@ func BenchmarkGrepCurve(b *testing.B) {
 			}
 			bytes := float64(b.N) * float64(n*bench.W1Lines*(bench.W1LineWidth+1))
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/bytes, "ns/byte")
-			b.ReportMetric(float64((cpuTime() - c0).Nanoseconds())/bytes, "cpu-ns/byte")
+			b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/bytes, "cpu-ns/byte")
 		})
 	}
 }
@@ -92,4 +92,3 @@ func BenchmarkReadCacheSQLite(b *testing.B) {
 		})
 	}
 }
-
