@@ -10,7 +10,8 @@ import (
 
 // Curves draws results measured at several scales (Result.N) as cost
 // curves: for W3, bytes per checkpoint and time per step against F; for
-// the other workloads, each phase's operations per second against N. A
+// the other workloads, each phase's operations per second against N; and
+// for each, the process's CPU time per step or operation, when measured. A
 // series is one phase on one system: its colour says the phase, its dash
 // the system.
 func Curves(rs []Result) []svgplot.Chart {
@@ -46,6 +47,21 @@ func Curves(rs []Result) []svgplot.Chart {
 				}
 			}
 			charts = append(charts, bytes, step)
+			cpu := svgplot.Chart{Title: "W3 checkpoints: CPU time per step (the process's, whatever the machine's load)", XLabel: "F (files in the workspace)", YLabel: "CPU µs per step"}
+			for i, sys := range systems {
+				s := svgplot.Series{Name: short(sys) + " CPU", Color: svgplot.Palette[i%len(svgplot.Palette)], Dash: dash(sys)}
+				for _, r := range rs {
+					if r.Workload == w && r.System == sys && r.Phase == "edit" && r.CPUusPerOp > 0 {
+						s.Points = append(s.Points, svgplot.Point{X: float64(r.N), Y: r.CPUusPerOp})
+					}
+				}
+				if len(s.Points) > 0 {
+					cpu.Series = append(cpu.Series, s)
+				}
+			}
+			if len(cpu.Series) > 0 {
+				charts = append(charts, cpu)
+			}
 			continue
 		}
 		c := svgplot.Chart{Title: w + ": operations per second against the scale", XLabel: "N", YLabel: "operations per second"}
@@ -69,6 +85,23 @@ func Curves(rs []Result) []svgplot.Chart {
 			}
 		}
 		charts = append(charts, c)
+		cpu := svgplot.Chart{Title: w + ": CPU time per operation against the scale (the process's, whatever the machine's load)", XLabel: "N", YLabel: "CPU µs per operation"}
+		for _, sys := range systems {
+			for i, ph := range phases {
+				s := svgplot.Series{Name: short(sys) + " " + ph + " CPU", Color: svgplot.Palette[i%len(svgplot.Palette)], Dash: dash(sys)}
+				for _, r := range rs {
+					if r.Workload == w && r.System == sys && phaseKey(r) == ph && r.CPUusPerOp > 0 {
+						s.Points = append(s.Points, svgplot.Point{X: float64(r.N), Y: r.CPUusPerOp})
+					}
+				}
+				if len(s.Points) > 0 {
+					cpu.Series = append(cpu.Series, s)
+				}
+			}
+		}
+		if len(cpu.Series) > 0 {
+			charts = append(charts, cpu)
+		}
 	}
 	return charts
 }

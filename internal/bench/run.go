@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"sort"
+	"syscall"
 	"time"
 )
 
@@ -16,6 +17,11 @@ type Result struct {
 	OpsPerSec float64 `json:"ops_per_s"`
 	P50us     float64 `json:"p50_us"`
 	P99us     float64 `json:"p99_us"`
+	// CPUusPerOp is the process's CPU time (user and system, every
+	// goroutine: the backend's, the garbage collector's) per operation,
+	// in µs: what an operation costs whatever the machine's load, where
+	// ops_per_s and the latencies also count the time waited for a core.
+	CPUusPerOp float64 `json:"cpu_us_per_op,omitempty"`
 	// N is the scale the phase ran at (W1's and W4's files, W2's
 	// documents, W3's F files).
 	N int `json:"n,omitempty"`
@@ -32,13 +38,46 @@ type Result struct {
 	Concurrency int    `json:"concurrency,omitempty"`
 }
 
-// timer records the latency of each operation of a phase.
+// timer records the latency of each operation of a phase, the phase's
+// time and the process's CPU time, less what the workload's own work
+// between operations took (aside).
 type timer struct {
-	start time.Time
-	lat   []time.Duration
+	start   time.Time
+	cpu     time.Duration // the process's CPU time at start
+	skip    time.Duration // wall time of the work aside
+	skipCPU time.Duration // CPU time of the work aside
+	lat     []time.Duration
+	noCPU   bool // getrusage failed: no CPU figure
 }
 
-func newTimer(n int) *timer { return &timer{start: time.Now(), lat: make([]time.Duration, 0, n)} }
+func newTimer(n int) *timer {
+	t := &timer{lat: make([]time.Duration, 0, n)}
+	t.cpu, t.noCPU = processCPU()
+	t.start = time.Now()
+	return t
+}
+
+// processCPU returns the CPU time the process has used; failed is set
+// when it cannot be read.
+func processCPU() (d time.Duration, failed bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, true
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), false
+}
+
+// aside runs fn, the workload's own work (generating the content to
+// compare, checking an answer), and leaves its time out of the phase's:
+// the figures are the operations'.
+func (t *timer) aside(fn func()) {
+	c0, _ := processCPU()
+	s := time.Now()
+	fn()
+	t.skip += time.Since(s)
+	c1, _ := processCPU()
+	t.skipCPU += c1 - c0
+}
 
 // op times fn as one operation.
 func (t *timer) op(fn func() error) error {
@@ -49,10 +88,14 @@ func (t *timer) op(fn func() error) error {
 }
 
 func (t *timer) result(system, workload, phase string) Result {
-	el := time.Since(t.start)
+	el := time.Since(t.start) - t.skip
+	cpu, failed := processCPU()
 	r := Result{System: system, Workload: workload, Phase: phase, Ops: len(t.lat), Seconds: el.Seconds()}
 	if el > 0 {
 		r.OpsPerSec = float64(len(t.lat)) / el.Seconds()
+	}
+	if used := cpu - t.cpu - t.skipCPU; !failed && !t.noCPU && len(t.lat) > 0 && used > 0 {
+		r.CPUusPerOp = us(used) / float64(len(t.lat))
 	}
 	if len(t.lat) > 0 {
 		sorted := append([]time.Duration(nil), t.lat...)

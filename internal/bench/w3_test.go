@@ -59,3 +59,17 @@ func TestWorkloads(t *testing.T) {
 		t.Error("Lookup(w9) found a workload")
 	}
 }
+
+// TestW1Limits: W1 keeps the default bounds at small scales,
+// and above it raises them to what the run writes, so that N = 1,000,000
+// is not refused at its 147,000th file (1 GiB) or its last (1,000,000
+// files and the log).
+func TestW1Limits(t *testing.T) {
+	if l := bench.W1Limits(10_000); l != (satchel.Limits{}) {
+		t.Errorf("W1Limits(10,000) = %+v, want the defaults", l)
+	}
+	l := bench.W1Limits(1_000_000)
+	if l.MaxFiles < 1_000_001 || l.MaxBytes < 1_000_000*int64(bench.W1Lines*(bench.W1LineWidth+1)) {
+		t.Errorf("W1Limits(1,000,000) = %+v: below what the run holds", l)
+	}
+}

@@ -122,6 +122,12 @@ func init() {
 		DefaultN: W1DefaultN,
 		Ops:      W1Ops,
 		Run: func(ctx context.Context, env Env, report func(Result)) error {
+			// Above the default bounds (1 GiB, 1,000,000 files: N =
+			// 1,000,000 holds 7.3 GB in 1,000,001 files), the thread's
+			// limits are raised to what the run holds.
+			if err := env.Store.SetLimits(ctx, "bench", "w1", W1Limits(env.N)); err != nil {
+				return err
+			}
 			ws, err := env.Store.Workspace(ctx, "bench", "w1")
 			if err != nil {
 				return err
@@ -130,6 +136,20 @@ func init() {
 		},
 		Targets: w1Targets,
 	})
+}
+
+// W1Limits returns the bounds of W1's thread at scale n: the defaults,
+// or twice what the run holds when that is more (n files of 7.3 KB, their
+// paths, and the append phase's log).
+func W1Limits(n int) satchel.Limits {
+	var l satchel.Limits
+	if bytes := int64(n) * 2 * (W1Lines*(W1LineWidth+1) + 64); bytes > satchel.DefaultMaxBytes {
+		l.MaxBytes = bytes
+	}
+	if files := int64(n) + 1; files > satchel.DefaultMaxFiles {
+		l.MaxFiles = 2 * files
+	}
+	return l
 }
 
 // Peers' W1 figures at N = 10,000 (DESIGN §1.1.1), operations per second:

@@ -72,7 +72,8 @@ bytes written; ...) and the command exits 1 on the first mismatch.
 Output: a table of every phase (operations, seconds, operations per
 second, p50 and p99 latency in µs; W3 adds its figures), then each figure
 held against its target. With --json, one JSON object a line per phase:
-system, workload, phase, ops, seconds, ops_per_s, p50_us, p99_us, and for
+system, workload, phase, ops, seconds, ops_per_s, p50_us, p99_us,
+cpu_us_per_op (the process's CPU time per operation), and for
 W3 bytes_per_checkpoint, step_us, fork_us, old_read_us, head_read_us, for
 W4 transport and concurrency.
 

@@ -12,7 +12,8 @@ import (
 )
 
 // TestBenchScalesAndPlot runs W1 at two scales: each phase reports its N,
-// and --plot draws one curve a phase with a point a scale.
+// and --plot draws two curves a phase (operations per second, CPU time
+// per operation) with a point a scale.
 func TestBenchScalesAndPlot(t *testing.T) {
 	h := newHarness(t)
 	file := filepath.Join(t.TempDir(), "w1.svg")
@@ -41,12 +42,18 @@ func TestBenchScalesAndPlot(t *testing.T) {
 	if err := xml.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("the plot is not XML: %v", err)
 	}
-	if len(doc.Polylines) != len(bench.W1Phases) {
-		t.Fatalf("%d curves, want one a phase (%d)", len(doc.Polylines), len(bench.W1Phases))
+	// One curve a phase of operations per second, then one a phase of
+	// CPU time per operation.
+	if len(doc.Polylines) != 2*len(bench.W1Phases) {
+		t.Fatalf("%d curves, want two a phase (%d)", len(doc.Polylines), 2*len(bench.W1Phases))
 	}
 	for i, p := range doc.Polylines {
-		if p.Title != "memory "+bench.W1Phases[i] || len(strings.Fields(p.Points)) != 2 {
-			t.Errorf("curve %q has %d points, want %q with 2", p.Title, len(strings.Fields(p.Points)), "memory "+bench.W1Phases[i])
+		want := "memory " + bench.W1Phases[i%len(bench.W1Phases)]
+		if i >= len(bench.W1Phases) {
+			want += " CPU"
+		}
+		if p.Title != want || len(strings.Fields(p.Points)) != 2 {
+			t.Errorf("curve %q has %d points, want %q with 2", p.Title, len(strings.Fields(p.Points)), want)
 		}
 	}
 }

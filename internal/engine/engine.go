@@ -54,6 +54,9 @@ type Engine struct {
 	// visits, when set (by tests), counts the nodes read: what a test
 	// asserts instead of a time, to show what an operation walks.
 	visits *atomic.Int64
+	// keepReplaced (benchmarks' baseline) keeps the nodes a commit
+	// replaced in the node cache, as before stored dropped them.
+	keepReplaced bool
 
 	lockMu sync.Mutex
 	locks  map[int64]*threadLock

@@ -32,6 +32,9 @@ type change struct {
 type build struct {
 	pb    packBuilder
 	nodes []builtNode
+	// replaced are the nodes of the base tree that the new one rewrote:
+	// once the commit is stored, they leave the node cache (stored).
+	replaced []Ref
 }
 
 type builtNode struct {
@@ -87,6 +90,7 @@ func (e *Engine) applyRef(ctx context.Context, r Ref, changes []change, bd *buil
 	if err != nil {
 		return nil, err
 	}
+	bd.replaced = append(bd.replaced, r)
 	// The new node is the old one's items, runs of them unchanged, with the
 	// changed ones replaced.
 	var buf [8]seg
@@ -391,7 +395,23 @@ func groups(out [][2]int, n, maxBytes int, size func(int) int) [][2]int {
 
 // stored caches the built nodes and the pack now that the commit's pack has
 // an ID: the next operation on the thread finds its tree decoded already.
+//
+// The nodes the commit replaced leave the cache: they belong to the
+// thread's previous tree, which only reads of older commits (and forks
+// sharing them) still use, and these read them again from their packs.
+// Kept, they filled the cache with superseded trees: every write puts
+// the path from the root to its leaf (about 9 KB in W1), so after 64 MiB
+// of writes the current tree's leaves that no write had touched since
+// were evicted, and a scan (glob, grep) read their packs again from the
+// backend (docs/decisions/0076-cache-drops-replaced-nodes.md).
 func (e *Engine) stored(id int64, bd *build) {
+	if !e.keepReplaced {
+		for _, r := range bd.replaced {
+			if key, ok := nodeKey(r); ok {
+				e.nodes.remove(key)
+			}
+		}
+	}
 	if !bd.pb.empty() && e.partsReader == nil {
 		// The objects are never modified once built: share them.
 		v := bd.pb.view(id)
