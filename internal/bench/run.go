@@ -27,6 +27,9 @@ type Result struct {
 	OldReadUs          float64 `json:"old_read_us,omitempty"`
 	HeadReadUs         float64 `json:"head_read_us,omitempty"`
 
+	// Clients is how many clients ran the phase at once (W2).
+	Clients int `json:"clients,omitempty"`
+
 	// W4 only.
 	Transport   string `json:"transport,omitempty"`
 	Concurrency int    `json:"concurrency,omitempty"`
@@ -35,6 +38,7 @@ type Result struct {
 // timer records the latency of each operation of a phase.
 type timer struct {
 	start time.Time
+	end   time.Time // when not zero, the end of the phase (else now)
 	lat   []time.Duration
 }
 
@@ -49,7 +53,11 @@ func (t *timer) op(fn func() error) error {
 }
 
 func (t *timer) result(system, workload, phase string) Result {
-	el := time.Since(t.start)
+	end := t.end
+	if end.IsZero() {
+		end = time.Now()
+	}
+	el := end.Sub(t.start)
 	r := Result{System: system, Workload: workload, Phase: phase, Ops: len(t.lat), Seconds: el.Seconds()}
 	if el > 0 {
 		r.OpsPerSec = float64(len(t.lat)) / el.Seconds()
