@@ -64,3 +64,10 @@ type HideHeadsLister struct{}
 
 // ThreadHeads is the name it hides.
 func (HideHeadsLister) ThreadHeads() {}
+
+// HideDocBatcher hides backend.DocBatcher: every set is then its own
+// transaction.
+type HideDocBatcher struct{}
+
+// ReplaceDocs is the name it hides.
+func (HideDocBatcher) ReplaceDocs() {}
