@@ -141,6 +141,7 @@ type Collection struct {
 	proj  *Project
 	db    backend.Documents
 	hints *versionHints // the store's
+	put   *docCommitter // the store's
 	scope string        // the caller's scope
 	part  string        // the partition: scope, or "" for a shared store
 	o     collOpts
@@ -167,6 +168,7 @@ func (s *Store) documents() (backend.Documents, error) {
 	if !ok {
 		return nil, errs.New(errs.ErrInvalidArgument, "this backend (%T) does not store collections: it does not implement backend.Documents", s.b)
 	}
+	s.docs.init(d)
 	return d, nil
 }
 
@@ -207,7 +209,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 		return nil, err
 	}
 	_, maps := db.(backend.DocMaps)
-	c := &Collection{st: st, proj: p, db: db, hints: &s.hints, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
+	c := &Collection{st: st, proj: p, db: db, hints: &s.hints, put: &s.docs, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
 	if st.Shared {
 		c.part = ""
 	}
@@ -356,6 +358,8 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if err := c.authorize(collection.OpSet); err != nil {
 		return "", 0, err
 	}
+	c.put.active.Add(1)
+	defer c.put.active.Add(-1)
 	var refs collection.RefExists
 	if c.refs {
 		refs = c.refExists(ctx)
@@ -375,7 +379,10 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if !p.ExpiresAt.IsZero() {
 		ttl = p.ExpiresAt.Sub(epoch)
 	}
-	d, err := putDoc(ctx, c.db, c.hints, backend.DocReplace{
+	// Each set is validated, keyed and versioned alone (above and in
+	// putDoc); only the storing of its replacement may share a
+	// transaction with other sets (doc_commit.go).
+	d, err := putDoc(ctx, c.put, c.hints, backend.DocReplace{
 		DocID: backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
 		Doc:   p.Doc,
 		JSON:  js,

@@ -30,7 +30,7 @@ const maxSetAttempts = 1000
 // this process last stored for the key (hints) or, without one, assumes a
 // new key; a backend that refuses it returns the current version, from
 // which the next attempt is decided, without a read of its own.
-func putDoc(ctx context.Context, db backend.Documents, hints *versionHints, r backend.DocReplace, versions int) (backend.Doc, error) {
+func putDoc(ctx context.Context, db docReplacer, hints *versionHints, r backend.DocReplace, versions int) (backend.Doc, error) {
 	r = replacing(r, backend.Doc{Version: hints.get(r.DocID)}, versions)
 	for range maxSetAttempts {
 		d, err := db.ReplaceDoc(ctx, r)
@@ -46,6 +46,12 @@ func putDoc(ctx context.Context, db backend.Documents, hints *versionHints, r ba
 		r = replacing(r, d, versions)
 	}
 	return backend.Doc{}, fmt.Errorf("set %s: the document kept changing during %d attempts", r.Key, maxSetAttempts)
+}
+
+// docReplacer stores one conditional replacement: a backend's
+// Documents, or the store's committer that batches them (doc_commit.go).
+type docReplacer interface {
+	ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error)
 }
 
 // versionHints remembers the version this process last stored for a key,

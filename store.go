@@ -24,6 +24,7 @@ type Store struct {
 	eng   *engine.Engine
 	dsn   string
 	hints versionHints // collections (doc_versions.go)
+	docs  docCommitter // collections' group commit (doc_commit.go)
 }
 
 // Option configures Open and New.

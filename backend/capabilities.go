@@ -65,6 +65,30 @@ type Vacuumer interface {
 	Vacuum(ctx context.Context) error
 }
 
+// DocBatcher is implemented by Documents backends that store several
+// document replacements in one transaction, so that concurrent sets share
+// its durable flush (group commit of documents; decision 0071).
+// ReplaceDocs applies rs in order, each exactly as ReplaceDoc would (its
+// own Expect, Live, Archive, Keep and TTL), against the state the entries
+// before it left (a later entry of the same key sees the earlier one's
+// version), in one transaction, and returns one result per entry, in
+// order, only once that transaction is durable: Err nil with the stored
+// version, or ErrDocChanged with the current version, as ReplaceDoc
+// returns them. A refused entry changes nothing and does not refuse the
+// others. An error return means the whole call failed and nothing was
+// stored. Every field of an entry (the document's operation data) is
+// stored for that entry alone. Without it satchel calls ReplaceDoc for
+// each set.
+type DocBatcher interface {
+	ReplaceDocs(ctx context.Context, rs []DocReplace) ([]DocResult, error)
+}
+
+// DocResult is the outcome of one entry of ReplaceDocs.
+type DocResult struct {
+	Doc Doc
+	Err error
+}
+
 // Clock is a source of time: the wall clock, or a test's.
 type Clock func() time.Time
 

@@ -55,6 +55,7 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"ListAll", d.listAll},
 		{"Tools", d.tools},
 		{"ConcurrentSets", d.concurrentSets},
+		{"ConcurrentSetsMany", d.concurrentSetsMany},
 		{"NULRefused", d.nulRefused},
 	}
 	for _, tc := range tests {
@@ -1247,6 +1248,78 @@ func (d *docSuite) concurrentSets(t *testing.T, st *satchel.Store) {
 	equal(t, "version", got.Version, int64(writers*each))
 	if len(got.History) != 3 || got.History[0].Version != writers*each-1 || got.History[2].Version != writers*each-3 {
 		t.Errorf("history after concurrent sets: %d entries", len(got.History))
+	}
+}
+
+// Sixteen writers at once (whose sets a backend may store in shared
+// transactions) each set documents of their own twice, and one key they
+// share, with an invalid document among them: the invalid sets fail
+// alone, every other set is acknowledged with its own version, and
+// afterwards every document is there with the version, the value and the
+// history its last acknowledged set gave it.
+func (d *docSuite) concurrentSetsMany(t *testing.T, st *satchel.Store) {
+	p := project(t)
+	c := coll(t, st, p, "s1", "notes")
+	const writers, each = 16, 6
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	hot := map[int64]bool{}
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 2 {
+				for i := range each {
+					doc := note(fmt.Sprintf("w%d", w), fmt.Sprintf("t%d", i), float64(round)/2)
+					key, v, err := c.Set(bg, doc)
+					if err != nil || key != fmt.Sprintf("w%d:t%d", w, i) || v != int64(round+1) {
+						t.Errorf("writer %d set %d round %d: %s version %d, %v", w, i, round, key, v, err)
+						return
+					}
+					if w%4 == 0 {
+						bad := note(fmt.Sprintf("w%d", w), "bad", 2) // confidence above its max
+						if _, _, err := c.Set(bg, bad); !errors.Is(err, satchel.ErrValidation) {
+							t.Errorf("writer %d: an invalid document: %v", w, err)
+						}
+					}
+					_, v, err = c.Set(bg, note("shared", "hot", float64(w)/100))
+					if err != nil {
+						t.Errorf("writer %d, shared key: %v", w, err)
+						return
+					}
+					mu.Lock()
+					if hot[v] {
+						t.Errorf("version %d of the shared key acknowledged twice", v)
+					}
+					hot[v] = true
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for w := range writers {
+		for i := range each {
+			key := fmt.Sprintf("w%d:t%d", w, i)
+			got, err := c.Get(bg, key, true)
+			must(t, "get "+key, err)
+			if got.Version != 2 || fmt.Sprint(decode(t, got)["confidence"]) != "0.5" || len(got.History) != 1 || got.History[0].Version != 1 {
+				t.Errorf("%s: version %d, %v, %d previous versions", key, got.Version, decode(t, got)["confidence"], len(got.History))
+			}
+		}
+		if _, err := c.Get(bg, fmt.Sprintf("w%d:bad", w), false); !errors.Is(err, satchel.ErrNotFound) {
+			t.Errorf("the invalid document of writer %d: %v", w, err)
+		}
+	}
+	got, err := c.Get(bg, "shared:hot", true)
+	must(t, "get shared:hot", err)
+	equal(t, "versions of the shared key", got.Version, int64(writers*each*2))
+	equal(t, "acknowledged versions of the shared key", len(hot), writers*each*2)
+	if len(got.History) != 3 || got.History[0].Version != got.Version-1 || got.History[2].Version != got.Version-3 {
+		t.Errorf("history of the shared key: %d entries", len(got.History))
 	}
 }
 

@@ -71,3 +71,10 @@ type HideDocCounter struct{}
 
 // DocsByScope is the name it hides.
 func (HideDocCounter) DocsByScope() {}
+
+// HideDocBatcher hides backend.DocBatcher: every set is then its own
+// transaction.
+type HideDocBatcher struct{}
+
+// ReplaceDocs is the name it hides.
+func (HideDocBatcher) ReplaceDocs() {}

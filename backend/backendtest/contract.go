@@ -92,6 +92,8 @@ var contractChecks = []contractCheck{
 	{"ConcurrentGroupCommit", checkConcurrentGroupCommit},
 	{"ConcurrentDropRequires", checkConcurrentDropRequires},
 	{"Porter", checkPorter},
+	{"ReplaceDocs", checkReplaceDocs},
+	{"ReplaceDocsConcurrent", checkReplaceDocsConcurrent},
 }
 
 // ---- helpers ----

@@ -47,6 +47,12 @@ func TestConformance(t *testing.T) {
 				satcheltest.HideDocCounter
 			}{Backend: memory.New()}
 		}},
+		{"NoDocBatcher", func() backend.Backend {
+			return struct {
+				*memory.Backend
+				satcheltest.HideDocBatcher
+			}{Backend: memory.New()}
+		}},
 	}
 	for _, h := range hidden {
 		t.Run(h.name, func(t *testing.T) {
@@ -60,6 +66,7 @@ func TestConformance(t *testing.T) {
 				{"DocMaps", isA[backend.DocMaps](b)},
 				{"HeadsLister", isA[backend.HeadsLister](b)},
 				{"DocCounter", isA[backend.DocCounter](b)},
+				{"DocBatcher", isA[backend.DocBatcher](b)},
 			} {
 				if !c.has && "No"+c.name != h.name || c.has && "No"+c.name == h.name {
 					t.Fatalf("%s: %s present = %v", h.name, c.name, c.has)

@@ -89,6 +89,30 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	s := &b.docs
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.replace(r, now)
+}
+
+// ReplaceDocs applies each replacement as ReplaceDoc does, in order, all
+// under one hold of the lock: readers see all of them or none
+// (backend.DocBatcher).
+func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]backend.DocResult, error) {
+	now, err := b.docsNow()
+	if err != nil {
+		return nil, err
+	}
+	s := &b.docs
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]backend.DocResult, len(rs))
+	for i, r := range rs {
+		out[i].Doc, out[i].Err = s.replace(r, now)
+	}
+	return out, nil
+}
+
+// replace is one replacement, the per-document step of ReplaceDoc and
+// ReplaceDocs, under s.mu.
+func (s *docStore) replace(r backend.DocReplace, now time.Time) (backend.Doc, error) {
 	p := s.part(r.Store, r.Scope, true)
 	old := p.docs[r.Key]
 	if old == nil && r.Expect != 0 || old != nil && (old.cur.Version != r.Expect || r.Live && old.expired(now)) {
@@ -752,4 +776,7 @@ func (l *keyList) scan(after string, desc bool, fn func(string, *memDoc) bool) {
 	}
 }
 
-var _ backend.DocMaps = (*Backend)(nil)
+var (
+	_ backend.DocMaps    = (*Backend)(nil)
+	_ backend.DocBatcher = (*Backend)(nil)
+)

@@ -1,11 +1,14 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,6 +136,96 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	}
 	b.analyzer.wrote(b)
 	return d, nil
+}
+
+// ReplaceDocs runs the statement of ReplaceDoc for each replacement, in
+// one pipeline and one implicit transaction: one round trip and one
+// durable flush for all of them (backend.DocBatcher). Each statement sees
+// what the ones before it wrote (READ COMMITTED, a snapshot per
+// statement), so a later replacement of the same key is decided against
+// the earlier one. The statements run in key order (the results are put
+// back in the order of rs), so that two processes' batches lock their rows
+// in the same order and do not deadlock one another; a deadlock or a
+// serialization failure all the same (with a third party) runs the batch
+// again. Any other error rolls the whole transaction back and is
+// returned: the caller stores the replacements one by one. When the
+// connection fails before the transaction's outcome is known, every entry
+// gets that error, as a lone ReplaceDoc would.
+func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]backend.DocResult, error) {
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		a, c := &rs[i].DocID, &rs[j].DocID
+		return cmp.Or(strings.Compare(a.Store, c.Store), strings.Compare(a.Scope, c.Scope), strings.Compare(a.Key, c.Key))
+	})
+	now := b.nowArg()
+	out := make([]backend.DocResult, len(rs))
+	for attempt := 1; ; attempt++ {
+		err := b.replaceDocsOnce(ctx, rs, order, now, out)
+		switch {
+		case err == nil:
+			for _, r := range out {
+				if r.Err == nil {
+					b.analyzer.wrote(b)
+				}
+			}
+			return out, nil
+		case outcomeUnknown(err):
+			err = fmt.Errorf("postgres: put document: the connection failed before the transaction's outcome was known: %w", err)
+			for i := range out {
+				out[i] = backend.DocResult{Err: err}
+			}
+			return out, nil
+		case !retryable(err) || attempt == 5:
+			return nil, fmt.Errorf("postgres: put documents: %w", err)
+		}
+		b.retries.Add(1)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("postgres: put documents: %w", ctx.Err())
+		case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))):
+		}
+	}
+}
+
+func (b *Backend) replaceDocsOnce(ctx context.Context, rs []backend.DocReplace, order []int, now *time.Time, out []backend.DocResult) error {
+	batch := &pgx.Batch{}
+	for _, i := range order {
+		r := &rs[i]
+		batch.Queue(replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, now,
+			r.Version, r.Expect, r.Archive, r.Live)
+	}
+	br := b.pool.SendBatch(ctx, batch)
+	for _, i := range order {
+		r := &rs[i]
+		d := backend.Doc{Key: r.Key, JSON: r.JSON}
+		var done bool
+		var exp *time.Time
+		err := br.QueryRow().Scan(&done, &d.Version, &d.Updated, &exp, &d.Expired)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			// A concurrent first set of the key by another transaction.
+			out[i] = backend.DocResult{Doc: backend.Doc{Key: r.Key}, Err: backend.ErrDocChanged}
+			continue
+		case err != nil:
+			br.Close()
+			return err
+		}
+		d.Updated = d.Updated.UTC()
+		if exp != nil {
+			d.Expires = exp.UTC()
+		}
+		out[i] = backend.DocResult{Doc: d}
+		if !done {
+			d.JSON = nil
+			out[i] = backend.DocResult{Doc: d, Err: backend.ErrDocChanged}
+		}
+	}
+	// Close waits for the end of the implicit transaction: the results are
+	// returned only once it is durable.
+	return br.Close()
 }
 
 // getDoc returns the current version (h = 0, with whether it is visible)

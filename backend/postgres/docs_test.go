@@ -55,6 +55,19 @@ func TestConformance(t *testing.T) {
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: openDocs(t)} })
 	})
+	t.Run("NoDocBatcher", func(t *testing.T) {
+		if _, ok := backend.Backend(noBatch{}).(backend.DocBatcher); ok {
+			t.Fatal("the DocBatcher is not hidden")
+		}
+		satcheltest.RunDocuments(t, func(t *testing.T) backend.Backend { return noBatch{Backend: openDocs(t)} })
+	})
+}
+
+// noBatch is a PostgreSQL backend that stores each set in its own
+// transaction.
+type noBatch struct {
+	*postgres.Backend
+	satcheltest.HideDocBatcher
 }
 
 type noHeads struct {

@@ -33,6 +33,12 @@ type noHeads struct {
 	satcheltest.HideHeadsLister
 }
 
+// noBatch is a SQLite backend that stores each set in its own transaction.
+type noBatch struct {
+	*sqlite.Backend
+	satcheltest.HideDocBatcher
+}
+
 // TestConformance runs the whole suite on SQLite, then again with each of
 // its optional capabilities hidden.
 func TestConformance(t *testing.T) {
@@ -48,6 +54,12 @@ func TestConformance(t *testing.T) {
 			t.Fatal("the HeadsLister is not hidden")
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: open(t)} })
+	})
+	t.Run("NoDocBatcher", func(t *testing.T) {
+		if _, ok := backend.Backend(noBatch{}).(backend.DocBatcher); ok {
+			t.Fatal("the DocBatcher is not hidden")
+		}
+		satcheltest.RunDocuments(t, func(t *testing.T) backend.Backend { return noBatch{Backend: open(t)} })
 	})
 }
 

@@ -131,33 +131,8 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	// A replacement, in one BEGIN IMMEDIATE transaction.
 	var changed *backend.Doc
 	err = b.write(ctx, func(tx *sql.Tx) error {
-		var id, version, updated int64
-		var expires sql.NullInt64
-		err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, r.Store, r.Scope, r.Key).Scan(&id, &version, &updated, &expires)
-		if errors.Is(err, sql.ErrNoRows) {
-			changed = &backend.Doc{Key: r.Key}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if version != r.Expect || r.Live && expires.Valid && expires.Int64 <= upd {
-			changed = &backend.Doc{Key: r.Key, Version: version, Updated: fromNanos(updated)}
-			if expires.Valid {
-				changed.Expires = fromNanos(expires.Int64)
-				changed.Expired = expires.Int64 <= upd
-			}
-			return nil
-		}
-		if r.Archive {
-			if _, err := tx.StmtContext(ctx, st.histIns).ExecContext(ctx, id); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.StmtContext(ctx, st.histTrim).ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version-int64(r.Keep), r.Version); err != nil {
-			return err
-		}
-		_, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, r.Version, upd, exp, r.JSON, id)
+		var err error
+		changed, err = st.replace(ctx, tx, r, now)
 		return err
 	})
 	if err != nil {
@@ -168,6 +143,89 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	}
 	b.wroteDocs(1, len(r.JSON))
 	return d, nil
+}
+
+// ReplaceDocs applies each replacement as ReplaceDoc does, in order, in
+// one BEGIN IMMEDIATE transaction, and returns once it has committed
+// (backend.DocBatcher): concurrent sets share its COMMIT and its WAL
+// frames.
+func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]backend.DocResult, error) {
+	st, err := b.docStmts()
+	if err != nil {
+		return nil, err
+	}
+	now := b.now()
+	out := make([]backend.DocResult, len(rs))
+	size := 0
+	err = b.write(ctx, func(tx *sql.Tx) error {
+		size = 0
+		for i, r := range rs {
+			changed, err := st.replace(ctx, tx, r, now)
+			if err != nil {
+				return err
+			}
+			if changed != nil {
+				out[i] = backend.DocResult{Doc: *changed, Err: backend.ErrDocChanged}
+				continue
+			}
+			d := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, JSON: r.JSON}
+			if r.TTL > 0 {
+				d.Expires = now.Add(r.TTL)
+			}
+			out[i] = backend.DocResult{Doc: d}
+			size += len(r.JSON)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: put documents: %w", err)
+	}
+	b.wroteDocs(len(rs), size)
+	return out, nil
+}
+
+// replace is one replacement in the writer's transaction tx, the
+// per-document step of ReplaceDoc and ReplaceDocs: it stores r at now and
+// returns nil, or, when r's condition does not hold, writes nothing and
+// returns the current version.
+func (st *docState) replace(ctx context.Context, tx *sql.Tx, r backend.DocReplace, now time.Time) (*backend.Doc, error) {
+	upd, exp := nanos(now), expiresArg(now, r.TTL)
+	if r.Expect == 0 {
+		res, err := tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version, upd, exp, r.JSON)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return nil, err
+		}
+	}
+	var id, version, updated int64
+	var expires sql.NullInt64
+	err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, r.Store, r.Scope, r.Key).Scan(&id, &version, &updated, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &backend.Doc{Key: r.Key}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if version != r.Expect || r.Live && expires.Valid && expires.Int64 <= upd {
+		changed := &backend.Doc{Key: r.Key, Version: version, Updated: fromNanos(updated)}
+		if expires.Valid {
+			changed.Expires = fromNanos(expires.Int64)
+			changed.Expired = expires.Int64 <= upd
+		}
+		return changed, nil
+	}
+	if r.Archive {
+		if _, err := tx.StmtContext(ctx, st.histIns).ExecContext(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.StmtContext(ctx, st.histTrim).ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version-int64(r.Keep), r.Version); err != nil {
+		return nil, err
+	}
+	_, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, r.Version, upd, exp, r.JSON, id)
+	return nil, err
 }
 
 // docWritePages is about how many pages one document write adds to the

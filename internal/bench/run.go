@@ -33,6 +33,9 @@ type Result struct {
 	OldReadUs          float64 `json:"old_read_us,omitempty"`
 	HeadReadUs         float64 `json:"head_read_us,omitempty"`
 
+	// Clients is how many clients ran the phase at once (W2).
+	Clients int `json:"clients,omitempty"`
+
 	// W4 only.
 	Transport   string `json:"transport,omitempty"`
 	Concurrency int    `json:"concurrency,omitempty"`
@@ -48,6 +51,12 @@ type timer struct {
 	skipCPU time.Duration // CPU time of the work aside
 	lat     []time.Duration
 	noCPU   bool // getrusage failed: no CPU figure
+
+	// stopped is set by stop: the phase ended at end, with the process's
+	// CPU time at endCPU (work after it, such as a check, is not counted).
+	stopped bool
+	end     time.Time
+	endCPU  time.Duration
 }
 
 func newTimer(n int) *timer {
@@ -87,14 +96,25 @@ func (t *timer) op(fn func() error) error {
 	return err
 }
 
+// stop ends the phase now.
+func (t *timer) stop() {
+	t.end = time.Now()
+	var failed bool
+	t.endCPU, failed = processCPU()
+	t.noCPU = t.noCPU || failed
+	t.stopped = true
+}
+
 func (t *timer) result(system, workload, phase string) Result {
-	el := time.Since(t.start) - t.skip
-	cpu, failed := processCPU()
+	if !t.stopped {
+		t.stop()
+	}
+	el := t.end.Sub(t.start) - t.skip
 	r := Result{System: system, Workload: workload, Phase: phase, Ops: len(t.lat), Seconds: el.Seconds()}
 	if el > 0 {
 		r.OpsPerSec = float64(len(t.lat)) / el.Seconds()
 	}
-	if used := cpu - t.cpu - t.skipCPU; !failed && !t.noCPU && len(t.lat) > 0 && used > 0 {
+	if used := t.endCPU - t.cpu - t.skipCPU; !t.noCPU && len(t.lat) > 0 && used > 0 {
 		r.CPUusPerOp = us(used) / float64(len(t.lat))
 	}
 	if len(t.lat) > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/satchel-dev/satchel"
@@ -20,6 +21,12 @@ type W2Options struct {
 	// Indexed says whether the store was defined with
 	// W2StoreDefinitionIndexed (only reported: the store decides).
 	Indexed bool
+	// Clients is how many clients run the set and update phases at once
+	// (default 1), each setting its own documents (client k those with
+	// i % Clients == k). With more than one, the read phases are left out:
+	// after the updates every document is read back (untimed) and must be
+	// there with the version its last set was acknowledged with.
+	Clients int
 	// Progress, when set, is called after each operation.
 	Progress func()
 }
@@ -59,7 +66,6 @@ func RunW2(ctx context.Context, c *satchel.Collection, o W2Options, report func(
 	if o.Indexed {
 		system += "-indexed"
 	}
-	done := func(t *timer, phase string) { report(t.result(system, "W2", phase)) }
 
 	// Every document, generated before the clock starts.
 	docs := make([]map[string]any, n)
@@ -67,55 +73,57 @@ func RunW2(ctx context.Context, c *satchel.Collection, o W2Options, report func(
 		docs[i] = W2Doc(o.Seed, i, 0)
 	}
 
-	t := newTimer(n)
-	for i := 0; i < n; i++ {
-		var key string
-		var v int64
-		if err := t.op(func() (err error) { key, v, err = c.Set(ctx, docs[i]); return }); err != nil {
-			return fmt.Errorf("bench W2 set %d: %w", i, err)
-		}
-		if key != W2Key(i) || v != 1 {
-			return mismatch("W2", "set", "document %d: key %q version %d, want %q version 1", i, key, v, W2Key(i))
-		}
-		tick()
+	clients := max(o.Clients, 1)
+	done := func(t *timer, phase string) {
+		r := t.result(system, "W2", phase)
+		r.Clients = clients
+		report(r)
+	}
+	acked := make([]int64, n) // the version each document's last set was acknowledged with
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	t, err := w2Sets(ctx, c, clients, all, func(i int) map[string]any { return docs[i] }, 1, acked, tick)
+	if err != nil {
+		return err
 	}
 	done(t, "set")
 
-	t = newTimer(n)
-	for i := 0; i < n; i++ {
-		var d satchel.Document
-		if err := t.op(func() (err error) { d, err = c.Get(ctx, W2Key(i), false); return }); err != nil {
-			return fmt.Errorf("bench W2 get %d: %w", i, err)
+	if clients == 1 {
+		t = newTimer(n)
+		for i := 0; i < n; i++ {
+			var d satchel.Document
+			if err := t.op(func() (err error) { d, err = c.Get(ctx, W2Key(i), false); return }); err != nil {
+				return fmt.Errorf("bench W2 get %d: %w", i, err)
+			}
+			if d.Version != 1 || (i%997 == 0 && !sameDoc(d, docs[i])) {
+				return mismatch("W2", "get", "document %d: version %d or content differs", i, d.Version)
+			}
+			tick()
 		}
-		if d.Version != 1 || (i%997 == 0 && !sameDoc(d, docs[i])) {
-			return mismatch("W2", "get", "document %d: version %d or content differs", i, d.Version)
-		}
-		tick()
+		done(t, "get")
 	}
-	done(t, "get")
 
 	updates := make(map[int]map[string]any, n/10)
+	var updated []int
 	for i := 0; i < n; i++ {
 		if w2Updated(i) {
 			updates[i] = W2Doc(o.Seed, i, 1)
+			updated = append(updated, i)
 		}
 	}
-	t = newTimer(n / 10)
-	for i := 0; i < n; i++ {
-		if !w2Updated(i) {
-			continue
-		}
-		var v int64
-		if err := t.op(func() (err error) { _, v, err = c.Set(ctx, updates[i]); return }); err != nil {
-			return fmt.Errorf("bench W2 update %d: %w", i, err)
-		}
-		if v != 2 {
-			return mismatch("W2", "update", "document %d: version %d, want 2", i, v)
-		}
+	t, err = w2Sets(ctx, c, clients, updated, func(i int) map[string]any { return updates[i] }, 2, acked, tick)
+	if err != nil {
+		return err
+	}
+	for _, i := range updated {
 		docs[i] = updates[i]
-		tick()
 	}
 	done(t, "update")
+	if clients > 1 {
+		return w2CheckAcked(ctx, c, acked)
+	}
 
 	// query-eq: company_id = 'cXXXX' has the documents i ≡ XXXX (mod 1000),
 	// in key order: topic t000, t001, ...
@@ -232,6 +240,77 @@ func RunW2(ctx context.Context, c *satchel.Collection, o W2Options, report func(
 		if _, err := c.Get(ctx, W2Key(i), false); !errors.Is(err, satchel.ErrNotFound) {
 			return mismatch("W2", "remove", "document %d is still there (%v)", i, err)
 		}
+	}
+	return nil
+}
+
+// w2Sets sets the documents doc(i) of the indexes items with clients
+// clients at once, client k taking items k, k+clients, ...; each set must
+// be acknowledged with version want, which acked records. The timer holds
+// every set's latency and the phase's wall time.
+func w2Sets(ctx context.Context, c *satchel.Collection, clients int, items []int, doc func(i int) map[string]any, want int64, acked []int64, tick func()) (*timer, error) {
+	phase := "set"
+	if want > 1 {
+		phase = "update"
+	}
+	lats := make([][]time.Duration, clients)
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	t := newTimer(len(items))
+	for k := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ct := &timer{lat: make([]time.Duration, 0, len(items)/clients+1)}
+			defer func() { lats[k] = ct.lat }()
+			for j := k; j < len(items); j += clients {
+				i := items[j]
+				var key string
+				var v int64
+				if err := ct.op(func() (err error) { key, v, err = c.Set(ctx, doc(i)); return }); err != nil {
+					errs[k] = fmt.Errorf("bench W2 %s %d: %w", phase, i, err)
+					return
+				}
+				if key != W2Key(i) || v != want {
+					errs[k] = mismatch("W2", phase, "document %d: key %q version %d, want %q version %d", i, key, v, W2Key(i), want)
+					return
+				}
+				acked[i] = v
+				tick()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, l := range lats {
+		t.lat = append(t.lat, l...)
+	}
+	t.stop()
+	return t, nil
+}
+
+// w2CheckAcked reads every document back and checks that it is there with
+// the version its last set was acknowledged with: no acknowledged set may
+// be lost.
+func w2CheckAcked(ctx context.Context, c *satchel.Collection, acked []int64) error {
+	lost := 0
+	var first error
+	for i, v := range acked {
+		d, err := c.Get(ctx, W2Key(i), false)
+		if err != nil && !errors.Is(err, satchel.ErrNotFound) {
+			return fmt.Errorf("bench W2 check %d: %w", i, err)
+		}
+		if d.Version != v {
+			lost++
+			if first == nil {
+				first = mismatch("W2", "check", "document %d: version %d, its last set was acknowledged with %d", i, d.Version, v)
+			}
+		}
+	}
+	if lost > 0 {
+		return fmt.Errorf("%w (%d of %d acknowledged sets lost)", first, lost, len(acked))
 	}
 	return nil
 }

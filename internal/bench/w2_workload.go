@@ -35,18 +35,33 @@ func init() {
 		DefaultN: W2DefaultN,
 		Ops:      func(n int) int { return 2 * W2Ops(n) },
 		Run: func(ctx context.Context, env Env, report func(Result)) error {
-			for _, indexed := range []bool{true, false} {
-				p, name, err := W2Project(indexed)
-				if err != nil {
-					return err
+			clients := env.Clients
+			if len(clients) == 0 {
+				clients = []int{1}
+			}
+			for _, k := range clients {
+				if k < 1 {
+					return fmt.Errorf("bench W2: clients must be at least 1, was %d", k)
 				}
-				c, err := env.Store.Collection(ctx, p, "bench", name, satchel.Force())
-				if err != nil {
-					return err
+				// Each number of clients sets its documents in a scope
+				// of its own.
+				scope := "bench"
+				if k > 1 {
+					scope = fmt.Sprintf("bench-c%d", k)
 				}
-				o := W2Options{System: env.System, N: env.N, Seed: env.Seed, Indexed: indexed, Progress: env.Progress}
-				if err := RunW2(ctx, c, o, report); err != nil {
-					return err
+				for _, indexed := range []bool{true, false} {
+					p, name, err := W2Project(indexed)
+					if err != nil {
+						return err
+					}
+					c, err := env.Store.Collection(ctx, p, scope, name, satchel.Force())
+					if err != nil {
+						return err
+					}
+					o := W2Options{System: env.System, N: env.N, Seed: env.Seed, Indexed: indexed, Clients: k, Progress: env.Progress}
+					if err := RunW2(ctx, c, o, report); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
@@ -75,11 +90,34 @@ var w2Goals = map[string]w2Goal{
 		setWhy: "1.5× PostgresStore", getWhy: "1.5× PostgresStore", queryEqWhy: "10× PostgresStore"},
 }
 
+// w2ClientsGain is what sets by 16 clients at once must reach against one
+// client's, on the backends that store on disk: their sets then share
+// transactions (docs/decisions/0071-document-group-commit.md).
+const w2ClientsGain = 5
+
 // w2Targets holds W2's set, get and indexed query-eq against the targets
-// of their backend, and the indexed query-eq against the same query on the
-// store without indexes (at least 10×).
+// of their backend, the indexed query-eq against the same query on the
+// store without indexes (at least 10×), and the sets of 16 clients against
+// those of one (at least 5×, on SQLite and PostgreSQL).
 func w2Targets(rs []Result) []Verdict {
 	var out []Verdict
+	one := map[string]float64{}
+	for _, r := range rs {
+		if r.Workload == "W2" && r.Phase == "set" && r.Clients <= 1 {
+			one[r.System] = r.OpsPerSec
+		}
+	}
+	for _, r := range rs {
+		system, _ := strings.CutSuffix(r.System, "-indexed")
+		if r.Workload != "W2" || r.Phase != "set" || r.Clients != 16 || system == "satchel-memory" || one[r.System] == 0 {
+			continue
+		}
+		out = append(out, Verdict{
+			System: r.System, Figure: "W2 set 16 clients / 1 client",
+			Value:  fmt.Sprintf("%.1f× (%.0f against %.0f ops/s)", r.OpsPerSec/one[r.System], r.OpsPerSec, one[r.System]),
+			Target: fmt.Sprintf("≥ %d×", w2ClientsGain), Met: r.OpsPerSec >= w2ClientsGain*one[r.System],
+		})
+	}
 	plainEq := map[string]float64{}
 	for _, r := range rs {
 		if r.Workload == "W2" && r.Phase == "query-eq" && !strings.HasSuffix(r.System, "-indexed") {
@@ -87,7 +125,7 @@ func w2Targets(rs []Result) []Verdict {
 		}
 	}
 	for _, r := range rs {
-		if r.Workload != "W2" {
+		if r.Workload != "W2" || r.Clients > 1 {
 			continue
 		}
 		system, indexed := strings.CutSuffix(r.System, "-indexed")

@@ -22,6 +22,9 @@ type Env struct {
 	N int
 	// Seed draws the data; 0 means 1.
 	Seed uint32
+	// Clients lists how many clients run at once, one run each (W2:
+	// its set and update phases); empty means one.
+	Clients []int
 	// Progress, when set, is called after each operation.
 	Progress func()
 }

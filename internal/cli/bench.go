@@ -41,6 +41,7 @@ type benchFlags struct {
 	seed                uint32
 	noTargets           bool
 	cpuProfile          string
+	clients             string
 
 	// W4.
 	transports, concurrency, nodeDir, satchelBin string
@@ -75,7 +76,13 @@ held against its target. With --json, one JSON object a line per phase:
 system, workload, phase, ops, seconds, ops_per_s, p50_us, p99_us,
 cpu_us_per_op (the process's CPU time per operation), and for
 W3 bytes_per_checkpoint, step_us, fork_us, old_read_us, head_read_us, for
-W4 transport and concurrency.
+W4 transport and concurrency, for W2 clients.
+
+W2 runs once for each number of --clients: its set and update phases
+run that many clients at once, each setting its own documents. With more
+than one client the read phases are left out; every document is then
+read back and must be there with the version its last set was
+acknowledged with (the run fails otherwise).
 
 W5 (replicas; run alone, on --backend postgres) starts --processes
 satchel processes of 16 clients each, every one reaching PostgreSQL
@@ -99,6 +106,7 @@ PostgreSQL (--backend postgres) needs a server: --pg URL, else
 $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 		Example: `  satchel bench
   satchel bench --workload w3 --backend sqlite --json
+  satchel bench --workload w2 --clients 1,16 --backend sqlite,postgres --n 20000
   satchel bench --workload w4 --backend sqlite --peer-filesystem
   satchel bench --workload w5 --backend postgres --processes 1,2,4 --rtt 1ms
   satchel bench --workload w1 --n 1000 --backend memory,sqlite,postgres --pg postgres://localhost/bench`,
@@ -114,6 +122,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.n, "n", "", "scale: W1's and W4's N files, W3's F files (default each workload's own); several, comma-separated, run each in turn")
 	fl.StringVar(&f.plot, "plot", "", "draw each phase's figures against the scales of --n as cost curves (log axes) into `FILE.svg`")
 	fl.Uint32Var(&f.seed, "seed", 1, "seed of the generated data")
+	fl.StringVar(&f.clients, "clients", "1", "W2: clients setting documents at once, comma-separated (each number a run of its own)")
 	fl.StringVar(&f.transports, "transport", "stdio,http", "W4: MCP transports, comma-separated: stdio, http")
 	fl.StringVar(&f.concurrency, "concurrency", "1,16", "W4: calls in flight, comma-separated")
 	fl.BoolVar(&f.peerFilesystem, "peer-filesystem", false, "W4: also run @modelcontextprotocol/server-filesystem (over stdio, with Node from --node-dir)")
@@ -217,6 +226,18 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 		return usagef("--backend postgres needs a server: give --pg URL or set %s", benchPGEnv)
 	}
 
+	var clients []int
+	for _, c := range splitList(f.clients) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			return usagef("--clients takes positive numbers, comma-separated, was %q", f.clients)
+		}
+		clients = append(clients, n)
+	}
+	if len(clients) == 0 {
+		return usagef("--clients is empty: give at least one number of clients")
+	}
+
 	var concurrency []int
 	for _, c := range splitList(f.concurrency) {
 		n, err := strconv.Atoi(c)
@@ -254,7 +275,7 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 					}
 					continue
 				}
-				if err := benchOne(ctx, a, w, b, pg, n, f, report); err != nil {
+				if err := benchOne(ctx, a, w, b, pg, n, clients, f, report); err != nil {
 					return err
 				}
 			}
@@ -290,7 +311,7 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 }
 
 // benchOne runs workload w on a fresh store of backend b.
-func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int, f benchFlags, report func(bench.Result) error) error {
+func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int, clients []int, f benchFlags, report func(bench.Result) error) error {
 	st, cleanup, err := benchStore(ctx, b, pg)
 	if err != nil {
 		return err
@@ -300,13 +321,14 @@ func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int
 		n = w.DefaultN
 	}
 	var done atomic.Int64
-	stop := a.progress(fmt.Sprintf("%s %s", w.Name, b), w.Ops(n), &done)
+	stop := a.progress(fmt.Sprintf("%s %s", w.Name, b), w.Ops(n)*len(clients), &done)
 	var reportErr error
 	err = w.Run(ctx, bench.Env{
 		Store:    st,
 		System:   "satchel-" + b,
 		N:        n,
 		Seed:     f.seed,
+		Clients:  clients,
 		Progress: func() { done.Add(1) },
 	}, func(r bench.Result) {
 		r.N = n
@@ -405,6 +427,9 @@ func printBenchTable(w io.Writer, rs []bench.Result) error {
 		phase := r.Phase
 		if r.Transport != "" {
 			phase = fmt.Sprintf("%s %s×%d", r.Phase, r.Transport, r.Concurrency)
+		}
+		if r.Clients > 1 {
+			phase = fmt.Sprintf("%s ×%d", r.Phase, r.Clients)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.3f\t%.0f\t%.1f\t%.1f\t\n",
 			r.System, r.Workload, phase, r.Ops, r.Seconds, r.OpsPerSec, r.P50us, r.P99us)
