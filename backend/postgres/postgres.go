@@ -76,6 +76,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/internal/sqlmigrate"
 )
 
 // Backend is a satchel backend in a PostgreSQL database. It is safe for
@@ -91,6 +92,9 @@ type Backend struct {
 	docClock atomic.Pointer[func() time.Time]
 	// snapshot is set for a Snapshot's backend: reads only.
 	snapshot bool
+	// reg is the process's row in the processes table (nil for a
+	// Snapshot's backend).
+	reg *sqlmigrate.Registration
 }
 
 // Open connects to the database at url (postgres://...) and brings its
@@ -113,6 +117,14 @@ func open(ctx context.Context, cfg *pgxpool.Config) (*Backend, error) {
 	if err := b.Migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	ms, err := migrations()
+	if err == nil {
+		b.reg, err = sqlmigrate.Register(ctx, registry{pool}, sqlmigrate.Self(ms))
+	}
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return b, nil
 }
@@ -170,6 +182,11 @@ func DropSchema(ctx context.Context, url, schema string) error {
 
 // Close closes the pool's connections.
 func (b *Backend) Close() error {
+	if b.reg != nil {
+		// A row that cannot be deleted (the database unreachable) is
+		// forgotten once its lease runs out.
+		_ = b.reg.Close()
+	}
 	b.pool.Close()
 	return nil
 }
@@ -184,7 +201,7 @@ func (b *Backend) Now(ctx context.Context) (time.Time, error) {
 }
 
 // tables are satchel's tables, for DiskSize.
-var tables = []string{"threads", "commits", "checkpoints", "settings", "schema_migrations", "docs", "doc_history"}
+var tables = []string{"threads", "commits", "checkpoints", "settings", "schema_migrations", "docs", "doc_history", "processes"}
 
 // DiskSize returns the bytes satchel's tables occupy, with their indexes
 // and TOAST data (pg_total_relation_size), in the first schema of the
