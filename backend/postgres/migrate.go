@@ -106,7 +106,13 @@ type querier interface {
 
 // state reads schema_migrations (without the lock row).
 func (b *Backend) state(ctx context.Context, q querier) (sqlmigrate.State, error) {
-	rows, err := q.Query(ctx, "SELECT version, name, kind FROM schema_migrations WHERE version > 0 ORDER BY version")
+	return readState(ctx, q, "SELECT version, name, kind FROM schema_migrations WHERE version > 0 ORDER BY version")
+}
+
+// readState reads the rows of schema_migrations that query returns as
+// (version, name, kind).
+func readState(ctx context.Context, q querier, query string) (sqlmigrate.State, error) {
+	rows, err := q.Query(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -158,22 +164,33 @@ func (b *Backend) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// MigrationScript returns the SQL that migrating the database would run
-// (contract: MigrateContract), without running it: the bookkeeping, then
-// each migration it lacks with the row that records it, in one
-// transaction. Nothing to apply: "".
-func (b *Backend) MigrationScript(ctx context.Context, contract bool) (string, error) {
+// MigrationScript returns the SQL that migrating the database at url
+// would run (contract: MigrateContract), without running it and without
+// registering: the bookkeeping, then each migration it lacks with the row
+// that records it, in one transaction. Nothing to apply: "".
+func MigrationScript(ctx context.Context, url string, contract bool) (string, error) {
 	ms, err := migrations()
 	if err != nil {
 		return "", fmt.Errorf("postgres: %w", err)
 	}
-	s, err := b.state(ctx, b.pool)
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		// No schema_migrations, or one without kinds: a database that
-		// predates them is read by version and name.
-		s, err = b.stateWithoutKinds(ctx)
-		if err != nil {
-			s = nil
+		return "", fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Close(context.Background())
+	var s sqlmigrate.State
+	var exists, hasKind bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL,
+		EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'schema_migrations' AND column_name = 'kind')`).Scan(&exists, &hasKind); err != nil {
+		return "", fmt.Errorf("postgres: %w", err)
+	}
+	if exists {
+		q := "SELECT version, name, 'expand' FROM schema_migrations WHERE version > 0 ORDER BY version"
+		if hasKind {
+			q = "SELECT version, name, kind FROM schema_migrations WHERE version > 0 ORDER BY version"
+		}
+		if s, err = readState(ctx, conn, q); err != nil {
+			return "", fmt.Errorf("postgres: %w", err)
 		}
 	}
 	if err := sqlmigrate.Check(s, ms); err != nil {
@@ -184,23 +201,6 @@ func (b *Backend) MigrationScript(ctx context.Context, contract bool) (string, e
 		return "", nil
 	}
 	return script(pending), nil
-}
-
-func (b *Backend) stateWithoutKinds(ctx context.Context) (sqlmigrate.State, error) {
-	rows, err := b.pool.Query(ctx, "SELECT version, name FROM schema_migrations WHERE version > 0 ORDER BY version")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var s sqlmigrate.State
-	for rows.Next() {
-		var a sqlmigrate.Applied
-		if err := rows.Scan(&a.Version, &a.Name); err != nil {
-			return nil, err
-		}
-		s = append(s, a)
-	}
-	return s, rows.Err()
 }
 
 // SchemaScript returns the SQL that creates the whole schema in an empty

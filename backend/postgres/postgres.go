@@ -244,6 +244,7 @@ var (
 	_ backend.CheckpointResolver = (*Backend)(nil)
 	_ backend.ClockSetter        = (*Backend)(nil)
 	_ backend.Migrator           = (*Backend)(nil)
+	_ backend.ContractMigrator   = (*Backend)(nil)
 	_ backend.DiskSizer          = (*Backend)(nil)
 	_ backend.HeadsLister        = (*Backend)(nil)
 )

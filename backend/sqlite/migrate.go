@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
+	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -171,22 +173,40 @@ func (b *Backend) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// MigrationScript returns the SQL that migrating the database would run
-// (contract: MigrateContract), without running it: the bookkeeping, then
-// each migration it lacks with the row that records it, in one
-// transaction. Nothing to apply: "".
-func (b *Backend) MigrationScript(ctx context.Context, contract bool) (string, error) {
+// MigrationScript returns the SQL that migrating the database at dsn
+// would run (contract: MigrateContract), without running it and without
+// writing to the file: the bookkeeping, then each migration it lacks with
+// the row that records it, in one transaction. A missing file is a new
+// database. Nothing to apply: "".
+func MigrationScript(ctx context.Context, dsn string, contract bool) (string, error) {
 	ms, err := migrations()
 	if err != nil {
 		return "", fmt.Errorf("sqlite: %w", err)
 	}
-	s, err := readState(ctx, b.r, true)
-	legacy := false
+	path, err := parsePath(dsn)
 	if err != nil {
-		// No kind column (a table made before kinds were recorded: the
-		// script adds it first), or no table at all (a new database).
-		s, err = readState(ctx, b.r, false)
-		legacy = err == nil
+		return "", err
+	}
+	var s sqlmigrate.State
+	legacy := false
+	if _, err := os.Stat(path); err == nil {
+		db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&"+readerParams)
+		if err != nil {
+			return "", fmt.Errorf("sqlite: %s: %w", path, err)
+		}
+		defer db.Close()
+		var exists, hasKind bool
+		if err := db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'),
+			(SELECT count(*) > 0 FROM pragma_table_info('schema_migrations') WHERE name = 'kind')`).Scan(&exists, &hasKind); err != nil {
+			return "", fmt.Errorf("sqlite: %s: %w", path, err)
+		}
+		if exists {
+			if s, err = readState(ctx, db, hasKind); err != nil {
+				return "", fmt.Errorf("sqlite: %s: %w", path, err)
+			}
+			legacy = !hasKind
+		}
 	}
 	if err := sqlmigrate.Check(s, ms); err != nil {
 		return "", fmt.Errorf("sqlite: %w", err)
@@ -197,6 +217,7 @@ func (b *Backend) MigrationScript(ctx context.Context, contract bool) (string, e
 	}
 	out := script(pending)
 	if legacy {
+		// The table predates kinds: the script adds the column first.
 		out = strings.Replace(out, setupSQL, setupSQL+"\n"+kindSQL+";", 1)
 	}
 	return out, nil

@@ -476,11 +476,12 @@ func blob(b []byte) []byte {
 }
 
 var (
-	_ backend.Backend     = (*Backend)(nil)
-	_ backend.Documents   = (*Backend)(nil)
-	_ backend.Vacuumer    = (*Backend)(nil)
-	_ backend.ClockSetter = (*Backend)(nil)
-	_ backend.Migrator    = (*Backend)(nil)
-	_ backend.DiskSizer   = (*Backend)(nil)
-	_ backend.HeadsLister = (*Backend)(nil)
+	_ backend.Backend          = (*Backend)(nil)
+	_ backend.Documents        = (*Backend)(nil)
+	_ backend.Vacuumer         = (*Backend)(nil)
+	_ backend.ClockSetter      = (*Backend)(nil)
+	_ backend.Migrator         = (*Backend)(nil)
+	_ backend.ContractMigrator = (*Backend)(nil)
+	_ backend.DiskSizer        = (*Backend)(nil)
+	_ backend.HeadsLister      = (*Backend)(nil)
 )
