@@ -13,7 +13,14 @@
 // applies the embedded migrations (migrations/*.sql); processes that start
 // together are serialised by a row lock (SELECT ... FOR UPDATE) on the
 // schema_migrations table, and the creation of that table is retried when
-// two of them race on it. Migrate does the same on demand.
+// two of them race on it. Migrate does the same on demand. Only expand
+// (additive) migrations run at open, and a schema newer by expand
+// migrations only is run on, so old and new replicas share one schema
+// through a rolling upgrade; contract migrations wait for
+// MigrateContract (docs/operations.md, "Upgrades"). A database already up
+// to date is only read: a role without DDL rights opens it. Each Backend
+// registers its process in the processes table until Close
+// (docs/decisions/0062-process-registry.md).
 //
 // # Durability and clock
 //

@@ -17,7 +17,9 @@
 // and switching a new file to it is the one step SQLite does not wait for
 // under busy_timeout, so Open retries it. Open then applies the embedded
 // migrations (migrations/*.sql) inside one BEGIN IMMEDIATE transaction, so
-// processes opening a new file at once do not race.
+// processes opening a new file at once do not race: the expand ones only
+// (contract migrations wait for MigrateContract, as on PostgreSQL), and it
+// registers the process in the file's processes table until Close.
 //
 // # Durability
 //
