@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,7 +178,26 @@ type server struct {
 	in   io.WriteCloser
 	out  *bufio.Scanner
 	next int
-	log  strings.Builder // its standard error, shown when it fails
+	log  syncBuffer // its standard error, shown when it fails
+}
+
+// syncBuffer is a strings.Builder that the command's copying goroutine
+// and the test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func startServe(t *testing.T, ctx context.Context, bin, db string) *server {
