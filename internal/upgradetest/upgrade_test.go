@@ -22,7 +22,10 @@ import (
 // baseCommit is the earlier satchel of the rolling upgrade: the newest
 // commit whose migration runner knows expand and contract migrations
 // and registers its processes, before the schema the current tree
-// brings. Move it forward when a release changes the schema.
+// brings. Move it forward when a release changes the schema. Its
+// migrations must be the first ones of the current tree, with the same
+// names (a database records them by version and name): if they are
+// renumbered, move it to a commit of the current numbering.
 const baseCommit = "c2b9df0ed29e0f3f4b02e46607adc772b4182540"
 
 // root is the module's directory.
