@@ -34,11 +34,11 @@ const root = "../.."
 // TestRollingUpgrade builds satchel at baseCommit (from git archive, so a
 // clean clone with its history suffices) and the current tree with the
 // build tag satchel_upgradetest (two more migrations: an expand one and a
-// contract one), and runs both on one PostgreSQL schema: the old one
-// serves (MCP over stdio) while the new one migrates, each sees the
-// other's commits, an old process started after the new schema runs on
+// contract one), and runs both on one PostgreSQL schema: both serve (MCP
+// over stdio) and write, each sees the other's commits, an old process started after the new schema runs on
 // it, migrate --contract is refused naming the old server while it runs
-// and succeeds once it stopped, and the old binary is then refused.
+// and succeeds once it stopped (the new server running through it), and
+// the old binary is then refused.
 func TestRollingUpgrade(t *testing.T) {
 	testenv.Long(t, "builds two satchel binaries")
 	url := testenv.PostgresURL(t)
@@ -127,7 +127,10 @@ func TestRollingUpgrade(t *testing.T) {
 	if got := ok(newBin, "", "fs", "read", "old.md"); got != "from the old one\n" {
 		t.Errorf("new reads %q", got)
 	}
-	ok(newBin, "from the new one\n", "fs", "write", "new.md")
+	srv := startServe(t, ctx, newBin, db)
+	if r := srv.call("write_file", map[string]any{"path": "new.md", "content": "from the new one\n"}); !strings.Contains(r, "wrote") {
+		t.Fatalf("new write_file: %s", r)
+	}
 	var m struct {
 		SchemaVersion int `json:"schema_version"`
 	}
@@ -142,8 +145,8 @@ func TestRollingUpgrade(t *testing.T) {
 	if r := old.call("write_file", map[string]any{"path": "old2.md", "content": "again\n"}); !strings.Contains(r, "wrote") {
 		t.Errorf("old write_file after the new schema: %s", r)
 	}
-	if got := ok(newBin, "", "fs", "read", "old2.md"); got != "again\n" {
-		t.Errorf("new reads %q", got)
+	if r := srv.call("read_file", map[string]any{"path": "old2.md"}); !strings.Contains(r, "again") {
+		t.Errorf("new read_file of old2.md: %s", r)
 	}
 	// An old process that starts during the rollout runs on the new schema.
 	if got := ok(oldBin, "", "fs", "read", "new.md"); got != "from the new one\n" {
@@ -172,6 +175,11 @@ func TestRollingUpgrade(t *testing.T) {
 	if got := ok(newBin, "", "fs", "read", "old.md"); got != "from the old one\n" {
 		t.Errorf("new reads %q after the contract", got)
 	}
+	// The new server ran through the contract.
+	if r := srv.call("write_file", map[string]any{"path": "after.md", "content": "after\n"}); !strings.Contains(r, "wrote") {
+		t.Errorf("new write_file after the contract: %s", r)
+	}
+	srv.stop() // before ctx ends, which would kill it
 }
 
 // server is a satchel serve over stdio.
