@@ -206,8 +206,8 @@ func Check(s State, ms []Migration) error {
 				name = a.Name
 			}
 		}
-		return fmt.Errorf("%w: the database's schema is version %d and its contract migration %s needs a satchel that knows version %d or later; this program knows %d: upgrade satchel",
-			backend.ErrSchemaTooNew, s.Version(), name, c, len(ms))
+		return tooNewError(fmt.Sprintf("the database's schema is version %d and its contract migration %s needs a satchel that knows version %d or later; this program knows %d: upgrade satchel",
+			s.Version(), name, c, len(ms)))
 	}
 	for _, a := range s {
 		if a.Version >= 1 && a.Version <= len(ms) && a.Name != ms[a.Version-1].Name {
@@ -217,6 +217,14 @@ func Check(s State, ms []Migration) error {
 	}
 	return nil
 }
+
+// tooNewError is Check's refusal of a schema too new for the program; it
+// matches backend.ErrSchemaTooNew.
+type tooNewError string
+
+func (e tooNewError) Error() string { return string(e) }
+
+func (e tooNewError) Is(target error) bool { return target == backend.ErrSchemaTooNew }
 
 // Pending returns the migrations of ms that the schema lacks and that
 // migrating would apply, in order: the expand ones, and the contract ones
