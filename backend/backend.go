@@ -42,6 +42,14 @@ var ErrNotRetained = errors.New("backend: commit not retained")
 // or mount).
 var ErrReadOnly = errors.New("read-only")
 
+// ErrSchemaTooNew: the database's schema has a contract migration this
+// program does not know: it would not run correctly on it (upgrade it).
+var ErrSchemaTooNew = errors.New("schema too new for this program")
+
+// ErrOlderProcesses: a contract migration was refused because processes
+// that predate it still use the database.
+var ErrOlderProcesses = errors.New("older processes still connected")
+
 // ErrNoThread is returned when a thread does not exist.
 var ErrNoThread = errors.New("backend: no such thread")
 

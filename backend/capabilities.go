@@ -106,13 +106,23 @@ type ClockSetter interface {
 }
 
 // Migrator is implemented by backends with a schema (SQLite, PostgreSQL).
-// Migrate applies the migrations the database lacks (Open already does;
-// satchel migrate calls it on its own); SchemaVersion returns the number
-// of the last migration applied. Both refuse a database whose schema is
-// newer than the program.
+// Migrate applies the expand migrations the database lacks (Open already
+// does; satchel migrate calls it on its own); SchemaVersion returns the
+// number of the last migration applied. Both refuse (ErrSchemaTooNew) a
+// database with a contract migration newer than the program
+// (docs/decisions/0061-expand-contract-migrations.md).
 type Migrator interface {
 	Migrate(ctx context.Context) error
 	SchemaVersion(ctx context.Context) (int, error)
+}
+
+// ContractMigrator is implemented by the backends whose migrations may be
+// destructive (SQLite, PostgreSQL). MigrateContract applies the migrations
+// the database lacks, contract ones included, and refuses
+// (ErrOlderProcesses) while a process that predates a pending contract
+// migration is registered (satchel migrate --contract).
+type ContractMigrator interface {
+	MigrateContract(ctx context.Context) error
 }
 
 // DiskSizer is implemented by backends that store on disk. DiskSize

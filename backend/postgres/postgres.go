@@ -13,7 +13,14 @@
 // applies the embedded migrations (migrations/*.sql); processes that start
 // together are serialised by a row lock (SELECT ... FOR UPDATE) on the
 // schema_migrations table, and the creation of that table is retried when
-// two of them race on it. Migrate does the same on demand.
+// two of them race on it. Migrate does the same on demand. Only expand
+// (additive) migrations run at open, and a schema newer by expand
+// migrations only is run on, so old and new replicas share one schema
+// through a rolling upgrade; contract migrations wait for
+// MigrateContract (docs/operations.md, "Upgrades"). A database already up
+// to date is only read: a role without DDL rights opens it. Each Backend
+// registers its process in the processes table until Close
+// (docs/decisions/0062-process-registry.md).
 //
 // # Durability and clock
 //
@@ -76,6 +83,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/internal/sqlmigrate"
 )
 
 // Backend is a satchel backend in a PostgreSQL database. It is safe for
@@ -91,6 +99,9 @@ type Backend struct {
 	docClock atomic.Pointer[func() time.Time]
 	// snapshot is set for a Snapshot's backend: reads only.
 	snapshot bool
+	// reg is the process's row in the processes table (nil for a
+	// Snapshot's backend).
+	reg *sqlmigrate.Registration
 }
 
 // Open connects to the database at url (postgres://...) and brings its
@@ -113,6 +124,14 @@ func open(ctx context.Context, cfg *pgxpool.Config) (*Backend, error) {
 	if err := b.Migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	ms, err := migrations()
+	if err == nil {
+		b.reg, err = sqlmigrate.Register(ctx, registry{pool}, sqlmigrate.Self(ms))
+	}
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return b, nil
 }
@@ -170,6 +189,11 @@ func DropSchema(ctx context.Context, url, schema string) error {
 
 // Close closes the pool's connections.
 func (b *Backend) Close() error {
+	if b.reg != nil {
+		// A row that cannot be deleted (the database unreachable) is
+		// forgotten once its lease runs out.
+		_ = b.reg.Close()
+	}
 	b.pool.Close()
 	return nil
 }
@@ -184,7 +208,7 @@ func (b *Backend) Now(ctx context.Context) (time.Time, error) {
 }
 
 // tables are satchel's tables, for DiskSize.
-var tables = []string{"threads", "commits", "checkpoints", "settings", "schema_migrations", "docs", "doc_history"}
+var tables = []string{"threads", "commits", "checkpoints", "settings", "schema_migrations", "docs", "doc_history", "processes"}
 
 // DiskSize returns the bytes satchel's tables occupy, with their indexes
 // and TOAST data (pg_total_relation_size), in the first schema of the
@@ -227,6 +251,7 @@ var (
 	_ backend.CheckpointResolver = (*Backend)(nil)
 	_ backend.ClockSetter        = (*Backend)(nil)
 	_ backend.Migrator           = (*Backend)(nil)
+	_ backend.ContractMigrator   = (*Backend)(nil)
 	_ backend.DiskSizer          = (*Backend)(nil)
 	_ backend.HeadsLister        = (*Backend)(nil)
 	_ backend.DocBatcher         = (*Backend)(nil)

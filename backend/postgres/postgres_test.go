@@ -99,15 +99,24 @@ func withSearchPath(url, schema string) string {
 	return url + "?search_path=" + schema
 }
 
-func TestNewerSchemaRefused(t *testing.T) {
+// TestNewerSchema: a schema newer by an expand migration is run on (a
+// rolling upgrade's older replicas); one newer by a contract migration is
+// refused.
+func TestNewerSchema(t *testing.T) {
 	b := openTest(t)
 	defer b.Close()
 	if _, err := b.pool.Exec(t.Context(), "INSERT INTO schema_migrations (version, name) VALUES (999, 'future')"); err != nil {
 		t.Fatal(err)
 	}
+	if err := b.Migrate(t.Context()); err != nil {
+		t.Errorf("Migrate of a database newer by an expand migration: %v", err)
+	}
+	if _, err := b.pool.Exec(t.Context(), "UPDATE schema_migrations SET kind = 'contract' WHERE version = 999"); err != nil {
+		t.Fatal(err)
+	}
 	err := b.Migrate(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Errorf("Migrate of a database from a newer satchel: %v", err)
+	if !errors.Is(err, backend.ErrSchemaTooNew) || !strings.Contains(err.Error(), "upgrade satchel") {
+		t.Errorf("Migrate of a database newer by a contract migration: %v", err)
 	}
 }
 

@@ -3,10 +3,14 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/internal/sqlmigrate"
 )
 
 // TestMigrateFromVersion2 builds a database with the schema of version 2
@@ -93,5 +97,126 @@ func TestMigrateFromVersion2(t *testing.T) {
 	}
 	if c, err := b.CommitAt(ctx, 1, 4); err != nil || c.ID != 9 {
 		t.Errorf("new commit: %+v %v", c, err)
+	}
+}
+
+// contractProbe is a test-only migration set over the real one: an
+// expand migration adds a table, the contract one drops a column of it.
+func contractProbe(n int) []sqlmigrate.Migration {
+	return []sqlmigrate.Migration{
+		{Version: n + 1, Name: fmt.Sprintf("%04d_probe.sql", n+1), Kind: sqlmigrate.Expand, SQL: "CREATE TABLE probe (x INTEGER, y INTEGER)"},
+		{Version: n + 2, Name: fmt.Sprintf("%04d_probe_drop_y.sql", n+2), Kind: sqlmigrate.Contract, SQL: "-- satchel:contract\nALTER TABLE probe DROP COLUMN y"},
+	}
+}
+
+// TestContract: with the probe set, an open applies the expand migration
+// and leaves the contract one; an older process (the real set) runs on
+// it, read-only too; MigrateContract is refused naming it while it is
+// open, succeeds once it closed, and the older program is then refused.
+func TestContract(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "c.db")
+	old, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := migrations()
+	extraMigrations = contractProbe
+	t.Cleanup(func() { extraMigrations = nil })
+	b, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if v, err := b.SchemaVersion(ctx); err != nil || v != len(real)+1 {
+		t.Fatalf("schema version %d (%v), want %d: the contract migration waits", v, err, len(real)+1)
+	}
+	if _, err := old.CreateThread(ctx, "s", "old"); err != nil {
+		t.Errorf("old process: %v", err)
+	}
+	extraMigrations = nil
+	if ro, err := OpenReadOnly(ctx, path); err != nil {
+		t.Errorf("an older program, read-only, on the expanded schema: %v", err)
+	} else {
+		ro.Close()
+	}
+	extraMigrations = contractProbe
+	err = b.MigrateContract(ctx)
+	var e *sqlmigrate.OlderProcessesError
+	if !errors.Is(err, backend.ErrOlderProcesses) || !errors.As(err, &e) || len(e.Processes) != 1 || e.Processes[0].Schema != len(real) {
+		t.Fatalf("contract while an older process is open: %v", err)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("pid %d on ", os.Getpid())) {
+		t.Errorf("refusal does not name the process: %v", err)
+	}
+	old.Close()
+	if err := b.MigrateContract(ctx); err != nil {
+		t.Fatalf("contract once the older process closed: %v", err)
+	}
+	if v, _ := b.SchemaVersion(ctx); v != len(real)+2 {
+		t.Errorf("schema version %d after the contract", v)
+	}
+	extraMigrations = nil
+	if o, err := Open(ctx, path); !errors.Is(err, backend.ErrSchemaTooNew) {
+		if o != nil {
+			o.Close()
+		}
+		t.Errorf("the older program after the contract: %v", err)
+	}
+}
+
+// TestMigrationScript: the printed schema, applied to an empty file by
+// hand, is a database satchel opens as up to date; a file of version 2
+// made before kinds were recorded gets the column and the rest.
+func TestMigrationScript(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	all, err := SchemaScript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "printed.db")
+	if s, err := MigrationScript(ctx, p, false); err != nil || s != all {
+		t.Errorf("script of a missing file is not the whole schema: %v", err)
+	}
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, all); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err := MigrationScript(ctx, p, true); err != nil || s != "" {
+		t.Errorf("script of the printed database: %q %v", s, err)
+	}
+	b, err := Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+
+	ms, _ := migrations()
+	p = filepath.Join(dir, "v2.db")
+	db, _ = sql.Open("sqlite", p)
+	for _, q := range []string{
+		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`,
+		ms[0].SQL, ms[1].SQL,
+		`INSERT INTO schema_migrations VALUES (1, '0001_init.sql', 0), (2, '0002_docs.sql', 0)`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := MigrationScript(ctx, p, false)
+	if err != nil || !strings.Contains(s, kindSQL) || strings.Contains(s, "0001_init.sql") || !strings.Contains(s, ms[2].Name) {
+		t.Fatalf("script of a version 2 file: %v\n%s", err, s)
+	}
+	if _, err := db.ExecContext(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err := MigrationScript(ctx, p, false); err != nil || s != "" {
+		t.Errorf("script after applying it: %q %v", s, err)
 	}
 }

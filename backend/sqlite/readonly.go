@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/internal/sqlmigrate"
 
 	msqlite "modernc.org/sqlite"
 )
@@ -118,19 +119,21 @@ func checkSchema(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	var current int
-	err = db.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&current)
+	s, err := readState(ctx, db, true)
+	if err != nil {
+		s, err = readState(ctx, db, false)
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {
 			return errors.New("not a satchel database (it has no schema_migrations table)")
 		}
 		return err
 	}
-	switch latest := len(ms); {
-	case current > latest:
-		return fmt.Errorf("the database's schema is version %d, newer than this satchel knows (%d): upgrade satchel", current, latest)
-	case current < latest:
-		return fmt.Errorf("the database's schema is version %d, older than this satchel's %d: open it once for writing (satchel migrate) to bring it up to date", current, latest)
+	if err := sqlmigrate.Check(s, ms); err != nil {
+		return err
+	}
+	if pending := sqlmigrate.Pending(s, ms, false); len(pending) > 0 {
+		return fmt.Errorf("the database's schema is version %d and lacks this satchel's migration %s: open it once for writing (satchel migrate) to bring it up to date", s.Version(), pending[0].Name)
 	}
 	return nil
 }

@@ -17,7 +17,9 @@
 // and switching a new file to it is the one step SQLite does not wait for
 // under busy_timeout, so Open retries it. Open then applies the embedded
 // migrations (migrations/*.sql) inside one BEGIN IMMEDIATE transaction, so
-// processes opening a new file at once do not race.
+// processes opening a new file at once do not race: the expand ones only
+// (contract migrations wait for MigrateContract, as on PostgreSQL), and it
+// registers the process in the file's processes table until Close.
 //
 // # Durability
 //
@@ -98,6 +100,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/internal/sqlmigrate"
 
 	msqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
@@ -119,6 +122,10 @@ type Backend struct {
 	docs       docState // collections (docs.go)
 	// readOnly: opened by OpenReadOnly, every write is refused.
 	readOnly bool
+
+	// reg is the process's row in the processes table (nil for a
+	// read-only backend, which writes nothing).
+	reg *sqlmigrate.Registration
 
 	clock     atomic.Pointer[func() time.Time]
 	closeOnce sync.Once
@@ -210,7 +217,7 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 		b.w.Close()
 		return nil, mapErr(path, fmt.Errorf("sqlite: %s: %w", path, err))
 	}
-	if err := migrate(ctx, b.w); err != nil {
+	if err := migrate(ctx, b.w, false); err != nil {
 		b.w.Close()
 		return nil, mapErr(path, fmt.Errorf("sqlite: %s: %w", path, err))
 	}
@@ -247,6 +254,14 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	if err := b.prepare(ctx); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	ms, err := migrations()
+	if err == nil {
+		b.reg, err = sqlmigrate.Register(ctx, registry{b.w}, sqlmigrate.Self(ms))
+	}
+	if err != nil {
+		b.Close()
+		return nil, mapErr(path, fmt.Errorf("sqlite: %s: %w", path, err))
 	}
 	return b, nil
 }
@@ -384,6 +399,11 @@ func (b *Backend) DiskSize(ctx context.Context) (int64, error) {
 // progress finish first.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
+		if b.reg != nil {
+			// A row that cannot be deleted is forgotten once its lease
+			// runs out.
+			_ = b.reg.Close()
+		}
 		for _, st := range b.stmts {
 			st.Close()
 		}
@@ -458,12 +478,13 @@ func blob(b []byte) []byte {
 }
 
 var (
-	_ backend.Backend     = (*Backend)(nil)
-	_ backend.Documents   = (*Backend)(nil)
-	_ backend.Vacuumer    = (*Backend)(nil)
-	_ backend.ClockSetter = (*Backend)(nil)
-	_ backend.Migrator    = (*Backend)(nil)
-	_ backend.DiskSizer   = (*Backend)(nil)
-	_ backend.HeadsLister = (*Backend)(nil)
-	_ backend.DocBatcher  = (*Backend)(nil)
+	_ backend.Backend          = (*Backend)(nil)
+	_ backend.Documents        = (*Backend)(nil)
+	_ backend.Vacuumer         = (*Backend)(nil)
+	_ backend.ClockSetter      = (*Backend)(nil)
+	_ backend.Migrator         = (*Backend)(nil)
+	_ backend.ContractMigrator = (*Backend)(nil)
+	_ backend.DiskSizer        = (*Backend)(nil)
+	_ backend.HeadsLister      = (*Backend)(nil)
+	_ backend.DocBatcher       = (*Backend)(nil)
 )

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +120,9 @@ func TestOpenDSN(t *testing.T) {
 	}
 }
 
-func TestNewerSchemaRefused(t *testing.T) {
+// TestNewerSchema: a schema newer by an expand migration is opened; one
+// newer by a contract migration is refused.
+func TestNewerSchema(t *testing.T) {
 	ctx := t.Context()
 	b := openTest(t, options{})
 	p := b.Path()
@@ -126,11 +130,21 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close()
-	if b, err := Open(ctx, p); err == nil {
-		b.Close()
-		t.Fatal("Open of a database from a newer satchel succeeded")
-	} else if !strings.Contains(err.Error(), "newer") {
-		t.Errorf("error %q does not say the schema is newer", err)
+	b, err := Open(ctx, p)
+	if err != nil {
+		t.Fatalf("Open of a database newer by an expand migration: %v", err)
+	}
+	if _, err := b.w.ExecContext(ctx, "UPDATE schema_migrations SET kind = 'contract' WHERE version = 999"); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	for name, open := range map[string]func(context.Context, string) (*Backend, error){"Open": Open, "OpenReadOnly": OpenReadOnly} {
+		if b, err := open(ctx, p); err == nil {
+			b.Close()
+			t.Errorf("%s of a database newer by a contract migration succeeded", name)
+		} else if !errors.Is(err, backend.ErrSchemaTooNew) || !strings.Contains(err.Error(), "upgrade satchel") {
+			t.Errorf("%s: error %q does not say to upgrade satchel", name, err)
+		}
 	}
 }
 

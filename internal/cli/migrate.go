@@ -10,6 +10,8 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
+	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/sqlite"
 )
 
 // migrateResult is what `satchel migrate --json` prints.
@@ -18,31 +20,77 @@ type migrateResult struct {
 	SchemaVersion int    `json:"schema_version"`
 }
 
+// migrateScript is what `satchel migrate --print --json` prints.
+type migrateScript struct {
+	Backend string `json:"backend"`
+	SQL     string `json:"sql"`
+}
+
 func newMigrateCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var contract, print, all bool
+	cmd := &cobra.Command{
 		Use:     "migrate",
 		GroupID: groupAdmin,
 		Short:   "Bring the database's schema up to date",
-		Long: `Apply the migrations the database (--db, else $SATCHEL_DB) lacks, then
-print its schema version. Opening a database migrates it anyway; this
-command lets an operator do it once, before starting many processes or
-server replicas, and see the version. Migrations are serialised (SQLite:
-one BEGIN IMMEDIATE transaction; PostgreSQL: a lock), so running it while
-other processes start is safe. A database whose schema is newer than this
+		Long: `Apply the expand (additive) migrations the database (--db, else
+$SATCHEL_DB) lacks, then print its schema version. Opening a database
+migrates it anyway; this command lets an operator do it once, before
+starting many processes or server replicas, and see the version.
+Migrations are serialised (SQLite: one BEGIN IMMEDIATE transaction;
+PostgreSQL: a lock), so running it while other processes start is safe.
+An older satchel keeps running on a schema that is newer by expand
+migrations only; a schema with a contract migration newer than this
 program is refused.
 
-Prints "schema version N"; with --json, {"backend": ..., "schema_version": N}.`,
+--contract also applies the contract (destructive) migrations, which
+no open applies: it is refused, naming them, while a process that
+knows only an older schema still uses the database (every process
+registers itself while it has the database open). Run it once every
+replica runs the new satchel (docs/operations.md, "Upgrades").
+
+--print prints the SQL that migrating would run (with --contract, the
+contract migrations too), without running it: the migrations the
+database lacks and the rows of schema_migrations that record them, in
+one transaction, for an operator whose application role may not run
+DDL. It reads the database only. --print --all prints the whole schema
+from empty and needs no database connection: --db (or $SATCHEL_DB) only
+says which kind, a postgres:// URL for PostgreSQL, else SQLite.
+
+Prints "schema version N"; with --json, {"backend": ..., "schema_version": N}.
+--print prints the SQL ("" when nothing is to apply: nothing is printed);
+with --json, {"backend": ..., "sql": ...}.`,
 		Example: `  satchel migrate --db team.db
-  satchel migrate --db postgres://satchel@db/satchel --json`,
+  satchel migrate --db postgres://satchel@db/satchel --json
+  satchel migrate --db postgres://satchel@db/satchel --contract
+  satchel migrate --db postgres://satchel@db/satchel --print > upgrade.sql
+  satchel migrate --db postgres:// --print --all > schema.sql`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if all && !print {
+				return refuse("--all goes with --print: satchel migrate --print --all prints the whole schema")
+			}
+			if print {
+				return a.printMigrations(ctx, contract, all)
+			}
 			s, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
 			b := s.Backend()
-			if m, ok := b.(backend.Migrator); ok {
+			if contract {
+				m, ok := b.(backend.ContractMigrator)
+				if !ok {
+					_, _, err := schemaVersion(ctx, b)
+					if err == nil {
+						err = refuse("this backend (%T) has no contract migrations", b)
+					}
+					return err
+				}
+				if err := m.MigrateContract(ctx); err != nil {
+					return err
+				}
+			} else if m, ok := b.(backend.Migrator); ok {
 				if err := m.Migrate(ctx); err != nil {
 					return err
 				}
@@ -57,6 +105,44 @@ Prints "schema version N"; with --json, {"backend": ..., "schema_version": N}.`,
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&contract, "contract", false, "also apply the contract (destructive) migrations; refused while an older satchel uses the database")
+	cmd.Flags().BoolVar(&print, "print", false, "print the SQL that migrating would run, without running it")
+	cmd.Flags().BoolVar(&all, "all", false, "with --print: the whole schema from empty, without connecting to a database")
+	return cmd
+}
+
+// printMigrations is satchel migrate --print: the backend is the kind of
+// --db; only --all leaves the database alone.
+func (a *app) printMigrations(ctx context.Context, contract, all bool) error {
+	dsn, err := a.dsn()
+	if err != nil {
+		return err
+	}
+	kind := "sqlite"
+	switch {
+	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
+		kind = "postgres"
+	case dsn == "memory:" || dsn == "memory":
+		return refuse("the memory: database has no schema to migrate")
+	}
+	var sql string
+	switch {
+	case all && kind == "postgres":
+		sql, err = postgres.SchemaScript()
+	case all:
+		sql, err = sqlite.SchemaScript()
+	case kind == "postgres":
+		sql, err = postgres.MigrationScript(ctx, dsn, contract)
+	default:
+		sql, err = sqlite.MigrationScript(ctx, dsn, contract)
+	}
+	if err != nil {
+		return err
+	}
+	return a.emit(migrateScript{Backend: kind, SQL: sql}, func(w io.Writer) error {
+		_, err := io.WriteString(w, sql)
+		return err
+	})
 }
 
 // schemaVersion names a backend ("sqlite", "postgres", ...) and asks it
