@@ -44,6 +44,10 @@ var (
 	// ErrValidation: a document or definition failed validation; the error
 	// is a *ValidationError listing every violation.
 	ErrValidation = errs.ErrValidation
+	// ErrQuotaExceeded: a change would grow its scope's usage past a quota
+	// (Store.SetQuota), e.g. `quota exceeded: scope acme would hold 1.00 GiB
+	// of files, over its quota of 1.00 GiB`.
+	ErrQuotaExceeded = errs.ErrQuotaExceeded
 )
 
 // Error is the concrete type of satchel's refusals: a kind and a message.

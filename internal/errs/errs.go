@@ -54,6 +54,9 @@ var (
 	ErrAccessDenied = errors.New("access denied")
 	// ErrValidation: a document or definition failed validation.
 	ErrValidation = errors.New("validation failed")
+	// ErrQuotaExceeded: a change would grow a scope's usage past its quota
+	// (backend.ErrQuotaExceeded itself, which a backend's refusal matches).
+	ErrQuotaExceeded = backend.ErrQuotaExceeded
 )
 
 // Error is a refusal: a kind (one of the sentinels above) and the exact
