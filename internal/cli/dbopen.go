@@ -28,6 +28,7 @@ var readCommands = map[string]bool{
 	"doc get": true, "doc query": true, "doc list": true,
 	"token list": true, "spill fetch": true,
 	"export": true, "backup": true, "ui": true, "check": true,
+	"quota show": true,
 }
 
 // readsOnly reports whether the running command only reads.
