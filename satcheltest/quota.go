@@ -38,6 +38,11 @@ func usageOf(t *testing.T, st *satchel.Store, scope string) satchel.Usage {
 // agrees checks that the counters kept for scope are what storage holds.
 func agrees(t *testing.T, st *satchel.Store, scope, when string) {
 	t.Helper()
+	rep, err := st.Check(bg, satchel.InScope(scope))
+	must(t, "check", err)
+	for _, f := range rep.Faults {
+		t.Errorf("%s: check: %s", when, f)
+	}
 	kept := usageOf(t, st, scope)
 	must(t, "lift quota", st.SetQuota(bg, scope, satchel.Quota{}))
 	counted := usageOf(t, st, scope)
