@@ -56,11 +56,6 @@ func (s *Store) SetQuota(ctx context.Context, scope string, q Quota) error {
 	if err := CheckScope(scope); err != nil {
 		return err
 	}
-	if q.Documents != 0 {
-		// Document writes do not move the counters yet: a documents
-		// quota would not hold, so it is refused rather than ignored.
-		return errs.New(errs.ErrInvalidArgument, "a documents quota is not enforced yet: set bytes, files, threads or history bytes")
-	}
 	l := backend.Usage{Bytes: q.Bytes, Files: q.Files, Threads: q.Threads, Documents: q.Documents, HistoryBytes: q.HistoryBytes}
 	for _, f := range l.Fields() {
 		switch {

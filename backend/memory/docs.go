@@ -94,6 +94,11 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	if old == nil && r.Expect != 0 || old != nil && (old.cur.Version != r.Expect || r.Live && old.expired(now)) {
 		return current(r.Key, old, now), backend.ErrDocChanged
 	}
+	if old == nil {
+		if err := b.docsAdd(r.Scope, 1); err != nil {
+			return backend.Doc{}, err
+		}
+	}
 	cur := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, Map: r.Doc, JSON: r.JSON}
 	if r.TTL > 0 {
 		cur.Expires = now.Add(r.TTL)
@@ -167,6 +172,7 @@ func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc,
 		return backend.Doc{}, false, nil
 	}
 	p.remove(id.Key, d)
+	_ = b.docsAdd(id.Scope, -1)
 	return current(id.Key, d, now), true, nil
 }
 
@@ -185,11 +191,12 @@ func (b *Backend) SweepExpired(ctx context.Context) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var n int64
-	for _, p := range s.parts {
+	for pk, p := range s.parts {
 		for k, d := range p.docs {
 			if d.expired(now) {
 				p.remove(k, d)
 				n++
+				_ = b.docsAdd(pk.scope, -1)
 			}
 		}
 	}
@@ -753,3 +760,15 @@ func (l *keyList) scan(after string, desc bool, fn func(string, *memDoc) bool) {
 }
 
 var _ backend.DocMaps = (*Backend)(nil)
+
+// docsAdd adds n to the documents counter of scope's quota, if it has
+// one, refusing growth past its limit. The caller holds b.docs.mu (taken
+// before b.mu, as SetQuota and CountUsage take them).
+func (b *Backend) docsAdd(scope string, n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if q := b.quotas[scope]; q != nil {
+		return q.Add(backend.Usage{Documents: n})
+	}
+	return nil
+}

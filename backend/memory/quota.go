@@ -58,36 +58,43 @@ func (b *Backend) countLocked(scope string, ts []*thread) backend.Usage {
 // the scope's heads are still those counted; else it counts again.
 func (b *Backend) SetQuota(ctx context.Context, scope string, limits backend.Usage, live backend.LiveFunc) error {
 	for {
+		// b.docs.mu is taken before b.mu, as document writes take them.
+		b.docs.mu.Lock()
 		b.mu.Lock()
 		if b.closed {
+			b.docs.mu.Unlock()
 			b.mu.Unlock()
 			return errClosed
 		}
 		if limits.Unlimited() {
 			delete(b.quotas, scope)
 			b.mu.Unlock()
+			b.docs.mu.Unlock()
 			return nil
 		}
 		if q := b.quotas[scope]; q != nil {
 			q.Limits = limits
 			b.mu.Unlock()
+			b.docs.mu.Unlock()
 			return nil
 		}
 		_, heads := b.scopeHeads(scope)
 		b.mu.Unlock()
+		b.docs.mu.Unlock()
 		files, bytes, err := live(ctx, heads)
 		if err != nil {
 			return err
 		}
+		// Documents change under their own lock: held while the row is
+		// inserted, no document of the scope is made or removed.
+		b.docs.mu.Lock()
 		b.mu.Lock()
 		ts, now := b.scopeHeads(scope)
 		if !slices.EqualFunc(heads, now, func(a, c backend.Commit) bool { return a.Thread == c.Thread && a.ID == c.ID }) {
 			b.mu.Unlock()
+			b.docs.mu.Unlock()
 			continue
 		}
-		// Documents change under their own lock: held while the row is
-		// inserted, no document of the scope is made or removed.
-		b.docs.mu.Lock()
 		q := &backend.Quota{Scope: scope, Limits: limits, Used: b.countLocked(scope, ts)}
 		for k, p := range b.docs.parts {
 			if k.scope == scope {
@@ -103,8 +110,8 @@ func (b *Backend) SetQuota(ctx context.Context, scope string, limits backend.Usa
 			b.quotas = map[string]*backend.Quota{}
 		}
 		b.quotas[scope] = q
-		b.docs.mu.Unlock()
 		b.mu.Unlock()
+		b.docs.mu.Unlock()
 		return nil
 	}
 }
@@ -125,8 +132,8 @@ func (b *Backend) Quotas(ctx context.Context, scope string) ([]backend.Quota, er
 
 // CountUsage implements backend.Quotas.
 func (b *Backend) CountUsage(ctx context.Context, scope string, live backend.LiveFunc) (backend.Usage, *backend.Quota, error) {
-	b.mu.RLock()
 	b.docs.mu.RLock()
+	b.mu.RLock()
 	ts, heads := b.scopeHeads(scope)
 	u := b.countLocked(scope, ts)
 	for k, p := range b.docs.parts {
@@ -139,8 +146,8 @@ func (b *Backend) CountUsage(ctx context.Context, scope string, live backend.Liv
 		c := *q
 		row = &c
 	}
-	b.docs.mu.RUnlock()
 	b.mu.RUnlock()
+	b.docs.mu.RUnlock()
 	files, bytes, err := live(ctx, heads)
 	if err != nil {
 		return u, row, err

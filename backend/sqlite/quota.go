@@ -9,6 +9,10 @@ import (
 	"github.com/satchel-dev/satchel/backend"
 )
 
+// docsQuotaExceeded is the message of the trigger that refuses a new
+// document over its scope's quota (migration 0004).
+const docsQuotaExceeded = "satchel: documents quota exceeded"
+
 // quotaCols are the columns of a scope_quotas row, prefixed q., in the
 // order quotaRow scans them.
 const quotaCols = `q.max_bytes, q.max_files, q.max_threads, q.max_documents, q.max_history_bytes,

@@ -32,10 +32,3 @@ func satchelHistory(t *testing.T, h *harness) string {
 	q := decode[quotaResult](t, h.ok("quota", "show", "--scope", "acme", "--json"))
 	return bytesize.Format(q.Quotas[0].Used.HistoryBytes)
 }
-
-// TestQuotaDocumentsRefused: a documents quota, which document writes do
-// not yet keep, is refused rather than set and ignored.
-func TestQuotaDocumentsRefused(t *testing.T) {
-	h := newHarness(t)
-	h.refused("a documents quota is not enforced yet: set bytes, files, threads or history bytes", "quota", "set", "--scope", "acme", "--documents", "10")
-}

@@ -22,3 +22,23 @@ CREATE TABLE scope_quotas (
 
 ALTER TABLE commits ADD COLUMN files INTEGER;
 ALTER TABLE commits ADD COLUMN bytes INTEGER;
+
+-- Documents are counted by triggers, so that every statement that makes
+-- or removes one (a set, a remove, a sweep) keeps its scope's counter in
+-- its own transaction; a new document over the limit aborts its statement.
+CREATE TRIGGER docs_quota_check BEFORE INSERT ON docs
+WHEN EXISTS (SELECT 1 FROM scope_quotas q WHERE q.scope = NEW.scope AND q.max_documents <> -1 AND q.documents + 1 > q.max_documents)
+	AND NOT EXISTS (SELECT 1 FROM docs d WHERE d.store = NEW.store AND d.scope = NEW.scope AND d.key = NEW.key)
+BEGIN
+	SELECT RAISE(ABORT, 'satchel: documents quota exceeded');
+END;
+
+CREATE TRIGGER docs_quota_insert AFTER INSERT ON docs
+BEGIN
+	UPDATE scope_quotas SET documents = documents + 1 WHERE scope = NEW.scope;
+END;
+
+CREATE TRIGGER docs_quota_delete AFTER DELETE ON docs
+BEGIN
+	UPDATE scope_quotas SET documents = documents - 1 WHERE scope = OLD.scope;
+END;
