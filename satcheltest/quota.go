@@ -146,10 +146,57 @@ func quotaCounters(t *testing.T, st *satchel.Store) {
 	equal(t, "its limit", qs[0].Limits, satchel.Quota{Files: 1})
 }
 
+// RunQuotaRace has writers of two stores over a and b, two backends on
+// one database (as two processes would open it), race to a scope's files
+// quota and threads quota: exactly the quotas' numbers pass.
+func RunQuotaRace(t *testing.T, a, b backend.Backend) {
+	sa, sb := satchel.New(a), satchel.New(b)
+	t.Run("Files", func(t *testing.T) { raceFiles(t, sa, sb) })
+	t.Run("Threads", func(t *testing.T) { raceThreads(t, sa, sb) })
+}
+
+func raceThreads(t *testing.T, a, b *satchel.Store) {
+	const limit = 6
+	must(t, "set", a.SetQuota(bg, "threads", satchel.Quota{Threads: limit}))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	passed := 0
+	for w := 0; w < 4; w++ {
+		st := a
+		if w%2 == 1 {
+			st = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < limit; i++ {
+				ws, _ := st.Workspace(bg, "threads", fmt.Sprintf("w%d-%d", w, i))
+				err := ws.Write(bg, "f", "x")
+				if err == nil {
+					mu.Lock()
+					passed++
+					mu.Unlock()
+				} else if !errors.Is(err, satchel.ErrQuotaExceeded) {
+					t.Errorf("write: %v", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	equal(t, "threads made", passed, limit)
+	ths, err := a.Threads(bg, "threads")
+	must(t, "threads", err)
+	equal(t, "threads stored", len(ths), limit)
+	agrees(t, a, "threads", "after the race")
+}
+
 // quotaRace has writers of two stores on one backend race to a scope's
 // files quota, each in its own thread: exactly the quota's number pass.
 func quotaRace(t *testing.T, a *satchel.Store) {
-	b := satchel.New(a.Backend(), satchel.WithCacheBytes(1))
+	raceFiles(t, a, satchel.New(a.Backend(), satchel.WithCacheBytes(1)))
+}
+
+func raceFiles(t *testing.T, a, b *satchel.Store) {
 	const limit = 10
 	must(t, "set", a.SetQuota(bg, "race", satchel.Quota{Files: limit}))
 	var wg sync.WaitGroup
