@@ -32,3 +32,21 @@ func satchelHistory(t *testing.T, h *harness) string {
 	q := decode[quotaResult](t, h.ok("quota", "show", "--scope", "acme", "--json"))
 	return bytesize.Format(q.Quotas[0].Used.HistoryBytes)
 }
+
+// FuzzParseLimit: a quota flag's value is "none", a positive count or a
+// size, and anything else is a usage error; never a negative limit.
+func FuzzParseLimit(f *testing.F) {
+	for _, s := range []string{"none", "NONE", "100000", "100,000", "1GiB", "500MB", "0", "-5", "1.5", ""} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, size bool) {
+		n, err := parseLimit("x", s, size)
+		if err == nil && n < 0 {
+			t.Fatalf("parseLimit(%q, %v) = %d", s, size, n)
+		}
+		if err != nil && n != 0 {
+			t.Fatalf("parseLimit(%q, %v) = %d with error %v", s, size, n, err)
+		}
+	})
+}
