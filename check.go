@@ -234,7 +234,16 @@ func (s *Store) stillUnlogged(ctx context.Context, scope string, cs []backend.Co
 // with a count of what it stores, both read in one snapshot: a counter
 // that disagrees is a fault.
 func (s *Store) checkQuota(ctx context.Context, scope string, rep *CheckReport) error {
+	if qs, err := s.b.Quotas(ctx, scope); err != nil || len(qs) == 0 {
+		return err
+	}
 	counted, row, err := s.b.CountUsage(ctx, scope, s.eng.Live)
+	if err != nil && ctx.Err() == nil {
+		// A head that cannot be read is a fault the thread checks report;
+		// the counters cannot be compared then.
+		rep.Faults = append(rep.Faults, Fault{Scope: scope, Object: "quota usage", Problem: "could not be counted: " + err.Error()})
+		return nil
+	}
 	if err != nil || row == nil {
 		return err
 	}
