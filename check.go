@@ -79,6 +79,9 @@ func (s *Store) Check(ctx context.Context, opts ...CheckOption) (CheckReport, er
 		if err := s.checkScope(ctx, k, sc, &rep); err != nil {
 			return rep, err
 		}
+		if err := s.checkQuota(ctx, sc, &rep); err != nil {
+			return rep, err
+		}
 	}
 	rep.Objects = k.Objects()
 	sort.SliceStable(rep.Faults, func(i, j int) bool {
@@ -225,4 +228,32 @@ func (s *Store) stillUnlogged(ctx context.Context, scope string, cs []backend.Co
 		}
 	}
 	return out, nil
+}
+
+// checkQuota compares the usage counters kept for a scope with a quota
+// with a count of what it stores, both read in one snapshot: a counter
+// that disagrees is a fault.
+func (s *Store) checkQuota(ctx context.Context, scope string, rep *CheckReport) error {
+	if qs, err := s.b.Quotas(ctx, scope); err != nil || len(qs) == 0 {
+		return err
+	}
+	counted, row, err := s.b.CountUsage(ctx, scope, s.eng.Live)
+	if err != nil && ctx.Err() == nil {
+		// A head that cannot be read is a fault the thread checks report;
+		// the counters cannot be compared then.
+		rep.Faults = append(rep.Faults, Fault{Scope: scope, Object: "quota usage", Problem: "could not be counted: " + err.Error()})
+		return nil
+	}
+	if err != nil || row == nil {
+		return err
+	}
+	kept, got := row.Used.Fields(), counted.Fields()
+	for i, name := range backend.Counters {
+		if *kept[i] == *got[i] {
+			continue
+		}
+		rep.Faults = append(rep.Faults, Fault{Scope: scope, Object: "quota usage",
+			Problem: fmt.Sprintf("the %s counter is %d, storage holds %d", name, *kept[i], *got[i])})
+	}
+	return nil
 }

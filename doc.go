@@ -66,7 +66,11 @@
 //
 // Each workspace is bounded (Limits: total bytes counted as JSON strings,
 // number of files, bytes per file); a mutation that would exceed a bound is
-// refused whole.
+// refused whole. A scope may also have quotas over all its threads and
+// collections (Store.SetQuota: bytes, files, threads, documents, history
+// bytes), kept as counters and checked in the transaction of each change,
+// so they hold across processes; a change past one is refused whole with
+// ErrQuotaExceeded (docs/operations.md).
 //
 // # Files as io/fs
 //

@@ -48,6 +48,10 @@ var (
 	// `thread t of scope s is archived: it can be read, not written;
 	// satchel threads unarchive t --scope s makes it writable`.
 	ErrArchived = errs.ErrArchived
+	// ErrQuotaExceeded: a change would grow its scope's usage past a quota
+	// (Store.SetQuota), e.g. `quota exceeded: scope acme would hold 1.00 GiB
+	// of files, over its quota of 1.00 GiB`.
+	ErrQuotaExceeded = errs.ErrQuotaExceeded
 )
 
 // Error is the concrete type of satchel's refusals: a kind and a message.

@@ -113,6 +113,12 @@ type NewCommit struct {
 	// Checkpoint, when not empty, names the new commit in the same
 	// transaction (ErrCheckpointExists if taken).
 	Checkpoint string
+	// Files and Bytes are the totals of the commit's tree (DESIGN §2.4),
+	// stored with it; DeltaFiles and DeltaBytes what the commit adds to
+	// them over the head it is compare-and-swapped against (Seq-1): what
+	// it adds to its scope's usage (see Quotas).
+	Files, Bytes           int64
+	DeltaFiles, DeltaBytes int64
 }
 
 // CommitID names a commit by thread and sequence number.
@@ -222,6 +228,9 @@ type Backend interface {
 	// with prefix, by key. Scope "" is a global namespace (no scope name is
 	// empty): satchel keeps its access tokens there.
 	Settings(ctx context.Context, scope, thread, prefix string) (map[string][]byte, error)
+
+	// Quotas keeps per-scope quotas and their usage counters.
+	Quotas
 
 	// Close releases the backend's resources.
 	Close() error

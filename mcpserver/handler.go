@@ -102,6 +102,7 @@ var errorKinds = []struct {
 	{satchel.ErrAnchorNotFound, "anchor_not_found"},
 	{satchel.ErrAmbiguousAnchor, "ambiguous_anchor"},
 	{satchel.ErrLimitExceeded, "limit_exceeded"},
+	{satchel.ErrQuotaExceeded, "quota_exceeded"},
 	{satchel.ErrWriteRace, "write_race"},
 	{satchel.ErrConflict, "conflict"},
 	{satchel.ErrReadOnly, "read_only"},

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) backend.Backend) {
 	t.Run("Contract", func(t *testing.T) { backendtest.RunContract(t, open) })
 	t.Run("Behaviour", func(t *testing.T) { RunBehaviour(t, open) })
 	t.Run("Documents", func(t *testing.T) { RunDocuments(t, open) })
+	t.Run("Quotas", func(t *testing.T) { RunQuotas(t, open) })
 }
 
 // RunBehaviour checks every file behaviour of DESIGN §2 (paths, lines,

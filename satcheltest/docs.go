@@ -57,6 +57,8 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"ConcurrentSets", d.concurrentSets},
 		{"ConcurrentSetsMany", d.concurrentSetsMany},
 		{"NULRefused", d.nulRefused},
+		{"Quota", d.quota},
+		{"QuotaSweep", d.quotaSweep},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1363,4 +1365,48 @@ func (d *docSuite) nulRefused(t *testing.T, st *satchel.Store) {
 	if _, err := c.Remove(bg, "\x00"); !errors.Is(err, satchel.ErrInvalidArgument) {
 		t.Errorf("a NUL in a removed key: %v", err)
 	}
+}
+
+// A documents quota refuses a new key at the limit, never a replacement,
+// and removals make room again.
+func (d *docSuite) quota(t *testing.T, st *satchel.Store) {
+	p := project(t)
+	a := coll(t, st, p, "acme", "notes")
+	set(t, a, note("c1", "t", 0.1))
+	must(t, "set quota", st.SetQuota(bg, "acme", satchel.Quota{Documents: 2}))
+	set(t, a, note("c2", "t", 0.1))
+	set(t, a, note("c1", "t", 0.2))
+	_, _, err := a.Set(bg, note("c3", "t", 0.1))
+	refused(t, "documents", err, satchel.ErrQuotaExceeded, "quota exceeded: scope acme would hold 3 documents, over its quota of 2")
+	_, err = a.Get(bg, "c3:t", false)
+	refused(t, "nothing half-written", err, satchel.ErrNotFound, "")
+	ok, err := a.Remove(bg, "c1:t")
+	must(t, "remove", err)
+	equal(t, "removed", ok, true)
+	set(t, a, note("c3", "t", 0.1))
+	other := coll(t, st, p, "globex", "notes")
+	set(t, other, note("c4", "t", 0.1)) // another scope's documents do not count
+	q, err := st.Quota(bg, "acme")
+	must(t, "quota", err)
+	equal(t, "documents counted", q.Used.Documents, int64(2))
+	rep, err := st.Check(bg, satchel.InScope("acme"))
+	must(t, "check", err)
+	equal(t, "faults", len(rep.Faults), 0)
+}
+
+// Swept documents leave their scope's counter.
+func (d *docSuite) quotaSweep(t *testing.T, st *satchel.Store) {
+	clk := setClock(t, st)
+	p := project(t)
+	a := coll(t, st, p, "s1", "tasks")
+	must(t, "set quota", st.SetQuota(bg, "s1", satchel.Quota{Documents: 10}))
+	set(t, a, `{"id": "done", "status": "done"}`)
+	set(t, a, `{"id": "open", "status": "open"}`)
+	clk.Add(time.Minute)
+	n, err := st.SweepDocuments(bg)
+	must(t, "sweep", err)
+	equal(t, "swept", n, int64(1))
+	q, err := st.Quota(bg, "s1")
+	must(t, "quota", err)
+	equal(t, "documents after the sweep", q.Used.Documents, int64(1))
 }

@@ -89,7 +89,7 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	s := &b.docs
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.replace(r, now)
+	return b.replaceDoc(s, r, now)
 }
 
 // ReplaceDocs applies each replacement as ReplaceDoc does, in order, all
@@ -105,18 +105,24 @@ func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]b
 	defer s.mu.Unlock()
 	out := make([]backend.DocResult, len(rs))
 	for i, r := range rs {
-		out[i].Doc, out[i].Err = s.replace(r, now)
+		out[i].Doc, out[i].Err = b.replaceDoc(s, r, now)
 	}
 	return out, nil
 }
 
-// replace is one replacement, the per-document step of ReplaceDoc and
-// ReplaceDocs, under s.mu.
-func (s *docStore) replace(r backend.DocReplace, now time.Time) (backend.Doc, error) {
+// replaceDoc is one replacement, the per-document step of ReplaceDoc and
+// ReplaceDocs, under s.mu (s is b.docs; b counts a new document against
+// its scope's quota).
+func (b *Backend) replaceDoc(s *docStore, r backend.DocReplace, now time.Time) (backend.Doc, error) {
 	p := s.part(r.Store, r.Scope, true)
 	old := p.docs[r.Key]
 	if old == nil && r.Expect != 0 || old != nil && (old.cur.Version != r.Expect || r.Live && old.expired(now)) {
 		return current(r.Key, old, now), backend.ErrDocChanged
+	}
+	if old == nil {
+		if err := b.docsAdd(r.Scope, 1); err != nil {
+			return backend.Doc{}, err
+		}
 	}
 	cur := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, Map: r.Doc, JSON: r.JSON}
 	if r.TTL > 0 {
@@ -191,6 +197,7 @@ func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc,
 		return backend.Doc{}, false, nil
 	}
 	p.remove(id.Key, d)
+	_ = b.docsAdd(id.Scope, -1)
 	return current(id.Key, d, now), true, nil
 }
 
@@ -209,11 +216,12 @@ func (b *Backend) SweepExpired(ctx context.Context) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var n int64
-	for _, p := range s.parts {
+	for pk, p := range s.parts {
 		for k, d := range p.docs {
 			if d.expired(now) {
 				p.remove(k, d)
 				n++
+				_ = b.docsAdd(pk.scope, -1)
 			}
 		}
 	}
@@ -780,3 +788,15 @@ var (
 	_ backend.DocMaps    = (*Backend)(nil)
 	_ backend.DocBatcher = (*Backend)(nil)
 )
+
+// docsAdd adds n to the documents counter of scope's quota, if it has
+// one, refusing growth past its limit. The caller holds b.docs.mu (taken
+// before b.mu, as SetQuota and CountUsage take them).
+func (b *Backend) docsAdd(scope string, n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if q := b.quotas[scope]; q != nil {
+		return q.Add(backend.Usage{Documents: n})
+	}
+	return nil
+}

@@ -24,7 +24,8 @@ type Backend struct {
 	packs    map[int64]*pack
 	settings map[settingKey][]byte
 	closed   bool
-	docs     docStore // collections (docs.go)
+	docs     docStore                  // collections (docs.go)
+	quotas   map[string]*backend.Quota // by scope (quota.go)
 	// clock is overridable for tests.
 	clock backend.Clock
 }
@@ -34,10 +35,13 @@ type scopeName struct{ scope, name string }
 type settingKey struct{ scope, thread, key string }
 
 type thread struct {
-	info        backend.Thread
-	log         []backend.Commit // retained commits, ascending seq
-	head        int64            // sequence number of the newest commit ever stored
-	checkpoints map[string]int64
+	info backend.Thread
+	log  []backend.Commit // retained commits, ascending seq
+	head int64            // sequence number of the newest commit ever stored
+	// headFiles and headBytes are the totals of the head's tree
+	// (NewCommit.Files and Bytes), for the quota of the thread's scope.
+	headFiles, headBytes int64
+	checkpoints          map[string]int64
 }
 
 type pack struct {
@@ -121,6 +125,11 @@ func (b *Backend) CreateThread(ctx context.Context, scope, name string) (backend
 	if _, ok := b.byName[scopeName{scope, name}]; ok {
 		return backend.Thread{}, backend.ErrThreadExists
 	}
+	if q := b.quotas[scope]; q != nil {
+		if err := q.Add(backend.Usage{Threads: 1}); err != nil {
+			return backend.Thread{}, err
+		}
+	}
 	b.nextID++
 	t := &thread{
 		info:        backend.Thread{ID: b.nextID, Scope: scope, Name: name, Created: b.now()},
@@ -177,6 +186,11 @@ func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 	for _, c := range t.log {
 		b.dropPack(c.ID, now)
 	}
+	if q := b.quotas[t.info.Scope]; q != nil {
+		q.Used.Threads--
+		q.Used.Files -= t.headFiles
+		q.Used.Bytes -= t.headBytes
+	}
 	delete(b.threads, id)
 	delete(b.byName, scopeName{t.info.Scope, t.info.Name})
 	for k := range b.settings {
@@ -220,6 +234,7 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 			delete(b.settings, k)
 		}
 	}
+	delete(b.quotas, scope)
 	return nil
 }
 
@@ -331,6 +346,19 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 				continue
 			}
 		}
+		if q := b.quotas[t.info.Scope]; q != nil {
+			n := len(nc.Pack)
+			if parts != nil {
+				n = 0
+				for _, s := range parts[i] {
+					n += len(s)
+				}
+			}
+			if err := q.Add(backend.Usage{Files: nc.DeltaFiles, Bytes: nc.DeltaBytes, HistoryBytes: int64(n)}); err != nil {
+				res[i].Err = err
+				continue
+			}
+		}
 		b.nextID++
 		c := backend.Commit{
 			ID:     b.nextID,
@@ -353,6 +381,7 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 		b.packs[c.ID] = p
 		t.log = append(t.log, c)
 		t.head = nc.Seq
+		t.headFiles, t.headBytes = nc.Files, nc.Bytes
 		if nc.Checkpoint != "" {
 			t.checkpoints[nc.Checkpoint] = nc.Seq
 		}
@@ -503,6 +532,9 @@ func (b *Backend) DeletePacks(ctx context.Context, ids []int64) error {
 	defer b.mu.Unlock()
 	for _, id := range ids {
 		if p, ok := b.packs[id]; ok && p.dropped {
+			if q := b.quotas[p.scope]; q != nil {
+				q.Used.HistoryBytes -= int64(p.size())
+			}
 			delete(b.packs, id)
 		}
 	}
@@ -513,6 +545,9 @@ func (b *Backend) RewritePack(ctx context.Context, id int64, data []byte) error 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p, ok := b.packs[id]; ok && p.dropped {
+		if q := b.quotas[p.scope]; q != nil {
+			q.Used.HistoryBytes += int64(len(data) - p.size())
+		}
 		p.data, p.parts = string(data), nil
 	}
 	return nil

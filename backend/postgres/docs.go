@@ -123,6 +123,11 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 		// concurrent first set of the key, or no document where one was
 		// expected.
 		return backend.Doc{Key: r.Key}, backend.ErrDocChanged
+	case pgCode(err) == "SQ001":
+		if qerr := b.refusal(ctx, r.Scope, backend.Usage{Documents: 1}); qerr != nil {
+			return backend.Doc{}, qerr
+		}
+		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
 	case err != nil:
 		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
 	}

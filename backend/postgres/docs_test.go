@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -83,4 +84,31 @@ type noForker struct {
 type noResolver struct {
 	*postgres.Backend
 	satcheltest.HideCheckpointResolver
+}
+
+// TestQuotaRaceTwoBackends races writers of two Backends (two pools, as
+// two processes have) on one schema to a scope's quotas.
+func TestQuotaRaceTwoBackends(t *testing.T) {
+	url := testenv.PostgresURL(t)
+	schema := fmt.Sprintf("satchel_quota_%d", os.Getpid())
+	a, err := postgres.OpenFresh(context.Background(), url, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.Close()
+		if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	b, err := postgres.Open(context.Background(), url+sep+"search_path="+schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	satcheltest.RunQuotaRace(t, a, b)
 }

@@ -87,7 +87,10 @@ func (b *Backend) DeletePacks(ctx context.Context, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := b.pool.Exec(ctx, "DELETE FROM commits WHERE id = ANY($1) AND dropped_at IS NOT NULL", ids); err != nil {
+	if _, err := b.pool.Exec(ctx, `WITH del AS (
+		DELETE FROM commits WHERE id = ANY($1) AND dropped_at IS NOT NULL RETURNING scope, octet_length(pack) AS n
+	), per AS (SELECT scope, sum(n) AS n FROM del GROUP BY scope)
+	UPDATE scope_quotas q SET history_bytes = q.history_bytes - per.n FROM per WHERE q.scope = per.scope`, ids); err != nil {
 		return fmt.Errorf("postgres: delete packs: %w", err)
 	}
 	return nil
@@ -96,7 +99,12 @@ func (b *Backend) DeletePacks(ctx context.Context, ids []int64) error {
 // RewritePack replaces a dropped commit's pack; a retained commit's pack
 // is left alone.
 func (b *Backend) RewritePack(ctx context.Context, id int64, pack []byte) error {
-	if _, err := b.pool.Exec(ctx, "UPDATE commits SET pack = $2 WHERE id = $1 AND dropped_at IS NOT NULL", id, bytea(pack)); err != nil {
+	if _, err := b.pool.Exec(ctx, `WITH old AS (
+		SELECT scope, octet_length(pack) AS n FROM commits WHERE id = $1 AND dropped_at IS NOT NULL FOR UPDATE
+	), upd AS (
+		UPDATE commits SET pack = $2 WHERE id = $1 AND dropped_at IS NOT NULL
+	)
+	UPDATE scope_quotas q SET history_bytes = q.history_bytes + octet_length($2::bytea) - old.n FROM old WHERE q.scope = old.scope`, id, bytea(pack)); err != nil {
 		return fmt.Errorf("postgres: rewrite pack: %w", err)
 	}
 	return nil

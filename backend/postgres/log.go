@@ -21,18 +21,19 @@ import (
 // Checkpoint (see the package documentation). It always returns one row:
 // the new commit's id and time (NULL when nothing was inserted), whether
 // the thread exists, and the thread's newest seq as this statement saw it.
-const appendPlain = `WITH t AS (
+var appendPlain = `WITH t AS (
 	SELECT scope FROM threads WHERE id = $1 FOR KEY SHARE
-), top AS (
+), ` + quotaCTE("(SELECT scope FROM t)", "$10::bigint", "$9::bigint", "0", "octet_length($5::bytea)") + `, top AS (
 	SELECT coalesce(max(seq), 0) AS seq FROM commits WHERE thread_id = $1
 ), ins AS (
-	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce)
-	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea, $6::bigint FROM t, top WHERE top.seq = $2::bigint - 1
+	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce, files, bytes)
+	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea, $6::bigint, $7::bigint, $8::bigint FROM t, top
+	WHERE top.seq = $2::bigint - 1 AND (SELECT ok FROM fits)
 	ON CONFLICT (thread_id, seq) DO NOTHING
 	RETURNING id, time
-)
-SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top), true, false
-FROM (SELECT 1) AS one LEFT JOIN ins ON true`
+), ` + quotaUpdate("(SELECT scope FROM t)", "$10::bigint", "$9::bigint", "0", "octet_length($5::bytea)") + `
+SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top), true, false, ` + quotaOut + `
+FROM (SELECT 1) AS one LEFT JOIN ins ON true LEFT JOIN q ON true`
 
 // appendFull adds what a fork, a restore or a checkpoint needs: the
 // required commit ($6, $7), read FOR SHARE so that a concurrent Drop
@@ -41,9 +42,9 @@ FROM (SELECT 1) AS one LEFT JOIN ins ON true`
 // check and the insert, the statement fails on purpose (a division by
 // zero, SQLSTATE 22012): that aborts the whole Append, which is retried
 // and then sees the name taken.
-const appendFull = `WITH t AS (
+var appendFull = `WITH t AS (
 	SELECT scope FROM threads WHERE id = $1 FOR KEY SHARE
-), top AS (
+), ` + quotaCTE("(SELECT scope FROM t)", "$13::bigint", "$12::bigint", "0", "octet_length($5::bytea)") + `, top AS (
 	SELECT coalesce(max(seq), 0) AS seq FROM commits WHERE thread_id = $1
 ), req AS (
 	SELECT 1 FROM commits
@@ -52,11 +53,12 @@ const appendFull = `WITH t AS (
 ), taken AS (
 	SELECT 1 FROM checkpoints WHERE $8::text <> '' AND thread_id = $1 AND name = $8::text
 ), ins AS (
-	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce)
-	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea, $9::bigint FROM t, top
+	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce, files, bytes)
+	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea, $9::bigint, $10::bigint, $11::bigint FROM t, top
 	WHERE top.seq = $2::bigint - 1
 		AND ($6::bigint IS NULL OR EXISTS (SELECT 1 FROM req))
 		AND NOT EXISTS (SELECT 1 FROM taken)
+		AND (SELECT ok FROM fits)
 	ON CONFLICT (thread_id, seq) DO NOTHING
 	RETURNING id, time
 ), cp AS (
@@ -64,11 +66,11 @@ const appendFull = `WITH t AS (
 	SELECT $1::bigint, $8::text, $2::bigint FROM ins WHERE $8::text <> ''
 	ON CONFLICT DO NOTHING
 	RETURNING 1
-)
+), ` + quotaUpdate("(SELECT scope FROM t)", "$13::bigint", "$12::bigint", "0", "octet_length($5::bytea)") + `
 SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top),
-	$6::bigint IS NULL OR EXISTS (SELECT 1 FROM req), EXISTS (SELECT 1 FROM taken),
+	$6::bigint IS NULL OR EXISTS (SELECT 1 FROM req), EXISTS (SELECT 1 FROM taken), ` + quotaOut + `,
 	1 / CASE WHEN ins.id IS NOT NULL AND $8::text <> '' AND NOT EXISTS (SELECT 1 FROM cp) THEN 0 ELSE 1 END
-FROM (SELECT 1) AS one LEFT JOIN ins ON true`
+FROM (SELECT 1) AS one LEFT JOIN ins ON true LEFT JOIN q ON true`
 
 // maxAppendAttempts bounds the retries of an Append that failed as a
 // whole for a transient reason.
@@ -198,14 +200,16 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 	for _, i := range order {
 		nc := &ncs[i]
 		if nc.Requires == nil && nc.Checkpoint == "" {
-			batch.Queue(appendPlain, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), nonces[i])
+			batch.Queue(appendPlain, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), nonces[i],
+				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes)
 			continue
 		}
 		var rt, rs *int64
 		if r := nc.Requires; r != nil {
 			rt, rs = &r.Thread, &r.Seq
 		}
-		batch.Queue(appendFull, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i])
+		batch.Queue(appendFull, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i],
+			nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes)
 	}
 	br := b.pool.SendBatch(ctx, batch)
 	for _, i := range order {
@@ -217,8 +221,9 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			top             int64
 			retained, taken bool
 			guard           *int64
+			q               quotaRow
 		)
-		dest := []any{&id, &at, &exists, &top, &retained, &taken}
+		dest := append([]any{&id, &at, &exists, &top, &retained, &taken}, q.dest()...)
 		if nc.Requires != nil || nc.Checkpoint != "" {
 			dest = append(dest, &guard)
 		}
@@ -245,6 +250,8 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			r.Err = backend.ErrNotRetained
 		case taken:
 			r.Err = backend.ErrCheckpointExists
+		case !q.fits:
+			r.Err = q.refusal(backend.Usage{Files: nc.DeltaFiles, Bytes: nc.DeltaBytes, HistoryBytes: int64(len(nc.Pack))})
 		default:
 			// The head was right, but a concurrent writer inserted the same
 			// seq first (ON CONFLICT DO NOTHING).

@@ -34,14 +34,20 @@ func (b *Backend) Thread(ctx context.Context, scope, name string, create bool) (
 		// inserts it at the same moment, ON CONFLICT waits for it and does
 		// nothing, but this statement's snapshot predates it: no row. The
 		// next attempt, with a new snapshot, finds it.
-		q = `WITH ins AS (
-			INSERT INTO threads (scope, name) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id, created
-		)
+		// A new thread counts for its scope's quota (quotaCTE).
+		q = `WITH ` + quotaCTE("$1::text", "0", "0", "1", "0") + `, ins AS (
+			INSERT INTO threads (scope, name) SELECT $1, $2 WHERE (SELECT ok FROM fits) ON CONFLICT DO NOTHING RETURNING id, created
+		), ` + quotaUpdate("$1::text", "0", "0", "1", "0") + `
 		SELECT id, created FROM ins UNION ALL SELECT id, created FROM threads WHERE scope = $1 AND name = $2`
 	}
 	for attempt := 0; ; attempt++ {
 		var created time.Time
 		err := b.pool.QueryRow(ctx, q, scope, name).Scan(&th.ID, &created)
+		if create && errors.Is(err, pgx.ErrNoRows) {
+			if qerr := b.threadRefusal(ctx, scope); qerr != nil {
+				return th, qerr
+			}
+		}
 		switch {
 		case err == nil:
 			th.Created = created.UTC()
@@ -69,14 +75,28 @@ func (b *Backend) CreateThread(ctx context.Context, scope, name string) (backend
 	batch := &pgx.Batch{}
 	batch.Queue("BEGIN")
 	batch.Queue("SET LOCAL synchronous_commit TO OFF")
-	batch.Queue(`INSERT INTO threads (scope, name) VALUES ($1, $2)
-		ON CONFLICT DO NOTHING RETURNING id, created`, scope, name).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&th.ID, &created)
+	var id *int64
+	var at *time.Time
+	var fits bool
+	batch.Queue(`WITH `+quotaCTE("$1::text", "0", "0", "1", "0")+`, ins AS (
+		INSERT INTO threads (scope, name) SELECT $1, $2 WHERE (SELECT ok FROM fits)
+		ON CONFLICT DO NOTHING RETURNING id, created
+	), `+quotaUpdate("$1::text", "0", "0", "1", "0")+`
+	SELECT ins.id, ins.created, (SELECT ok FROM fits) FROM (SELECT 1) AS one LEFT JOIN ins ON true`, scope, name).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&id, &at, &fits)
 	})
 	batch.Queue("COMMIT")
 	err := b.pool.SendBatch(ctx, batch).Close()
-	if errors.Is(err, pgx.ErrNoRows) {
+	if err == nil && id == nil {
+		if !fits {
+			if qerr := b.threadRefusal(ctx, scope); qerr != nil {
+				return backend.Thread{}, qerr
+			}
+		}
 		return backend.Thread{}, backend.ErrThreadExists
+	}
+	if id != nil {
+		th.ID, created = *id, *at
 	}
 	if err != nil {
 		return backend.Thread{}, fmt.Errorf("postgres: create thread: %w", err)
@@ -146,6 +166,24 @@ func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
+		// The head's totals leave the scope's usage (NULL on a commit of
+		// an earlier version, counted before any quota was set).
+		var files, bytes *int64
+		err = tx.QueryRow(ctx, `SELECT files, bytes FROM commits WHERE thread_id = $1
+			AND seq = (SELECT max(seq) FROM commits WHERE thread_id = $1)`, id).Scan(&files, &bytes)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		d := backend.Usage{Threads: -1}
+		if files != nil {
+			d.Files = -*files
+		}
+		if bytes != nil {
+			d.Bytes = -*bytes
+		}
+		if err := addUsage(ctx, tx, scope, d); err != nil {
+			return err
+		}
 		batch := &pgx.Batch{}
 		batch.Queue("UPDATE commits SET dropped_at = now() WHERE thread_id = $1 AND dropped_at IS NULL", id)
 		batch.Queue("DELETE FROM checkpoints WHERE thread_id = $1", id)
@@ -172,6 +210,7 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 		batch.Queue("DELETE FROM commits WHERE scope = $1 AND dropped_at IS NOT NULL", scope)
 		batch.Queue("DELETE FROM checkpoints WHERE thread_id = ANY($1)", ids)
 		batch.Queue("DELETE FROM settings WHERE scope = $1", scope)
+		batch.Queue("DELETE FROM scope_quotas WHERE scope = $1", scope)
 		// Its documents (a shared store's are under scope '', which no
 		// scope is).
 		batch.Queue("DELETE FROM docs WHERE scope = $1", scope)
@@ -244,8 +283,8 @@ func (b *Backend) Settings(ctx context.Context, scope, thread, prefix string) (m
 // when the thread was made but the commit could not be, the statement
 // fails on purpose (division by zero, SQLSTATE 22012), which rolls the
 // thread back: nothing is created.
-const forkSQL = `WITH th AS (
-	INSERT INTO threads (scope, name) VALUES ($1, $2)
+var forkSQL = `WITH ` + quotaCTE("$1::text", "$10::bigint", "$9::bigint", "1", "octet_length($5::bytea)") + `, th AS (
+	INSERT INTO threads (scope, name) SELECT $1, $2 WHERE (SELECT ok FROM fits)
 	ON CONFLICT DO NOTHING
 	RETURNING id, created
 ), req AS (
@@ -253,12 +292,12 @@ const forkSQL = `WITH th AS (
 	WHERE thread_id = $6::bigint AND seq = $7::bigint AND dropped_at IS NULL
 	FOR SHARE
 ), ins AS (
-	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce)
-	SELECT th.id, 1, $1, $3::bytea, $4::bytea, $5::bytea, $8::bigint FROM th
+	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce, files, bytes)
+	SELECT th.id, 1, $1, $3::bytea, $4::bytea, $5::bytea, $8::bigint, $9::bigint, $10::bigint FROM th
 	WHERE EXISTS (SELECT 1 FROM req)
 	RETURNING id, time
-)
-SELECT th.id, th.created, ins.id, ins.time,
+), ` + quotaUpdate("$1::text", "$10::bigint", "$9::bigint", "1", "octet_length($5::bytea)") + `
+SELECT th.id, th.created, ins.id, ins.time, (SELECT ok FROM fits),
 	1 / CASE WHEN th.id IS NOT NULL AND ins.id IS NULL THEN 0 ELSE 1 END
 FROM (SELECT 1) AS one LEFT JOIN th ON true LEFT JOIN ins ON true`
 
@@ -304,15 +343,18 @@ func (b *Backend) forkOnce(ctx context.Context, scope, name string, c backend.Ne
 		thread, id  *int64
 		created, at *time.Time
 		guard       int64
+		fits        bool
 	)
 	err := b.pool.QueryRow(ctx, forkSQL, scope, name, bytea(c.Root), bytea(c.Meta), bytea(c.Pack),
-		c.Requires.Thread, c.Requires.Seq, nonce).Scan(&thread, &created, &id, &at, &guard)
+		c.Requires.Thread, c.Requires.Seq, nonce, c.Files, c.Bytes).Scan(&thread, &created, &id, &at, &fits, &guard)
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "22012":
 		return backend.Thread{}, backend.Commit{}, backend.ErrNotRetained, false
 	case err != nil:
 		return backend.Thread{}, backend.Commit{}, fmt.Errorf("postgres: fork: %w", err), outcomeUnknown(err)
+	case thread == nil && !fits:
+		return backend.Thread{}, backend.Commit{}, b.forkRefusal(ctx, scope, c), false
 	case thread == nil:
 		return backend.Thread{}, backend.Commit{}, backend.ErrThreadExists, false
 	}
@@ -340,4 +382,29 @@ func (b *Backend) claimFork(ctx context.Context, scope, name string, c backend.N
 	}
 	t.Created, cm.Thread, cm.Time = t.Created.UTC(), t.ID, cm.Time.UTC()
 	return t, cm, nil
+}
+
+// threadRefusal returns the QuotaError of a thread that scope's quota
+// refused, or nil when it has room (another writer made the thread).
+func (b *Backend) threadRefusal(ctx context.Context, scope string) error {
+	return b.refusal(ctx, scope, backend.Usage{Threads: 1})
+}
+
+// forkRefusal is threadRefusal for a fork, which adds its first commit.
+func (b *Backend) forkRefusal(ctx context.Context, scope string, c backend.NewCommit) error {
+	if err := b.refusal(ctx, scope, backend.Usage{Threads: 1, Files: c.DeltaFiles, Bytes: c.DeltaBytes, HistoryBytes: int64(len(c.Pack))}); err != nil {
+		return err
+	}
+	return backend.ErrThreadExists
+}
+
+func (b *Backend) refusal(ctx context.Context, scope string, d backend.Usage) error {
+	q, err := scanQuota(b.pool.QueryRow(ctx, quotaSelect+" WHERE scope = $1", scope))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: quota: %w", err)
+	}
+	return q.Add(d)
 }

@@ -82,3 +82,19 @@ func TestIndexEvery(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotaRaceTwoConnections races writers of two Backends on one file
+// (two write connections, as two processes have) to a scope's quotas.
+func TestQuotaRaceTwoConnections(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "satchel.db")
+	var bs [2]*sqlite.Backend
+	for i := range bs {
+		b, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		bs[i] = b
+	}
+	satcheltest.RunQuotaRace(t, bs[0], bs[1])
+}

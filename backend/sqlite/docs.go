@@ -108,6 +108,13 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 		// of a transaction (database/sql and the driver prepare each
 		// anew).
 		res, err := st.insDoc.ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version, upd, exp, r.JSON)
+		if err != nil && strings.Contains(err.Error(), docsQuotaExceeded) {
+			if q, qerr := readQuota(ctx, b.r, r.Scope); qerr == nil && q != nil {
+				if qerr := q.Add(backend.Usage{Documents: 1}); qerr != nil {
+					return backend.Doc{}, qerr
+				}
+			}
+		}
 		if err != nil {
 			return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
 		}

@@ -110,6 +110,12 @@ func (b *Backend) DeletePacks(ctx context.Context, ids []int64) error {
 	}
 	err := b.write(ctx, func(tx *sql.Tx) error {
 		list := jsonInts(ids)
+		if _, err := tx.ExecContext(ctx, `UPDATE scope_quotas SET history_bytes = history_bytes - (
+			SELECT coalesce(sum(length(pack)), 0) FROM commits
+			WHERE id IN (SELECT value FROM json_each(?1)) AND dropped_at IS NOT NULL AND scope = scope_quotas.scope)
+			WHERE scope IN (SELECT scope FROM commits WHERE id IN (SELECT value FROM json_each(?1)))`, list); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM commit_seq WHERE (thread_id, seq) IN (SELECT thread_id, seq FROM commits
 			WHERE id IN (SELECT value FROM json_each(?)) AND dropped_at IS NOT NULL)`, list); err != nil {
 			return err
@@ -128,6 +134,11 @@ func (b *Backend) DeletePacks(ctx context.Context, ids []int64) error {
 // is left alone.
 func (b *Backend) RewritePack(ctx context.Context, id int64, pack []byte) error {
 	err := b.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE scope_quotas SET history_bytes = history_bytes + ?1 - (
+			SELECT length(pack) FROM commits WHERE id = ?2)
+			WHERE scope = (SELECT scope FROM commits WHERE id = ?2 AND dropped_at IS NOT NULL)`, len(pack), id); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, "UPDATE commits SET pack = ? WHERE id = ? AND dropped_at IS NOT NULL", blob(pack), id)
 		return err
 	})

@@ -38,6 +38,9 @@ type headsKnown struct {
 	gen     uint64
 	upto    int64
 	heads   map[int64]*head
+	// quotas holds the quota row of the scope of every thread in heads
+	// (nil for a scope without one).
+	quotas map[string]*backend.Quota
 }
 
 // forget is called by every write but Append, inside its transaction.
@@ -68,15 +71,29 @@ func (c *headCache) load(w *writeTx, ncs []backend.NewCommit) (headsKnown, error
 		}
 	}
 	k.heads = make(map[int64]*head, len(ncs))
+	k.quotas = map[string]*backend.Quota{}
 	c.mu.Lock()
 	k.gen = c.gen
 	cached := c.valid && marked != 0 && c.known.version == k.version
 	if cached {
 		k.upto = c.known.upto
 		for i := range ncs {
-			if h := c.known.heads[ncs[i].Thread]; h != nil {
-				hc := *h
-				k.heads[ncs[i].Thread] = &hc
+			h := c.known.heads[ncs[i].Thread]
+			if h == nil {
+				continue
+			}
+			q, ok := c.known.quotas[h.scope]
+			if !ok {
+				continue
+			}
+			hc := *h
+			k.heads[ncs[i].Thread] = &hc
+			if _, ok := k.quotas[h.scope]; !ok {
+				if q != nil {
+					qc := *q // the Append's to move
+					q = &qc
+				}
+				k.quotas[h.scope] = q
 			}
 		}
 	}
@@ -96,7 +113,7 @@ func (c *headCache) load(w *writeTx, ncs []backend.NewCommit) (headsKnown, error
 	if ids == nil {
 		return k, nil
 	}
-	upto, err := w.readHeads(append(ids, ']'), k.heads)
+	upto, err := w.readHeads(append(ids, ']'), &k)
 	if err != nil {
 		return k, err
 	}
@@ -114,7 +131,7 @@ func (c *headCache) keepLocked(k headsKnown) {
 		return
 	}
 	if !c.valid || c.known.version != k.version {
-		c.known = headsKnown{version: k.version, heads: make(map[int64]*head, len(k.heads))}
+		c.known = headsKnown{version: k.version, heads: make(map[int64]*head, len(k.heads)), quotas: map[string]*backend.Quota{}}
 	}
 	c.valid = true
 	c.known.gen = k.gen
@@ -122,8 +139,11 @@ func (c *headCache) keepLocked(k headsKnown) {
 	for id, h := range k.heads {
 		c.known.heads[id] = h
 	}
+	for s, q := range k.quotas {
+		c.known.quotas[s] = q
+	}
 	if len(c.known.heads) > maxCachedHeads {
-		c.known.heads = k.heads
+		c.known.heads, c.known.quotas = k.heads, k.quotas
 	}
 }
 

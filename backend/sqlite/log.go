@@ -37,14 +37,26 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 			return known, err
 		}
 		var last int64
+		dirty := map[string]bool(nil)
 		for i := range ncs {
-			c, err := st.append(&ncs[i], known.heads, now)
+			c, err := st.append(&ncs[i], &known, now)
 			if err != nil && !isEntryErr(err) {
 				return known, err
 			}
 			res[i] = backend.AppendResult{Commit: c, Err: err}
 			if err == nil {
 				last = c.ID
+				if h := known.heads[ncs[i].Thread]; known.quotas[h.scope] != nil {
+					if dirty == nil {
+						dirty = map[string]bool{}
+					}
+					dirty[h.scope] = true
+				}
+			}
+		}
+		for scope := range dirty {
+			if err := putUsage(ctx, tx, known.quotas[scope]); err != nil {
+				return known, err
 			}
 		}
 		if last-known.upto >= b.indexEvery {
@@ -105,8 +117,9 @@ func (b *Backend) appendTx(ctx context.Context, f func(tx *sql.Tx) (headsKnown, 
 
 // isEntryErr tells the refusals of one entry from failures of the call.
 func isEntryErr(err error) bool {
+	var qe *backend.QuotaError
 	return err == backend.ErrStale || err == backend.ErrNoThread ||
-		err == backend.ErrNotRetained || err == backend.ErrCheckpointExists
+		err == backend.ErrNotRetained || err == backend.ErrCheckpointExists || errors.As(err, &qe)
 }
 
 // writeTx binds the writer's prepared statements to one transaction, as
@@ -135,7 +148,7 @@ type head struct {
 // readHeads reads the heads of the threads ids lists (a JSON array) into
 // m, in one query (a thread that does not exist stays missing), and
 // returns seq_indexed.upto.
-func (w *writeTx) readHeads(ids []byte, m map[int64]*head) (int64, error) {
+func (w *writeTx) readHeads(ids []byte, k *headsKnown) (int64, error) {
 	rows, err := w.stmt(&w.head, w.s.heads).QueryContext(w.ctx, string(ids))
 	if err != nil {
 		return 0, err
@@ -145,18 +158,22 @@ func (w *writeTx) readHeads(ids []byte, m map[int64]*head) (int64, error) {
 	for rows.Next() {
 		var id int64
 		h := new(head)
-		if err := rows.Scan(&id, &h.scope, &h.top, &upto); err != nil {
+		var q quotaRow
+		if err := rows.Scan(append([]any{&id, &h.scope, &h.top, &upto}, q.dest()...)...); err != nil {
 			return 0, err
 		}
-		m[id] = h
+		k.heads[id] = h
+		if _, ok := k.quotas[h.scope]; !ok {
+			k.quotas[h.scope] = q.quota(h.scope)
+		}
 	}
 	return upto, rows.Err()
 }
 
-func (w *writeTx) append(nc *backend.NewCommit, heads map[int64]*head, now int64) (backend.Commit, error) {
+func (w *writeTx) append(nc *backend.NewCommit, k *headsKnown, now int64) (backend.Commit, error) {
 	// The refusals in the order the contract ranks them: thread, head,
-	// required commit, checkpoint name.
-	h := heads[nc.Thread]
+	// required commit, checkpoint name, quota.
+	h := k.heads[nc.Thread]
 	if h == nil {
 		return backend.Commit{}, backend.ErrNoThread
 	}
@@ -183,8 +200,13 @@ func (w *writeTx) append(nc *backend.NewCommit, heads map[int64]*head, now int64
 			return backend.Commit{}, err
 		}
 	}
+	if q := k.quotas[h.scope]; q != nil {
+		if err := q.Add(backend.Usage{Files: nc.DeltaFiles, Bytes: nc.DeltaBytes, HistoryBytes: int64(len(nc.Pack))}); err != nil {
+			return backend.Commit{}, err
+		}
+	}
 	r, err := w.stmt(&w.insert, w.s.insertCommit).ExecContext(w.ctx,
-		nc.Thread, nc.Seq, now, h.scope, blob(nc.Root), blob(nc.Meta), blob(nc.Pack))
+		nc.Thread, nc.Seq, now, h.scope, blob(nc.Root), blob(nc.Meta), blob(nc.Pack), nc.Files, nc.Bytes)
 	if err != nil {
 		return backend.Commit{}, err
 	}

@@ -80,6 +80,7 @@ func migrate(ctx context.Context, w *sql.DB, contract bool) error {
 
 // queryer is a database or a transaction.
 type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 

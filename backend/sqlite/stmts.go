@@ -13,15 +13,17 @@ import (
 // heads reads, in an Append's transaction, the scope and newest seq
 // (dropped commits included: a dropped commit keeps its seq) of the threads
 // whose ids ?1 lists as a JSON array (a thread listed twice comes twice;
-// one that does not exist not at all), and seq_indexed.upto. CROSS JOIN
+// one that does not exist not at all), seq_indexed.upto, and the quota
+// row of each thread's scope (NULLs without one). CROSS JOIN
 // keeps the array the outer loop: a look-up by id in threads for each
 // element, a seek in commit_seq, and a scan of the recent entries of
 // commits_recent.
 const heads = `SELECT t.id, t.scope, max(
 	coalesce((SELECT max(seq) FROM commit_seq s WHERE s.thread_id = t.id), 0),
 	coalesce((SELECT seq FROM commits c WHERE c.id > u.upto AND c.thread_id = t.id ORDER BY c.id DESC LIMIT 1), 0)),
-	u.upto
-FROM json_each(?1) j CROSS JOIN threads t ON t.id = j.value CROSS JOIN seq_indexed u`
+	u.upto, ` + quotaCols + `
+FROM json_each(?1) j CROSS JOIN threads t ON t.id = j.value CROSS JOIN seq_indexed u
+LEFT JOIN scope_quotas q ON q.scope = t.scope`
 
 // connState tells whether the heads an Append remembers are still true:
 // data_version changes when another connection (another process) has
@@ -83,7 +85,7 @@ func (b *Backend) prepare(ctx context.Context) error {
 		sql string
 	}{
 		{&b.ws.heads, heads},
-		{&b.ws.insertCommit, "INSERT INTO commits (thread_id, seq, time, scope, root, meta, pack) VALUES (?, ?, ?, ?, ?, ?, ?)"},
+		{&b.ws.insertCommit, "INSERT INTO commits (thread_id, seq, time, scope, root, meta, pack, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"},
 		{&b.ws.connState, connState},
 		{&b.ws.retained, retainedSQL},
 		{&b.ws.checkpointExists, "SELECT 1 FROM checkpoints WHERE thread_id = ? AND name = ?"},

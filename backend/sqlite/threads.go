@@ -48,12 +48,24 @@ func (b *Backend) Thread(ctx context.Context, scope, name string, create bool) (
 	// Create it, or read the one another writer created meanwhile, under
 	// the write lock.
 	err = b.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO threads (scope, name, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-			scope, name, nanos(b.now())); err != nil {
+		r, err := tx.ExecContext(ctx, "INSERT INTO threads (scope, name, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+			scope, name, nanos(b.now()))
+		if err != nil {
 			return err
+		}
+		if n, err := r.RowsAffected(); err != nil {
+			return err
+		} else if n > 0 {
+			if err := addUsage(ctx, tx, scope, backend.Usage{Threads: 1}); err != nil {
+				return err
+			}
 		}
 		return tx.QueryRowContext(ctx, threadByKey, scope, name).Scan(&th.ID, &created)
 	})
+	var qe *backend.QuotaError
+	if errors.As(err, &qe) {
+		return th, err
+	}
 	if err != nil {
 		return th, fmt.Errorf("sqlite: thread: %w", err)
 	}
@@ -75,10 +87,13 @@ func (b *Backend) CreateThread(ctx context.Context, scope, name string) (backend
 		} else if n == 0 {
 			return backend.ErrThreadExists
 		}
-		th.ID, err = res.LastInsertId()
-		return err
+		if th.ID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return addUsage(ctx, tx, scope, backend.Usage{Threads: 1})
 	})
-	if errors.Is(err, backend.ErrThreadExists) {
+	var qe *backend.QuotaError
+	if errors.Is(err, backend.ErrThreadExists) || errors.As(err, &qe) {
 		return backend.Thread{}, err
 	}
 	if err != nil {
@@ -162,6 +177,17 @@ func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
+		// The head's totals leave the scope's usage (NULL on a commit of
+		// an earlier version, counted before any quota was set).
+		var files, bytes sql.NullInt64
+		err = tx.QueryRowContext(ctx, `SELECT files, bytes FROM commits WHERE id =
+			(SELECT v.id FROM thread_commits v WHERE v.thread_id = ? ORDER BY v.seq DESC LIMIT 1)`, id).Scan(&files, &bytes)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err := addUsage(ctx, tx, scope, backend.Usage{Threads: -1, Files: -files.Int64, Bytes: -bytes.Int64}); err != nil {
+			return err
+		}
 		for _, q := range []struct {
 			sql  string
 			args []any
@@ -201,6 +227,7 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 			"DELETE FROM checkpoints WHERE thread_id IN (SELECT id FROM threads WHERE scope = ?1)",
 			"DELETE FROM threads WHERE scope = ?1",
 			"DELETE FROM settings WHERE scope = ?1",
+			"DELETE FROM scope_quotas WHERE scope = ?1",
 			// Its documents (a shared store's are under scope '', which no
 			// scope is).
 			"DELETE FROM docs WHERE scope = ?1",

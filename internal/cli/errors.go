@@ -40,6 +40,7 @@ var errorKinds = []struct {
 	{satchel.ErrAnchorNotFound, "anchor_not_found", exitFailure},
 	{satchel.ErrAmbiguousAnchor, "ambiguous_anchor", exitFailure},
 	{satchel.ErrLimitExceeded, "limit_exceeded", exitFailure},
+	{satchel.ErrQuotaExceeded, "quota_exceeded", exitFailure},
 	{satchel.ErrWriteRace, "write_race", exitFailure},
 	{satchel.ErrConflict, "conflict", exitFailure},
 	{satchel.ErrReadOnly, "read_only", exitFailure},

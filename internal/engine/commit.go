@@ -117,9 +117,17 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			}
 			return c, false, err
 		}
+		files, bytes, err := tx.Totals(ctx)
+		if err != nil {
+			if retry() || (errors.Is(err, ErrCollected) && attempt < e.retries) {
+				continue
+			}
+			return c, false, err
+		}
 		nc := backend.NewCommit{
 			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(newRoot), Meta: info.Meta,
 			Checkpoint: info.Checkpoint,
+			Files:      files, Bytes: bytes, DeltaFiles: files - tx.baseFiles, DeltaBytes: bytes - tx.baseBytes,
 		}
 		var parts []string
 		if e.commits.parts != nil {
@@ -158,6 +166,10 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 	if err != nil {
 		return backend.Commit{}, err
 	}
+	files, bytes, err := e.totals(ctx, root)
+	if err != nil {
+		return backend.Commit{}, err
+	}
 	l := e.lock(thread)
 	defer e.unlock(thread, l)
 	for attempt := 0; ; attempt++ {
@@ -175,10 +187,15 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 			}
 			return backend.Commit{}, err
 		}
+		hf, hb, err := e.commitTotals(ctx, head)
+		if err != nil {
+			return backend.Commit{}, err
+		}
 		res, err := e.commits.do(ctx, backend.NewCommit{
 			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta,
 			Requires:   &backend.CommitID{Thread: src.Thread, Seq: src.Seq},
 			Checkpoint: checkpoint,
+			Files:      files, Bytes: bytes, DeltaFiles: files - hf, DeltaBytes: bytes - hb,
 		}, nil)
 		if err != nil {
 			return backend.Commit{}, err
@@ -268,9 +285,14 @@ func (e *Engine) Fork(ctx context.Context, scope, name string, src backend.Commi
 		return backend.Thread{}, err
 	}
 	if f, ok := e.b.(backend.Forker); ok {
+		files, bytes, err := e.totals(ctx, root)
+		if err != nil {
+			return backend.Thread{}, err
+		}
 		t, c, err := f.Fork(ctx, scope, name, backend.NewCommit{
 			Seq: 1, Root: encodeRoot(root), Meta: meta,
 			Requires: &backend.CommitID{Thread: src.Thread, Seq: src.Seq},
+			Files:    files, Bytes: bytes, DeltaFiles: files, DeltaBytes: bytes,
 		})
 		if err == nil {
 			e.heads.set(t.ID, c)
@@ -287,6 +309,31 @@ func (e *Engine) Fork(ctx context.Context, scope, name string, src backend.Commi
 		return backend.Thread{}, err
 	}
 	return t, nil
+}
+
+// commitTotals returns the files and bytes of a commit's tree (zero for
+// the empty head of a thread without commits).
+func (e *Engine) commitTotals(ctx context.Context, c backend.Commit) (files, bytes int64, err error) {
+	if c.Seq == 0 {
+		return 0, 0, nil
+	}
+	root, err := decodeRoot(c.Root, c.ID)
+	if err != nil {
+		return 0, 0, err
+	}
+	return e.totals(ctx, root)
+}
+
+// Live is the backend.LiveFunc of the engine: the totals of each head's
+// tree.
+func (e *Engine) Live(ctx context.Context, heads []backend.Commit) (files, bytes []int64, err error) {
+	files, bytes = make([]int64, len(heads)), make([]int64, len(heads))
+	for i, c := range heads {
+		if files[i], bytes[i], err = e.commitTotals(ctx, c); err != nil {
+			return nil, nil, err
+		}
+	}
+	return files, bytes, nil
 }
 
 // headCache remembers the last head this process committed per thread, so

@@ -71,10 +71,12 @@ type Tx struct {
 	// so HasUnder does not walk every pending path (a batch of n writes
 	// would be quadratic). It is made once there are more than
 	// smallPending paths: below, walking them is cheaper than the map.
-	under   map[string]int
-	files   int64
-	bytes   int64
-	counted bool
+	under map[string]int
+	files int64
+	bytes int64
+	// baseFiles and baseBytes are the base's totals, once counted.
+	baseFiles, baseBytes int64
+	counted              bool
 	// last is the last path looked up in the base tree, which never
 	// changes: a mutation looks its path up in its checks, then again to
 	// apply it.
@@ -227,6 +229,7 @@ func (tx *Tx) count(ctx context.Context) error {
 		return err
 	}
 	tx.files, tx.bytes, tx.counted = f, b, true
+	tx.baseFiles, tx.baseBytes = f, b
 	return nil
 }
 

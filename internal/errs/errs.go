@@ -57,6 +57,9 @@ var (
 	// ErrArchived: a write to an archived thread, which can be read, not
 	// written, until it is unarchived.
 	ErrArchived = errors.New("archived")
+	// ErrQuotaExceeded: a change would grow a scope's usage past its quota
+	// (backend.ErrQuotaExceeded itself, which a backend's refusal matches).
+	ErrQuotaExceeded = backend.ErrQuotaExceeded
 )
 
 // Error is a refusal: a kind (one of the sentinels above) and the exact
