@@ -64,3 +64,9 @@ type HideHeadsLister struct{}
 
 // ThreadHeads is the name it hides.
 func (HideHeadsLister) ThreadHeads() {}
+
+// HideConcurrentAppender hides backend.ConcurrentAppender.
+type HideConcurrentAppender struct{}
+
+// AppendConcurrency is the name it hides.
+func (HideConcurrentAppender) AppendConcurrency() {}

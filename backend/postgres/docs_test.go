@@ -55,6 +55,17 @@ func TestConformance(t *testing.T) {
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: openDocs(t)} })
 	})
+	t.Run("NoConcurrentAppender", func(t *testing.T) {
+		if _, ok := backend.Backend(noConcurrent{}).(backend.ConcurrentAppender); ok {
+			t.Fatal("the ConcurrentAppender is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noConcurrent{Backend: openDocs(t)} })
+	})
+}
+
+type noConcurrent struct {
+	*postgres.Backend
+	satcheltest.HideConcurrentAppender
 }
 
 type noHeads struct {

@@ -229,4 +229,5 @@ var (
 	_ backend.Migrator           = (*Backend)(nil)
 	_ backend.DiskSizer          = (*Backend)(nil)
 	_ backend.HeadsLister        = (*Backend)(nil)
+	_ backend.ConcurrentAppender = (*Backend)(nil)
 )
