@@ -131,6 +131,12 @@ type CommitID struct {
 type AppendResult struct {
 	Commit Commit
 	Err    error
+	// Head, with ErrStale, may be the thread's newest commit as the append
+	// saw it, newer than the entry's base (Seq >= the entry's Seq), with
+	// Root and Meta, so that the engine rebuilds on it without reading the
+	// head again: a round trip saved per lost race on a server. A zero Head
+	// says nothing (a backend need not fill it).
+	Head Commit
 }
 
 // Checkpoint is a named commit.

@@ -169,3 +169,17 @@ type ScopeDocs struct {
 type DocCounter interface {
 	DocsByScope(ctx context.Context) ([]ScopeDocs, error)
 }
+
+// ConcurrentAppender is implemented by backends that store several
+// Appends at once to advantage: a server that runs transactions side by
+// side on a pool of connections (PostgreSQL). AppendConcurrency is how
+// many batches of commits the engine keeps in flight at once, each still
+// a group commit of the mutations that queued while the others were being
+// stored. Without it the engine sends one batch at a time, which is right
+// for a database with a single writer (SQLite) and for one that stores a
+// batch in memory in microseconds. Correctness never depends on it: each
+// entry is compare-and-swapped on its own, and entries of concurrent
+// batches for one thread are ordered by that compare-and-swap.
+type ConcurrentAppender interface {
+	AppendConcurrency() int
+}

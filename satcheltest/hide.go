@@ -78,3 +78,9 @@ type HideDocBatcher struct{}
 
 // ReplaceDocs is the name it hides.
 func (HideDocBatcher) ReplaceDocs() {}
+
+// HideConcurrentAppender hides backend.ConcurrentAppender.
+type HideConcurrentAppender struct{}
+
+// AppendConcurrency is the name it hides.
+func (HideConcurrentAppender) AppendConcurrency() {}

@@ -62,6 +62,7 @@ var contractChecks = []contractCheck{
 	{"HeadEmpty", checkHeadEmpty},
 	{"AppendFirstAndNext", checkAppendFirstAndNext},
 	{"AppendStale", checkAppendStale},
+	{"AppendStaleHead", checkAppendStaleHead},
 	{"AppendUnknownThread", checkAppendUnknownThread},
 	{"AppendEntriesIndependent", checkAppendEntriesIndependent},
 	{"AppendSameThreadTwice", checkAppendSameThreadTwice},
@@ -595,6 +596,31 @@ func checkAppendStale(t *testing.T, b backend.Backend) {
 		t.Errorf("a stale append overwrote the head: %s", fmtCommit(h))
 	}
 	mustAppend(t, b, nc(th.ID, 4))
+}
+
+// checkAppendStaleHead: a stale entry's Head, when the backend fills it,
+// is the thread's newest commit as Head returns it, and never a head as
+// old as the entry's base (which would send the engine round again).
+func checkAppendStaleHead(t *testing.T, b backend.Backend) {
+	th := newThread(t, b, "s", "main")
+	commits(t, b, th.ID, 3)
+	want, _ := head(t, b, th.ID)
+	for _, seq := range []int64{1, 2, 3, 5} {
+		res, err := b.Append(t.Context(), []backend.NewCommit{nc(th.ID, seq)})
+		if err != nil {
+			t.Fatalf("Append seq %d: %v", seq, err)
+		}
+		wantErr(t, fmt.Sprintf("Append seq %d at head 3", seq), res[0].Err, backend.ErrStale)
+		hd := res[0].Head
+		if hd.Seq == 0 {
+			continue
+		}
+		if seq > 3 {
+			t.Errorf("Append seq %d at head 3: Head %s, older than the entry's base", seq, fmtCommit(hd))
+			continue
+		}
+		sameCommit(t, fmt.Sprintf("Head of a stale append at seq %d", seq), hd, want)
+	}
 }
 
 func checkAppendUnknownThread(t *testing.T, b backend.Backend) {

@@ -327,6 +327,9 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 		}
 		if nc.Seq != t.head+1 {
 			res[i].Err = backend.ErrStale
+			if n := len(t.log); n > 0 && t.log[n-1].Seq >= nc.Seq {
+				res[i].Head = t.log[n-1]
+			}
 			continue
 		}
 		if r := nc.Requires; r != nil {

@@ -62,6 +62,12 @@ func TestConformance(t *testing.T) {
 		}
 		satcheltest.RunDocuments(t, func(t *testing.T) backend.Backend { return noBatch{Backend: openDocs(t)} })
 	})
+	t.Run("NoConcurrentAppender", func(t *testing.T) {
+		if _, ok := backend.Backend(noConcurrent{}).(backend.ConcurrentAppender); ok {
+			t.Fatal("the ConcurrentAppender is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noConcurrent{Backend: openDocs(t)} })
+	})
 }
 
 // noBatch is a PostgreSQL backend that stores each set in its own
@@ -69,6 +75,11 @@ func TestConformance(t *testing.T) {
 type noBatch struct {
 	*postgres.Backend
 	satcheltest.HideDocBatcher
+}
+
+type noConcurrent struct {
+	*postgres.Backend
+	satcheltest.HideConcurrentAppender
 }
 
 type noHeads struct {

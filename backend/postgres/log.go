@@ -20,7 +20,10 @@ import (
 // appendPlain is the compare-and-swap of a NewCommit without Requires or
 // Checkpoint (see the package documentation). It always returns one row:
 // the new commit's id and time (NULL when nothing was inserted), whether
-// the thread exists, and the thread's newest seq as this statement saw it.
+// the thread exists, the thread's newest seq as this statement saw it,
+// the scope's quota row (when it has one), and, when that head is newer
+// than the entry's base (a lost race), the head's id, time, root and meta
+// (backend.AppendResult.Head).
 var appendPlain = `WITH t AS (
 	SELECT scope FROM threads WHERE id = $1 FOR KEY SHARE
 ), ` + quotaCTE("(SELECT scope FROM t)", "$10::bigint", "$9::bigint", "0", "octet_length($5::bytea)") + `, top AS (
@@ -32,8 +35,11 @@ var appendPlain = `WITH t AS (
 	ON CONFLICT (thread_id, seq) DO NOTHING
 	RETURNING id, time
 ), ` + quotaUpdate("(SELECT scope FROM t)", "$10::bigint", "$9::bigint", "0", "octet_length($5::bytea)") + `
-SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top), true, false, ` + quotaOut + `
-FROM (SELECT 1) AS one LEFT JOIN ins ON true LEFT JOIN q ON true`
+SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top), true, false, ` + quotaOut + `,
+	h.id, h.time, h.root, h.meta
+FROM (SELECT 1) AS one LEFT JOIN ins ON true LEFT JOIN q ON true
+LEFT JOIN commits AS h ON ins.id IS NULL AND h.thread_id = $1 AND h.seq = (SELECT seq FROM top)
+	AND h.seq >= $2::bigint AND h.dropped_at IS NULL`
 
 // appendFull adds what a fork, a restore or a checkpoint needs: the
 // required commit ($6, $7), read FOR SHARE so that a concurrent Drop
@@ -223,9 +229,16 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			guard           *int64
 			q               quotaRow
 		)
+		var (
+			hid        *int64
+			hat        *time.Time
+			hroot, hmt []byte
+		)
 		dest := append([]any{&id, &at, &exists, &top, &retained, &taken}, q.dest()...)
 		if nc.Requires != nil || nc.Checkpoint != "" {
 			dest = append(dest, &guard)
+		} else {
+			dest = append(dest, &hid, &hat, &hroot, &hmt)
 		}
 		if err := br.QueryRow().Scan(dest...); err != nil {
 			br.Close()
@@ -246,6 +259,9 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			r.Err = backend.ErrNoThread
 		case top != nc.Seq-1:
 			r.Err = backend.ErrStale
+			if hid != nil {
+				r.Head = backend.Commit{ID: *hid, Thread: nc.Thread, Seq: top, Root: hroot, Meta: hmt, Time: hat.UTC()}
+			}
 		case !retained:
 			r.Err = backend.ErrNotRetained
 		case taken:
@@ -483,4 +499,12 @@ func (b *Backend) CheckpointSeq(ctx context.Context, thread int64, name string) 
 		return 0, backend.ErrNoThread
 	}
 	return 0, backend.ErrNoCheckpoint
+}
+
+// AppendConcurrency implements backend.ConcurrentAppender: half the pool's
+// connections, at least two, may each carry a batch of commits, leaving
+// the other half to the reads (heads, packs) that the mutations waiting
+// for those batches make (docs/decisions/0064-concurrent-appends.md).
+func (b *Backend) AppendConcurrency() int {
+	return max(2, int(b.pool.Config().MaxConns)/2)
 }

@@ -3,10 +3,12 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -256,5 +258,91 @@ func TestForkLostConnection(t *testing.T) {
 				t.Fatalf("log of the fork: %+v %v, Fork said %+v", log, err, c)
 			}
 		})
+	}
+}
+
+// TestConcurrentBatchesLostConnection: writers of two stores (two
+// processes) append lines to one shared file and to files of their own,
+// with several batches of each store in flight at once
+// (backend.ConcurrentAppender) and cross-store races refused as stale,
+// while one connection carrying a batch is cut after its transaction
+// committed. Every acknowledged line is in its file exactly once.
+func TestConcurrentBatchesLostConnection(t *testing.T) {
+	ctx := t.Context()
+	b, p := openThroughProxy(t, "cut-marker-line")
+	if b.AppendConcurrency() < 2 {
+		t.Fatalf("AppendConcurrency %d: the test needs batches side by side", b.AppendConcurrency())
+	}
+	stores := []*satchel.Store{satchel.New(b), satchel.New(b)}
+	ws0, err := stores[0].Workspace(ctx, "s", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws0.Write(ctx, "shared.md", ""); err != nil {
+		t.Fatal(err)
+	}
+	p.mode.Store(cutAfter)
+	const writers, lines = 8, 12
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			ws, err := stores[w%2].Workspace(ctx, "s", "main")
+			if err != nil {
+				errs <- err
+				return
+			}
+			for k := range lines {
+				line := fmt.Sprintf("w%d-%d\n", w, k)
+				if w == 3 && k == 5 {
+					line = "cut-marker-line\n"
+				}
+				for _, path := range []string{"shared.md", fmt.Sprintf("own-%d.md", w)} {
+					err := ws.Append(ctx, path, line)
+					for errors.Is(err, satchel.ErrConflict) {
+						err = ws.Append(ctx, path, line) // as the message says
+					}
+					if err != nil {
+						errs <- fmt.Errorf("writer %d, %s: %w", w, path, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if p.cuts.Load() != 1 {
+		t.Fatalf("the proxy cut %d connections, want 1", p.cuts.Load())
+	}
+	shared, err := ws0.Read(ctx, "shared.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w := range writers {
+		own, err := ws0.Read(ctx, fmt.Sprintf("own-%d.md", w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		for k := range lines {
+			line := fmt.Sprintf("w%d-%d\n", w, k)
+			if w == 3 && k == 5 {
+				line = "cut-marker-line\n"
+			}
+			want.WriteString(line)
+			if n := strings.Count(shared, line); n != 1 {
+				t.Errorf("shared.md holds %q %d times, want once", line, n)
+			}
+		}
+		if own != want.String() {
+			t.Errorf("own-%d.md = %q, want %q", w, own, want.String())
+		}
+	}
+	if n := strings.Count(shared, "\n"); n != writers*lines {
+		t.Errorf("shared.md has %d lines, want %d", n, writers*lines)
 	}
 }

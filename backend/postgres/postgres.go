@@ -255,4 +255,5 @@ var (
 	_ backend.DiskSizer          = (*Backend)(nil)
 	_ backend.HeadsLister        = (*Backend)(nil)
 	_ backend.DocBatcher         = (*Backend)(nil)
+	_ backend.ConcurrentAppender = (*Backend)(nil)
 )

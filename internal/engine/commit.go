@@ -66,14 +66,20 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 	defer e.commits.active.Add(-1)
 	l := e.lock(thread)
 	defer e.unlock(thread, l)
+	// hint is the head a lost compare-and-swap reported (AppendResult.Head).
+	var hint backend.Commit
 	for attempt := 0; ; attempt++ {
 		// The head this process last committed is tried first, saving a
-		// query. It is only trusted if the commit succeeds (the
-		// compare-and-swap checks it): any other outcome (an error, nothing
-		// to change, storage collected by another process) may come from a
-		// stale head, so fn runs again on the backend's head.
+		// query, and after a lost race the head the backend reported. It
+		// is only trusted if the commit succeeds (the compare-and-swap
+		// checks it): any other outcome (an error, nothing to change,
+		// storage collected by another process) may come from a stale
+		// head, so fn runs again on the backend's head.
 		head, cached := e.heads.get(thread)
 		cached = cached && attempt == 0
+		if hint.Seq > 0 {
+			head, cached, hint = hint, true, backend.Commit{}
+		}
 		if !cached {
 			var err error
 			if head, _, err = e.b.Head(ctx, thread); err != nil {
@@ -143,6 +149,9 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 		if errors.Is(res.Err, backend.ErrStale) {
 			e.heads.forget(thread)
 			if attempt < e.retries {
+				if res.Head.Seq >= nc.Seq {
+					hint = res.Head
+				}
 				continue
 			}
 			return c, false, ErrConflict
@@ -368,48 +377,77 @@ func (h *headCache) forget(thread int64) {
 	delete(h.m, thread)
 }
 
-// committer batches concurrent commits into one backend Append (group
-// commit): while one batch is being stored, the commits that arrive wait
-// and go together in the next. Each caller returns only once its own
-// commit is durable.
+// committer batches concurrent commits into backend Appends (group
+// commit): up to limit batches are stored at once (one for a backend with
+// a single writer, more for a server that runs transactions side by side:
+// backend.ConcurrentAppender); the commits that arrive while every slot is
+// busy wait and go together in the next batch. Each caller returns only
+// once its own commit is durable.
 type committer struct {
 	b     backend.Backend
 	parts backend.PartsAppender // b, when it takes packs as parts
+	limit int                   // batches in flight at most
 	mu    sync.Mutex
 	queue []*commitReq
-	busy  bool
+	// inflight counts the batches being stored (the slots taken).
+	inflight int
 	// active counts the mutations of this process in progress (Update).
 	active atomic.Int64
 }
 
 type commitReq struct {
-	nc     backend.NewCommit
-	parts  []string // the pack, for a PartsAppender
-	res    backend.AppendResult
-	err    error
-	done   chan struct{}
-	leader bool
+	nc    backend.NewCommit
+	parts []string // the pack, for a PartsAppender
+	res   backend.AppendResult
+	err   error
+	done  chan struct{}
+	// lead is set, before done is closed, on a waiter taken out of the
+	// queue and handed a slot: it stores the next batch, its own first.
+	lead bool
 }
 
 const maxBatch = 256
 
+// fullBatch is the size of batch worth a slot of its own while another
+// batch is in flight (backend.ConcurrentAppender).
+const fullBatch = 4
+
+func newCommitter(b backend.Backend) *committer {
+	c := &committer{b: b, limit: 1}
+	c.parts, _ = b.(backend.PartsAppender)
+	if ca, ok := b.(backend.ConcurrentAppender); ok {
+		c.limit = max(1, ca.AppendConcurrency())
+	}
+	return c
+}
+
 func (c *committer) do(ctx context.Context, nc backend.NewCommit, parts []string) (backend.AppendResult, error) {
 	r := &commitReq{nc: nc, parts: parts}
 	c.mu.Lock()
-	c.queue = append(c.queue, r)
-	if c.busy {
-		r.done = make(chan struct{}) // only a waiter needs one
+	// A batch goes out at once when none is in flight; beside others,
+	// only once it would carry fullBatch commits. A second transaction of
+	// one commit next to one in flight costs the server (and, on this
+	// 2-core machine, every process) more CPU per commit than waiting
+	// for the slot costs in latency (decision 0064).
+	if c.inflight == 0 || c.inflight < c.limit && len(c.queue)+1 >= fullBatch {
+		c.inflight++
 		c.mu.Unlock()
-		<-r.done
-		if !r.leader {
-			return r.res, r.err
-		}
-		c.mu.Lock()
+		c.lead(ctx, r)
+		return r.res, r.err
 	}
-	// This caller leads: it stores one batch (its own commit among them),
-	// then hands the lead to the first waiter, if any.
-	c.busy = true
+	r.done = make(chan struct{}) // only a waiter needs one
+	c.queue = append(c.queue, r)
 	c.mu.Unlock()
+	<-r.done
+	if r.lead {
+		c.lead(ctx, r)
+	}
+	return r.res, r.err
+}
+
+// lead stores one batch, r's commit first and then the waiters', in the
+// slot r holds, then hands the slot to the first waiter left, if any.
+func (c *committer) lead(ctx context.Context, r *commitReq) {
 	// Writers of this process that are runnable but not running (two
 	// cores, sixteen writers) are about to queue their commits: yield once
 	// so that they do, and one transaction carries them all. A lone writer
@@ -420,8 +458,10 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit, parts []string
 		runtime.Gosched()
 	}
 	c.mu.Lock()
-	n := min(len(c.queue), maxBatch)
-	batch := c.queue[:n:n]
+	n := min(len(c.queue), maxBatch-1)
+	batch := make([]*commitReq, 0, n+1)
+	batch = append(batch, r)
+	batch = append(batch, c.queue[:n]...)
 	c.queue = c.queue[n:]
 	c.mu.Unlock()
 
@@ -447,7 +487,6 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit, parts []string
 		err = fmt.Errorf("engine: backend returned %d results for %d commits", len(results), len(batch))
 	}
 	for i, q := range batch {
-		q.leader = false
 		if err != nil {
 			q.err = err
 		} else {
@@ -460,11 +499,12 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit, parts []string
 	c.mu.Lock()
 	if len(c.queue) > 0 {
 		next := c.queue[0]
-		next.leader = true
+		c.queue = c.queue[1:]
+		next.lead = true
+		c.mu.Unlock()
 		close(next.done)
-	} else {
-		c.busy = false
+		return
 	}
+	c.inflight--
 	c.mu.Unlock()
-	return r.res, r.err
 }

@@ -75,8 +75,7 @@ func New(b backend.Backend, o Options) *Engine {
 	if o.MaxRetries <= 0 {
 		o.MaxRetries = 64
 	}
-	c := &committer{b: b}
-	c.parts, _ = b.(backend.PartsAppender)
+	c := newCommitter(b)
 	pr, _ := b.(backend.PartsReader)
 	return &Engine{
 		partsReader: pr,
