@@ -44,6 +44,10 @@ var (
 	// ErrValidation: a document or definition failed validation; the error
 	// is a *ValidationError listing every violation.
 	ErrValidation = errs.ErrValidation
+	// ErrIdempotencyKeyReused: an idempotency key was given again, within
+	// its retention, with other arguments (`idempotency key K was already
+	// used with different arguments`).
+	ErrIdempotencyKeyReused = errs.ErrKeyReused
 )
 
 // Error is the concrete type of satchel's refusals: a kind and a message.

@@ -105,6 +105,10 @@ type NewCommit struct {
 	// Checkpoint, when not empty, names the new commit in the same
 	// transaction (ErrCheckpointExists if taken).
 	Checkpoint string
+	// Key, when set, is an idempotency key the commit claims in the same
+	// transaction, recording the commit's thread and seq (ErrKeyUsed when
+	// it is live). Only backends that implement Keys are given one.
+	Key *KeyClaim
 }
 
 // CommitID names a commit by thread and sequence number.

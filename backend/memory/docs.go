@@ -94,6 +94,9 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	if old == nil && r.Expect != 0 || old != nil && (old.cur.Version != r.Expect || r.Live && old.expired(now)) {
 		return current(r.Key, old, now), backend.ErrDocChanged
 	}
+	if ch := r.Change; ch != nil && !b.logDoc(ch, r.DocID, r.Version, now) {
+		return backend.Doc{Key: r.Key}, backend.ErrKeyUsed
+	}
 	cur := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, Map: r.Doc, JSON: r.JSON}
 	if r.TTL > 0 {
 		cur.Expires = now.Add(r.TTL)
@@ -151,6 +154,26 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (b
 }
 
 func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	return b.deleteDoc(id, nil)
+}
+
+// logDoc claims ch's key and logs ch, or reports that its key is live.
+func (b *Backend) logDoc(ch *backend.DocChange, id backend.DocID, version int64, now time.Time) bool {
+	b.keysMu.Lock()
+	defer b.keysMu.Unlock()
+	if k := ch.Key; k != nil {
+		if _, ok := b.keys.live(k.Scope, k.Key, now); ok {
+			return false
+		}
+		b.keys.claim(k, 0, version, now)
+	}
+	if version >= 0 {
+		b.keys.log(ch, id, version, now)
+	}
+	return true
+}
+
+func (b *Backend) deleteDoc(id backend.DocID, ch *backend.DocChange) (backend.Doc, bool, error) {
 	now, err := b.docsNow()
 	if err != nil {
 		return backend.Doc{}, false, err
@@ -159,10 +182,19 @@ func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.part(id.Store, id.Scope, false)
-	if p == nil {
-		return backend.Doc{}, false, nil
+	var d *memDoc
+	if p != nil {
+		d = p.docs[id.Key]
 	}
-	d := p.docs[id.Key]
+	if ch != nil {
+		version := int64(-1) // nothing deleted: claim the key, log nothing
+		if d != nil {
+			version = d.cur.Version
+		}
+		if !b.logDoc(ch, id, version, now) {
+			return backend.Doc{Key: id.Key}, false, backend.ErrKeyUsed
+		}
+	}
 	if d == nil {
 		return backend.Doc{}, false, nil
 	}

@@ -25,6 +25,8 @@ type Backend struct {
 	settings map[settingKey][]byte
 	closed   bool
 	docs     docStore // collections (docs.go)
+	keysMu   sync.Mutex
+	keys     keyStore // idempotency keys, document changes (keys.go)
 	// clock is overridable for tests.
 	clock backend.Clock
 }
@@ -331,6 +333,10 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 				continue
 			}
 		}
+		if nc.Key != nil && !b.claimKey(nc.Key, nc.Thread, nc.Seq, now) {
+			res[i].Err = backend.ErrKeyUsed
+			continue
+		}
 		b.nextID++
 		c := backend.Commit{
 			ID:     b.nextID,
@@ -359,6 +365,18 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 		res[i].Commit = c
 	}
 	return res, nil
+}
+
+// claimKey claims c for a write about to be stored, or reports that it
+// is live.
+func (b *Backend) claimKey(c *backend.KeyClaim, thread, seq int64, now time.Time) bool {
+	b.keysMu.Lock()
+	defer b.keysMu.Unlock()
+	if _, ok := b.keys.live(c.Scope, c.Key, now); ok {
+		return false
+	}
+	b.keys.claim(c, thread, seq, now)
+	return true
 }
 
 func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {

@@ -110,6 +110,9 @@ UNION ALL SELECT false, version, updated, expires, expired FROM old WHERE NOT EX
 
 func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
 	d := backend.Doc{Key: r.Key, JSON: r.JSON}
+	if r.Change != nil {
+		return b.replaceDocAs(ctx, r, d)
+	}
 	var done bool
 	var exp *time.Time
 	err := b.pool.QueryRow(ctx, replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, b.nowArg(),

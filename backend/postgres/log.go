@@ -197,6 +197,15 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 	batch := &pgx.Batch{}
 	for _, i := range order {
 		nc := &ncs[i]
+		if k := nc.Key; k != nil {
+			var rt, rs *int64
+			if r := nc.Requires; r != nil {
+				rt, rs = &r.Thread, &r.Seq
+			}
+			batch.Queue(appendKeyed, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i],
+				k.Scope, k.Key, bytea(k.Hash), bytea(k.Result), micros(k.TTL), b.nowArg())
+			continue
+		}
 		if nc.Requires == nil && nc.Checkpoint == "" {
 			batch.Queue(appendPlain, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), nonces[i])
 			continue
@@ -217,10 +226,14 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			top             int64
 			retained, taken bool
 			guard           *int64
+			used            bool
 		)
 		dest := []any{&id, &at, &exists, &top, &retained, &taken}
-		if nc.Requires != nil || nc.Checkpoint != "" {
+		if nc.Requires != nil || nc.Checkpoint != "" || nc.Key != nil {
 			dest = append(dest, &guard)
+		}
+		if nc.Key != nil {
+			dest = append(dest, &used)
 		}
 		if err := br.QueryRow().Scan(dest...); err != nil {
 			br.Close()
@@ -245,6 +258,8 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			r.Err = backend.ErrNotRetained
 		case taken:
 			r.Err = backend.ErrCheckpointExists
+		case used:
+			r.Err = backend.ErrKeyUsed
 		default:
 			// The head was right, but a concurrent writer inserted the same
 			// seq first (ON CONFLICT DO NOTHING).

@@ -99,6 +99,9 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 		d.Expires = now.Add(r.TTL)
 	}
 	upd, exp := nanos(now), expiresArg(now, r.TTL)
+	if r.Change != nil {
+		return b.replaceDocLogged(ctx, st, r, d, upd, exp)
+	}
 	if r.Expect == 0 {
 		// A new key: one statement in autocommit mode, its own
 		// transaction. SQLite takes the write lock as the statement
@@ -160,6 +163,60 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 		_, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, r.Version, upd, exp, r.JSON, id)
 		return err
 	})
+	if err != nil {
+		return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
+	}
+	if changed != nil {
+		return *changed, backend.ErrDocChanged
+	}
+	b.wroteDocs(1, len(r.JSON))
+	return d, nil
+}
+
+// replaceDocLogged is ReplaceDoc with r.Change: the set, the claim of its
+// key and the entry of the log of document changes, in one transaction.
+func (b *Backend) replaceDocLogged(ctx context.Context, st *docState, r backend.DocReplace, d backend.Doc, upd int64, exp any) (backend.Doc, error) {
+	var changed *backend.Doc
+	err := b.write(ctx, func(tx *sql.Tx) error {
+		var id, version, updated int64
+		var expires sql.NullInt64
+		err := tx.StmtContext(ctx, st.selCur).QueryRowContext(ctx, r.Store, r.Scope, r.Key).Scan(&id, &version, &updated, &expires)
+		switch {
+		case errors.Is(err, sql.ErrNoRows) && r.Expect == 0:
+			if _, err := tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version, upd, exp, r.JSON); err != nil {
+				return err
+			}
+			return logDocChange(ctx, tx, r.Change, r.DocID, r.Version, upd)
+		case errors.Is(err, sql.ErrNoRows):
+			changed = &backend.Doc{Key: r.Key}
+			return nil
+		case err != nil:
+			return err
+		}
+		if version != r.Expect || r.Live && expires.Valid && expires.Int64 <= upd {
+			changed = &backend.Doc{Key: r.Key, Version: version, Updated: fromNanos(updated)}
+			if expires.Valid {
+				changed.Expires = fromNanos(expires.Int64)
+				changed.Expired = expires.Int64 <= upd
+			}
+			return nil
+		}
+		if r.Archive {
+			if _, err := tx.StmtContext(ctx, st.histIns).ExecContext(ctx, id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.StmtContext(ctx, st.histTrim).ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version-int64(r.Keep), r.Version); err != nil {
+			return err
+		}
+		if _, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, r.Version, upd, exp, r.JSON, id); err != nil {
+			return err
+		}
+		return logDocChange(ctx, tx, r.Change, r.DocID, r.Version, upd)
+	})
+	if errors.Is(err, backend.ErrKeyUsed) {
+		return backend.Doc{Key: r.Key}, err
+	}
 	if err != nil {
 		return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
 	}
@@ -258,6 +315,10 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (b
 }
 
 func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	return b.deleteDoc(ctx, id, nil)
+}
+
+func (b *Backend) deleteDoc(ctx context.Context, id backend.DocID, ch *backend.DocChange) (backend.Doc, bool, error) {
 	if _, err := b.docStmts(); err != nil {
 		return backend.Doc{}, false, err
 	}
@@ -271,10 +332,18 @@ func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc,
 		err := tx.QueryRowContext(ctx, "DELETE FROM docs WHERE store = ? AND scope = ? AND key = ? RETURNING version, updated, expires",
 			id.Store, id.Scope, id.Key).Scan(&d.Version, &upd, &exp)
 		if errors.Is(err, sql.ErrNoRows) {
+			if ch != nil {
+				return logDocChange(ctx, tx, ch, id, -1, now) // claims the key, logs nothing
+			}
 			return nil
 		}
 		if err != nil {
 			return err
+		}
+		if ch != nil {
+			if err := logDocChange(ctx, tx, ch, id, d.Version, now); err != nil {
+				return err
+			}
 		}
 		found, d.Updated = true, fromNanos(upd)
 		if exp.Valid {
@@ -283,6 +352,9 @@ func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc,
 		_, err = tx.ExecContext(ctx, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ?", id.Store, id.Scope, id.Key)
 		return err
 	})
+	if errors.Is(err, backend.ErrKeyUsed) {
+		return backend.Doc{Key: id.Key}, false, err
+	}
 	if err != nil {
 		return backend.Doc{}, false, fmt.Errorf("sqlite: remove document: %w", err)
 	}

@@ -106,7 +106,8 @@ func (b *Backend) appendTx(ctx context.Context, f func(tx *sql.Tx) (headsKnown, 
 // isEntryErr tells the refusals of one entry from failures of the call.
 func isEntryErr(err error) bool {
 	return err == backend.ErrStale || err == backend.ErrNoThread ||
-		err == backend.ErrNotRetained || err == backend.ErrCheckpointExists
+		err == backend.ErrNotRetained || err == backend.ErrCheckpointExists ||
+		err == backend.ErrKeyUsed
 }
 
 // writeTx binds the writer's prepared statements to one transaction, as
@@ -180,6 +181,11 @@ func (w *writeTx) append(nc *backend.NewCommit, heads map[int64]*head, now int64
 			return backend.Commit{}, backend.ErrCheckpointExists
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
+			return backend.Commit{}, err
+		}
+	}
+	if nc.Key != nil {
+		if err := claimKey(w.ctx, w.tx, nc.Key, nc.Thread, nc.Seq, now); err != nil {
 			return backend.Commit{}, err
 		}
 	}

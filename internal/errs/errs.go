@@ -54,6 +54,8 @@ var (
 	ErrAccessDenied = errors.New("access denied")
 	// ErrValidation: a document or definition failed validation.
 	ErrValidation = errors.New("validation failed")
+	// ErrKeyReused: an idempotency key came back with other arguments.
+	ErrKeyReused = errors.New("idempotency key reused")
 )
 
 // Error is a refusal: a kind (one of the sentinels above) and the exact
