@@ -155,8 +155,8 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 }
 
 // resolveTimeout bounds how long Append keeps trying to learn the outcome
-// of a batch whose connection failed.
-const resolveTimeout = 30 * time.Second
+// of a batch whose connection failed (a variable for tests).
+var resolveTimeout = 30 * time.Second
 
 // outcomeUnknown reports whether err leaves open whether a batch
 // committed: the server did not answer with an error (which rolls the
