@@ -18,7 +18,8 @@ func commitLine(c satchel.Commit) string {
 }
 
 func newCheckpointCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var kf *keyFlag
+	cmd := &cobra.Command{
 		Use:     "checkpoint NAME",
 		GroupID: groupVersions,
 		Short:   "Name the head commit",
@@ -38,13 +39,15 @@ separated); with --json, the Commit.`,
 			if err != nil {
 				return err
 			}
-			c, err := ws.Checkpoint(ctx, args[0])
+			c, err := ws.Checkpoint(ctx, args[0], kf.opts()...)
 			if err != nil {
 				return err
 			}
 			return a.emit(c, text(commitLine(c)))
 		},
 	}
+	kf = addKeyFlag(cmd)
+	return cmd
 }
 
 func newLogCmd(a *app) *cobra.Command {
@@ -156,6 +159,7 @@ type forkResult struct {
 
 func newForkCmd(a *app) *cobra.Command {
 	var from string
+	var kf *keyFlag
 	cmd := &cobra.Command{
 		Use:     "fork NEW_THREAD --from THREAD[@REF]",
 		GroupID: groupVersions,
@@ -199,7 +203,7 @@ Prints the new thread's first commit as log does; with --json,
 			if !found {
 				return &satchel.Error{Kind: satchel.ErrNotFound, Msg: "thread not found: " + thread}
 			}
-			nw, err := src.Fork(ctx, ref, args[0])
+			nw, err := src.Fork(ctx, ref, args[0], kf.opts()...)
 			if err != nil {
 				return err
 			}
@@ -223,11 +227,13 @@ Prints the new thread's first commit as log does; with --json,
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "fork commit `THREAD@REF` (THREAD alone: its head; default: the head of --thread)")
+	kf = addKeyFlag(cmd)
 	return cmd
 }
 
 func newRestoreCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var kf *keyFlag
+	cmd := &cobra.Command{
 		Use:     "restore REF",
 		GroupID: groupVersions,
 		Short:   "Make the head's files those of an earlier commit",
@@ -247,7 +253,7 @@ Commit ("unchanged": true when none was made).`,
 			if err != nil {
 				return err
 			}
-			c, err := ws.Restore(ctx, args[0])
+			c, err := ws.Restore(ctx, args[0], kf.opts()...)
 			if err != nil {
 				return err
 			}
@@ -257,4 +263,6 @@ Commit ("unchanged": true when none was made).`,
 			return a.emit(c, text(commitLine(c)))
 		},
 	}
+	kf = addKeyFlag(cmd)
+	return cmd
 }

@@ -30,7 +30,7 @@ CREATE TABLE doc_changes (
 	scope   text COLLATE "C" NOT NULL,
 	key     text COLLATE "C" NOT NULL,
 	version bigint NOT NULL,
-	op      text NOT NULL,
+	op      text COLLATE "C" NOT NULL,
 	meta    bytea NOT NULL
 );
 
