@@ -599,6 +599,9 @@ type GCStats struct {
 	// PacksDeleted and PacksRewritten count the storage reclaimed.
 	PacksDeleted   int `json:"packs_deleted"`
 	PacksRewritten int `json:"packs_rewritten"`
+	// KeysSwept counts the expired idempotency keys deleted (by a GC of
+	// every scope).
+	KeysSwept int64 `json:"keys_swept,omitempty"`
 }
 
 // DefaultGrace is how long GC leaves the storage of a dropped commit
@@ -651,6 +654,13 @@ func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCSt
 		}
 		st.PacksDeleted += gs.Deleted
 		st.PacksRewritten += gs.Rewritten
+	}
+	if scope == "" {
+		n, err := s.SweepIdempotencyKeys(ctx)
+		if err != nil {
+			return st, err
+		}
+		st.KeysSwept = n
 	}
 	return st, nil
 }

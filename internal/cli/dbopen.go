@@ -27,7 +27,7 @@ var readCommands = map[string]bool{
 	"log": true, "diff": true, "threads": true,
 	"doc get": true, "doc query": true, "doc list": true,
 	"token list": true, "spill fetch": true,
-	"export": true, "backup": true, "ui": true, "check": true,
+	"export": true, "backup": true, "ui": true, "check": true, "audit": true,
 }
 
 // readsOnly reports whether the running command only reads.
