@@ -13,6 +13,16 @@ import (
 // commitLine is how plain output shows a commit: sequence, time (RFC 3339,
 // UTC), checkpoint names (comma-separated, or empty) and summary, separated
 // by tabs.
+// logRow is a line of log: commitLine with the agent ("-": an operator)
+// before the summary.
+func logRow(c satchel.Commit) string {
+	agent := c.Agent
+	if agent == "" {
+		agent = "-"
+	}
+	return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\n", c.Seq, stamp(c.Time), strings.Join(c.Checkpoints, ","), agent, c.Summary)
+}
+
 func commitLine(c satchel.Commit) string {
 	return fmt.Sprintf("%d\t%s\t%s\t%s\n", c.Seq, stamp(c.Time), strings.Join(c.Checkpoints, ","), c.Summary)
 }
@@ -58,12 +68,13 @@ func newLogCmd(a *app) *cobra.Command {
 		Short:   "List the commits of a thread",
 		Long: `List the retained commits of the workspace (--scope, --thread), newest
 first, one a line: SEQ, TIME (RFC 3339, UTC), CHECKPOINTS (the names given
-to the commit, comma-separated, or empty) and SUMMARY, separated by tabs;
+to the commit, comma-separated, or empty), AGENT (the agent that made it,
+"-" for an operator) and SUMMARY, separated by tabs;
 on a terminal, in aligned columns under a header row. --limit N lists the
 newest N.
 
 With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
-[...], "op": ..., "summary": ..., "via": ...}] ([] when none).`,
+[...], "op": ..., "summary": ..., "agent": ..., "via": ...}] ([] when none).`,
 		Example: `  satchel log
   satchel log --limit 5 --thread research`,
 		Args: cobra.NoArgs,
@@ -82,9 +93,9 @@ With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 			}
 			var b strings.Builder
 			for _, c := range cs {
-				b.WriteString(commitLine(c))
+				b.WriteString(logRow(c))
 			}
-			return a.emit(nonEmpty(cs), table([]string{"SEQ", "TIME", "CHECKPOINTS", "SUMMARY"}, b.String()))
+			return a.emit(nonEmpty(cs), table([]string{"SEQ", "TIME", "CHECKPOINTS", "AGENT", "SUMMARY"}, b.String()))
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list the newest `N` commits (0: all)")
