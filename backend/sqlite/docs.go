@@ -186,7 +186,7 @@ func (b *Backend) replaceDocLogged(ctx context.Context, st *docState, r backend.
 			if _, err := tx.StmtContext(ctx, st.insDoc).ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version, upd, exp, r.JSON); err != nil {
 				return err
 			}
-			return logDocChange(ctx, tx, r.Change, r.DocID, r.Version, upd)
+			return b.logDocChange(ctx, tx, r.Change, r.DocID, r.Version, upd)
 		case errors.Is(err, sql.ErrNoRows):
 			changed = &backend.Doc{Key: r.Key}
 			return nil
@@ -212,7 +212,7 @@ func (b *Backend) replaceDocLogged(ctx context.Context, st *docState, r backend.
 		if _, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, r.Version, upd, exp, r.JSON, id); err != nil {
 			return err
 		}
-		return logDocChange(ctx, tx, r.Change, r.DocID, r.Version, upd)
+		return b.logDocChange(ctx, tx, r.Change, r.DocID, r.Version, upd)
 	})
 	if errors.Is(err, backend.ErrKeyUsed) {
 		return backend.Doc{Key: r.Key}, err
@@ -333,7 +333,7 @@ func (b *Backend) deleteDoc(ctx context.Context, id backend.DocID, ch *backend.D
 			id.Store, id.Scope, id.Key).Scan(&d.Version, &upd, &exp)
 		if errors.Is(err, sql.ErrNoRows) {
 			if ch != nil {
-				return logDocChange(ctx, tx, ch, id, -1, now) // claims the key, logs nothing
+				return b.logDocChange(ctx, tx, ch, id, -1, now) // claims the key, logs nothing
 			}
 			return nil
 		}
@@ -341,7 +341,7 @@ func (b *Backend) deleteDoc(ctx context.Context, id backend.DocID, ch *backend.D
 			return err
 		}
 		if ch != nil {
-			if err := logDocChange(ctx, tx, ch, id, d.Version, now); err != nil {
+			if err := b.logDocChange(ctx, tx, ch, id, d.Version, now); err != nil {
 				return err
 			}
 		}

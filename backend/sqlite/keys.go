@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -21,10 +22,36 @@ ON CONFLICT (scope, key) DO UPDATE SET hash = excluded.hash, result = excluded.r
 	thread_id = excluded.thread_id, seq = excluded.seq, time = excluded.time, expires = excluded.expires
 WHERE idem_keys.expires <= ?7`
 
+const keyRecordSQL = "SELECT hash, result, thread_id, seq, time, expires FROM idem_keys WHERE scope = ? AND key = ? AND expires > ?"
+
+// keyState holds the statements of keys, prepared on first use (a
+// database opened read-only before its migration has no idem_keys).
+type keyState struct {
+	once          sync.Once
+	err           error
+	claim, record *sql.Stmt
+}
+
+func (b *Backend) keyState() (*keyState, error) {
+	k := &b.keyStmts
+	k.once.Do(func() {
+		ctx := context.Background()
+		if k.claim, k.err = b.w.PrepareContext(ctx, claimKeySQL); k.err != nil {
+			return
+		}
+		k.record, k.err = b.r.PrepareContext(ctx, keyRecordSQL)
+	})
+	return k, k.err
+}
+
 // claimKey claims c in tx at now (unix nanoseconds), or returns
 // backend.ErrKeyUsed when it is live.
-func claimKey(ctx context.Context, tx *sql.Tx, c *backend.KeyClaim, thread, seq, now int64) error {
-	r, err := tx.ExecContext(ctx, claimKeySQL, c.Scope, c.Key, blob(c.Hash), blob(c.Result), thread, seq, now, now+int64(c.TTL))
+func (b *Backend) claimKey(ctx context.Context, tx *sql.Tx, c *backend.KeyClaim, thread, seq, now int64) error {
+	k, err := b.keyState()
+	if err != nil {
+		return err
+	}
+	r, err := tx.StmtContext(ctx, k.claim).ExecContext(ctx, c.Scope, c.Key, blob(c.Hash), blob(c.Result), thread, seq, now, now+int64(c.TTL))
 	if err != nil {
 		return err
 	}
@@ -39,9 +66,9 @@ func claimKey(ctx context.Context, tx *sql.Tx, c *backend.KeyClaim, thread, seq,
 }
 
 // logDocChange claims ch's key and, when version >= 0, logs ch, in tx.
-func logDocChange(ctx context.Context, tx *sql.Tx, ch *backend.DocChange, id backend.DocID, version, now int64) error {
+func (b *Backend) logDocChange(ctx context.Context, tx *sql.Tx, ch *backend.DocChange, id backend.DocID, version, now int64) error {
 	if ch.Key != nil {
-		if err := claimKey(ctx, tx, ch.Key, 0, version, now); err != nil {
+		if err := b.claimKey(ctx, tx, ch.Key, 0, version, now); err != nil {
 			return err
 		}
 	}
@@ -54,10 +81,13 @@ func logDocChange(ctx context.Context, tx *sql.Tx, ch *backend.DocChange, id bac
 }
 
 func (b *Backend) KeyRecord(ctx context.Context, scope, key string) (backend.KeyRecord, bool, error) {
+	k, err := b.keyState()
+	if err != nil {
+		return backend.KeyRecord{}, false, fmt.Errorf("sqlite: read key: %w", err)
+	}
 	var r backend.KeyRecord
 	var t, exp int64
-	err := b.r.QueryRowContext(ctx, "SELECT hash, result, thread_id, seq, time, expires FROM idem_keys WHERE scope = ? AND key = ? AND expires > ?",
-		scope, key, nanos(b.now())).Scan(&r.Hash, &r.Result, &r.Thread, &r.Seq, &t, &exp)
+	err = k.record.QueryRowContext(ctx, scope, key, nanos(b.now())).Scan(&r.Hash, &r.Result, &r.Thread, &r.Seq, &t, &exp)
 	if errors.Is(err, sql.ErrNoRows) {
 		return backend.KeyRecord{}, false, nil
 	}
@@ -71,7 +101,7 @@ func (b *Backend) KeyRecord(ctx context.Context, scope, key string) (backend.Key
 func (b *Backend) ClaimKey(ctx context.Context, c backend.KeyClaim, thread, seq int64) error {
 	var used bool
 	err := b.write(ctx, func(tx *sql.Tx) error {
-		err := claimKey(ctx, tx, &c, thread, seq, nanos(b.now()))
+		err := b.claimKey(ctx, tx, &c, thread, seq, nanos(b.now()))
 		if errors.Is(err, backend.ErrKeyUsed) {
 			used = true
 			return nil

@@ -31,7 +31,7 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 	now := nanos(b.now())
 	err := b.appendTx(ctx, func(tx *sql.Tx) (headsKnown, error) {
 		var known headsKnown
-		st := writeTx{ctx: ctx, tx: tx, s: &b.ws}
+		st := writeTx{ctx: ctx, tx: tx, s: &b.ws, b: b}
 		var err error
 		if known, err = b.heads.load(&st, ncs); err != nil {
 			return known, err
@@ -117,6 +117,7 @@ type writeTx struct {
 	tx                                         *sql.Tx
 	s                                          *writeStmts
 	insert, head, conn, retained, cpExists, cp *sql.Stmt
+	b                                          *Backend
 }
 
 func (w *writeTx) stmt(p **sql.Stmt, s *sql.Stmt) *sql.Stmt {
@@ -185,7 +186,7 @@ func (w *writeTx) append(nc *backend.NewCommit, heads map[int64]*head, now int64
 		}
 	}
 	if nc.Key != nil {
-		if err := claimKey(w.ctx, w.tx, nc.Key, nc.Thread, nc.Seq, now); err != nil {
+		if err := w.b.claimKey(w.ctx, w.tx, nc.Key, nc.Thread, nc.Seq, now); err != nil {
 			return backend.Commit{}, err
 		}
 	}

@@ -117,6 +117,7 @@ type Backend struct {
 	indexEvery int64
 	heads      headCache
 	docs       docState // collections (docs.go)
+	keyStmts   keyState // idempotency keys (keys.go)
 	// readOnly: opened by OpenReadOnly, every write is refused.
 	readOnly bool
 
