@@ -174,3 +174,28 @@ func TestIdempotencyKeysDocuments(t *testing.T) {
 		})
 	}
 }
+
+// TestIdempotencyKeyPurge: purging a scope deletes its keys, so a key
+// given again afterwards applies again.
+func TestIdempotencyKeyPurge(t *testing.T) {
+	for name, open := range exportBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			st := open(t)
+			ws, _ := st.Workspace(ctx, "a", "main")
+			if err := ws.Append(ctx, "f", "x", satchel.IdempotencyKey("k")); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.PurgeScope(ctx, "a"); err != nil {
+				t.Fatal(err)
+			}
+			ws, _ = st.Workspace(ctx, "a", "main")
+			if err := ws.Append(ctx, "f", "y", satchel.IdempotencyKey("k")); err != nil {
+				t.Fatalf("a key after its scope was purged: %v", err)
+			}
+			if got, _ := ws.Read(ctx, "f"); got != "y" {
+				t.Fatalf("f = %q, want y", got)
+			}
+		})
+	}
+}

@@ -13,10 +13,10 @@ import (
 // (DESIGN §3) with the access of its agent. Documents are Lua tables.
 //
 //	docs.get(store, key [, {history = true}]) -> doc or nil [, previous versions]
-//	docs.set(store, doc) -> key, version
+//	docs.set(store, doc [, {idempotency_key = K}]) -> key, version
 //	docs.query(store, {where =, sort =, limit =, cursor =}) -> docs, next_cursor
 //	docs.list(store [, {limit =, cursor =}]) -> docs, next_cursor
-//	docs.remove(store, key) -> removed
+//	docs.remove(store, key [, {idempotency_key = K}]) -> removed
 func (a *armState) bindDocs(L *lua.LState) {
 	t := L.CreateTable(0, 5)
 	L.SetFuncs(t, map[string]lua.LGFunction{

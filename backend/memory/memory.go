@@ -204,6 +204,13 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 		}
 	}
 	b.docs.mu.Unlock()
+	b.keysMu.Lock()
+	for k := range b.keys.keys {
+		if k.scope == scope {
+			delete(b.keys.keys, k)
+		}
+	}
+	b.keysMu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for k, id := range b.byName {
