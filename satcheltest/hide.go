@@ -64,3 +64,10 @@ type HideHeadsLister struct{}
 
 // ThreadHeads is the name it hides.
 func (HideHeadsLister) ThreadHeads() {}
+
+// HideKeys hides backend.Keys: satchel then refuses idempotency keys and
+// logs no document changes.
+type HideKeys struct{}
+
+// KeyRecord is the name it hides.
+func (HideKeys) KeyRecord() {}

@@ -41,6 +41,12 @@ func TestConformance(t *testing.T) {
 				satcheltest.HideHeadsLister
 			}{Backend: memory.New()}
 		}},
+		{"NoKeys", func() backend.Backend {
+			return struct {
+				*memory.Backend
+				satcheltest.HideKeys
+			}{Backend: memory.New()}
+		}},
 	}
 	for _, h := range hidden {
 		t.Run(h.name, func(t *testing.T) {
@@ -53,6 +59,7 @@ func TestConformance(t *testing.T) {
 				{"PartsReader", isA[backend.PartsReader](b)},
 				{"DocMaps", isA[backend.DocMaps](b)},
 				{"HeadsLister", isA[backend.HeadsLister](b)},
+				{"Keys", isA[backend.Keys](b)},
 			} {
 				if !c.has && "No"+c.name != h.name || c.has && "No"+c.name == h.name {
 					t.Fatalf("%s: %s present = %v", h.name, c.name, c.has)

@@ -24,8 +24,9 @@ WHERE idem_keys.expires <= ?7`
 
 const keyRecordSQL = "SELECT hash, result, thread_id, seq, time, expires FROM idem_keys WHERE scope = ? AND key = ? AND expires > ?"
 
-// keyState holds the statements of keys, prepared on first use (a
-// database opened read-only before its migration has no idem_keys).
+// keyState holds the statements of keys, prepared by Open (a read-only
+// open prepares them on first use: a database opened read-only before
+// its migration has no idem_keys).
 type keyState struct {
 	once          sync.Once
 	err           error

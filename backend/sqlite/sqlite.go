@@ -249,6 +249,13 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 		b.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
+	// The key statements are prepared now, not on first use: a first use
+	// inside a write transaction would wait for the writer connection it
+	// holds.
+	if _, err := b.keyState(); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
 	return b, nil
 }
 
