@@ -72,7 +72,8 @@ type Clock func() time.Time
 // that tests of expiry, retention and grace periods move time instead of
 // waiting for it. SetClock makes the backend read c wherever it reads its
 // clock: always for documents (their Updated and Expires times, the
-// expiry that get, query and remove see, and SweepExpired); and for Now,
+// expiry that get, query and remove see, and SweepExpired) and for
+// idempotency keys (their times and expiry, Keys); and for Now,
 // commit times and drops on a backend whose clock is the process's
 // (memory, SQLite). A backend whose commits are stamped by a shared
 // database's clock (PostgreSQL) keeps that clock for them. A nil c
