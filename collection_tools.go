@@ -90,6 +90,15 @@ func (p *Project) toolTarget(tool string) (store, op string, err error) {
 // ErrInvalidArgument. Errors carry the messages of the Go API, which an
 // MCP server returns as tool errors.
 func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent, tool string, args json.RawMessage) (json.RawMessage, error) {
+	return s.CallCollectionToolAs(ctx, p, scope, Actor{Agent: agent, Via: "mcp:" + tool}, tool, args)
+}
+
+// CallCollectionToolAs is CallCollectionTool for the agent of a, which the
+// changes it makes record (Recording). A set or remove takes the optional
+// argument idempotency_key (IdempotencyKey), unless the store has a field
+// of that name.
+func (s *Store) CallCollectionToolAs(ctx context.Context, p *Project, scope string, actor Actor, tool string, args json.RawMessage) (json.RawMessage, error) {
+	agent := actor.Agent
 	if p == nil {
 		return nil, errs.New(errs.ErrInvalidArgument, "no project: load one with LoadProject")
 	}
@@ -103,7 +112,7 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 	if err := p.p.Authorize(agent, store, op); err != nil {
 		return nil, err
 	}
-	c, err := s.Collection(ctx, p, scope, store, AsAgent(agent))
+	c, err := s.Collection(ctx, p, scope, store, AsAgent(agent), Recording(actor))
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +120,14 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 		args = json.RawMessage("{}")
 	}
 	if op == collection.OpSet {
-		key, version, err := c.Set(ctx, args)
+		var opts []WriteOption
+		if c.st.Fields[collection.KeyArg] == nil && bytes.Contains(args, []byte(collection.KeyArg)) {
+			var err error
+			if args, opts, err = splitKeyArg(args); err != nil {
+				return nil, err
+			}
+		}
+		key, version, err := c.Set(ctx, args, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +218,13 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 		if err != nil {
 			return nil, err
 		}
-		ok, err := c.Remove(ctx, key)
+		var opts []WriteOption
+		if k, err := a.str(collection.KeyArg, false); err != nil {
+			return nil, err
+		} else if k != "" {
+			opts = append(opts, IdempotencyKey(k))
+		}
+		ok, err := c.Remove(ctx, key, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +239,7 @@ var allowedArgs = map[string][]string{
 	collection.OpGet:    {"key", "history"},
 	collection.OpQuery:  {"where", "sort", "limit", "cursor"},
 	collection.OpList:   {"limit", "cursor"},
-	collection.OpRemove: {"key"},
+	collection.OpRemove: {"key", collection.KeyArg},
 }
 
 func marshalResult(v any) (json.RawMessage, error) {
@@ -315,4 +337,27 @@ func describeArg(v any) string {
 		return string(n)
 	}
 	return jsonKind(v)
+}
+
+// splitKeyArg takes the idempotency key out of a set's arguments, leaving
+// the document.
+func splitKeyArg(args json.RawMessage) (json.RawMessage, []WriteOption, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil {
+		return args, nil, nil // not an object: Set says what is wrong with it
+	}
+	raw, ok := m[collection.KeyArg]
+	if !ok {
+		return args, nil, nil
+	}
+	var k string
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return nil, nil, errs.New(errs.ErrInvalidArgument, "%s must be a string", collection.KeyArg)
+	}
+	delete(m, collection.KeyArg)
+	doc, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return doc, []WriteOption{IdempotencyKey(k)}, nil
 }

@@ -114,9 +114,15 @@ type CollectionOption func(*collOpts)
 
 type collOpts struct {
 	agent          string
+	actor          *Actor
 	includeExpired bool
 	force          bool
 }
+
+// Recording makes the collection record a as the actor of every change it
+// makes, in the log of document changes that Store.Audit lists (without
+// it: the agent of AsAgent, or an operator).
+func Recording(a Actor) CollectionOption { return func(o *collOpts) { o.actor = &a } }
 
 // AsAgent makes the collection act for an agent of the project: its
 // access applies (read grants Get, Query and List; rw adds Set and
@@ -137,6 +143,7 @@ func Force() CollectionOption { return func(o *collOpts) { o.force = true } }
 // collection of a shared store). It is safe for concurrent use, and cheap
 // to make: open one per request if that is convenient.
 type Collection struct {
+	s     *Store
 	st    *collection.Store
 	proj  *Project
 	db    backend.Documents
@@ -209,7 +216,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 		return nil, err
 	}
 	_, maps := db.(backend.DocMaps)
-	c := &Collection{st: st, proj: p, db: db, hints: &s.hints, put: &s.docs, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
+	c := &Collection{s: s, st: st, proj: p, db: db, hints: &s.hints, put: &s.docs, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
 	if st.Shared {
 		c.part = ""
 	}
@@ -354,7 +361,7 @@ var epoch = time.Unix(0, 0).UTC()
 // path (unknown or missing fields, types, ranges, enum values, datetimes,
 // refs to documents that do not exist, key fields missing or null); for an
 // agent, ErrAccessDenied without rw, and ErrReadOnly on a shared store.
-func (c *Collection) Set(ctx context.Context, doc any) (key string, version int64, err error) {
+func (c *Collection) Set(ctx context.Context, doc any, opts ...WriteOption) (key string, version int64, err error) {
 	if err := c.authorize(collection.OpSet); err != nil {
 		return "", 0, err
 	}
@@ -379,19 +386,45 @@ func (c *Collection) Set(ctx context.Context, doc any) (key string, version int6
 	if !p.ExpiresAt.IsZero() {
 		ttl = p.ExpiresAt.Sub(epoch)
 	}
-	// Each set is validated, keyed and versioned alone (above and in
-	// putDoc); only the storing of its replacement may share a
-	// transaction with other sets (doc_commit.go).
-	d, err := putDoc(ctx, c.put, c.hints, backend.DocReplace{
+	r := backend.DocReplace{
 		DocID: backend.DocID{Store: c.st.Name, Scope: c.part, Key: p.Key},
 		Doc:   p.Doc,
 		JSON:  js,
 		TTL:   ttl,
-	}, c.st.HistoryVersions)
+	}
+	var args []string
+	if len(opts) > 0 {
+		var docJSON []byte
+		if docJSON, err = appendJSON(nil, p.Doc); err != nil {
+			return "", 0, errs.New(errs.ErrInvalidArgument, "document cannot be encoded as JSON: %v", err)
+		}
+		args = []string{c.st.Name, p.Key, string(docJSON), ttl.String()}
+	}
+	kc, ch, err := c.change("set", p.Key, opts, args)
 	if err != nil {
 		return "", 0, err
 	}
-	return p.Key, d.Version, nil
+	for attempt := 0; ; attempt++ {
+		if kc != nil {
+			if ok, err := kc.lookup(ctx, c.s, c.scope); err != nil {
+				return "", 0, err
+			} else if ok {
+				return p.Key, kc.replayed.Seq, nil
+			}
+		}
+		r.Change = ch
+		// Each set is validated, keyed and versioned alone (above and in
+		// putDoc); only the storing of its replacement may share a
+		// transaction with other sets (doc_commit.go).
+		d, err := putDoc(ctx, c.put, c.hints, r, c.st.HistoryVersions)
+		if errors.Is(err, backend.ErrKeyUsed) && attempt < maxKeyAttempts {
+			continue
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		return p.Key, d.Version, nil
+	}
 }
 
 // prepare validates, keys and normalizes a caller's document (see toDoc)
@@ -623,7 +656,7 @@ func indexed(st *collection.Store, field string) bool {
 // whether there was one. On a store without "deletable" it is refused
 // (`store "x" is not deletable`), unless an operator opened the collection
 // with Force; agents need rw, and never remove from a shared store.
-func (c *Collection) Remove(ctx context.Context, key string) (bool, error) {
+func (c *Collection) Remove(ctx context.Context, key string, opts ...WriteOption) (bool, error) {
 	if err := c.authorize(collection.OpRemove); err != nil {
 		return false, err
 	}
@@ -631,9 +664,63 @@ func (c *Collection) Remove(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	id := backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}
-	c.hints.forget(id)
-	d, ok, err := c.db.DeleteDoc(ctx, id)
-	return ok && visible(d, false), err
+	kc, ch, err := c.change("remove", key, opts, []string{c.st.Name, key})
+	if err != nil {
+		return false, err
+	}
+	ks, logs := c.db.(backend.Keys)
+	for attempt := 0; ; attempt++ {
+		if kc != nil {
+			if ok, err := kc.lookup(ctx, c.s, c.scope); err != nil {
+				return false, err
+			} else if ok {
+				return kc.replayed.Seq > 0, nil
+			}
+		}
+		c.hints.forget(id)
+		var d backend.Doc
+		var ok bool
+		if logs {
+			d, ok, err = ks.DeleteDocAs(ctx, id, *ch)
+		} else {
+			d, ok, err = c.db.DeleteDoc(ctx, id)
+		}
+		if errors.Is(err, backend.ErrKeyUsed) && attempt < maxKeyAttempts {
+			continue
+		}
+		return ok && visible(d, false), err
+	}
+}
+
+// change is what a set or remove of key records (nil when the backend
+// keeps no log of document changes) and the call under the key opts
+// give, whose arguments are args.
+func (c *Collection) change(op, key string, opts []WriteOption, args []string) (*keyCall, *backend.DocChange, error) {
+	var kc *keyCall
+	if len(opts) > 0 {
+		var err error
+		if kc, err = c.s.newKeyCall(collect(opts), c.scope, "doc "+op, args...); err != nil {
+			return nil, nil, err
+		}
+	}
+	if _, ok := c.db.(backend.Keys); !ok {
+		return kc, nil, nil
+	}
+	a := Actor{Agent: c.o.agent}
+	if c.o.actor != nil {
+		a = *c.o.actor
+	}
+	var k string
+	if kc != nil {
+		k = kc.key
+	}
+	var sum summary
+	sum.add(op + " " + c.st.Name + "/" + key)
+	ch := &backend.DocChange{Op: op, Scope: c.scope, Meta: appendMeta(nil, op, sum.bytes(), a, k)}
+	if kc != nil {
+		ch.Key = kc.claim(c.s, c.scope)
+	}
+	return kc, ch, nil
 }
 
 // SweepDocuments deletes every expired document of every store and scope,

@@ -8,6 +8,8 @@ type commitMeta struct {
 	Op      string `json:"op"`
 	Summary string `json:"summary"`
 	Actor
+	// Key is the idempotency key of the call that made the commit.
+	Key string `json:"idempotency_key,omitempty"`
 }
 
 // maxSummary is how many bytes of a summary a commit keeps; a longer one
@@ -61,18 +63,19 @@ func (s *summary) ops(ops []opNote) {
 func (w *Workspace) meta(op, sum string) []byte {
 	var s summary
 	s.add(sum)
-	return appendMeta(nil, op, s.bytes(), w.actor)
+	return appendMeta(nil, op, s.bytes(), w.actor, w.key)
 }
 
 // metaOps is meta for a commit of ops, summarized as "op path; op path".
 func (w *Workspace) metaOps(op string, ops []opNote) []byte {
 	var s summary
 	s.ops(ops)
-	return appendMeta(nil, op, s.bytes(), w.actor)
+	return appendMeta(nil, op, s.bytes(), w.actor, w.key)
 }
 
-// appendMeta appends what json.Marshal writes for commitMeta{op, sum, a}.
-func appendMeta(b []byte, op string, sum []byte, a Actor) []byte {
+// appendMeta appends what json.Marshal writes for commitMeta{op, sum, a,
+// key}.
+func appendMeta(b []byte, op string, sum []byte, a Actor, key string) []byte {
 	if b == nil {
 		// The keys, quotes and punctuation take 58 bytes; escapes may grow it.
 		b = make([]byte, 0, 64+len(op)+len(sum)+len(a.Agent)+len(a.Credential)+len(a.Via))
@@ -92,6 +95,18 @@ func appendMeta(b []byte, op string, sum []byte, a Actor) []byte {
 	if a.Via != "" {
 		b = append(b, `,"via":`...)
 		b = appendHTMLString(b, a.Via)
+	}
+	if a.Client != "" {
+		b = append(b, `,"client":`...)
+		b = appendHTMLString(b, a.Client)
+	}
+	if a.ClientVersion != "" {
+		b = append(b, `,"client_version":`...)
+		b = appendHTMLString(b, a.ClientVersion)
+	}
+	if key != "" {
+		b = append(b, `,"idempotency_key":`...)
+		b = appendHTMLString(b, key)
 	}
 	return append(b, '}')
 }

@@ -8,15 +8,20 @@ import (
 
 // marshalMeta is what a commit's metadata was before appendMeta: what it
 // must still be, byte for byte.
-func marshalMeta(op, summary string, a Actor) string {
+func marshalMeta(op, summary string, a Actor, key string) string {
 	if len(summary) > 200 {
 		summary = summary[:200] + "…"
 	}
-	b, _ := json.Marshal(commitMeta{Op: op, Summary: summary, Actor: a})
+	b, _ := json.Marshal(commitMeta{Op: op, Summary: summary, Actor: a, Key: key})
 	return string(b)
 }
 
 func checkMeta(t *testing.T, op string, ops []opNote, a Actor) {
+	checkMetaKey(t, op, ops, a, "")
+	checkMetaKey(t, op, ops, a, "retry-<1>&")
+}
+
+func checkMetaKey(t *testing.T, op string, ops []opNote, a Actor, key string) {
 	t.Helper()
 	parts := make([]string, len(ops))
 	for i, o := range ops {
@@ -26,8 +31,8 @@ func checkMeta(t *testing.T, op string, ops []opNote, a Actor) {
 		}
 	}
 	sum := strings.Join(parts, "; ")
-	want := marshalMeta(op, sum, a)
-	w := &Workspace{actor: a}
+	want := marshalMeta(op, sum, a, key)
+	w := &Workspace{actor: a, key: key}
 	if got := string(w.metaOps(op, ops)); got != want {
 		t.Errorf("metaOps(%q, %q, %+v):\n got %s\nwant %s", op, ops, a, got, want)
 	}
@@ -50,6 +55,7 @@ func TestMeta(t *testing.T) {
 		{"batch", nil, Actor{}},
 		{"write", []opNote{{"write", "notes/a.md", ""}}, Actor{}},
 		{"move", []opNote{{"move", "a", "b/c"}}, Actor{Agent: "research", Credential: "tok_1", Via: "mcp:move_file"}},
+		{"move", []opNote{{"move", "a", "b/c"}}, Actor{Agent: "r", Via: "mcp:move_file", Client: "claude-<code>", ClientVersion: "1.0 \"b\""}},
 		{"batch", []opNote{{"write", "a", ""}, {"append", "b", ""}, {"delete", "c", ""}}, Actor{Via: "cli:fs write"}},
 		{"write", []opNote{{"write", "<a>&\"b\"\\\t\n\r\b\f\x01\x7f\u2028\u2029é日🎉", ""}}, Actor{Agent: "<script>&"}},
 		{"write", []opNote{{"write", "bad \xff utf8 \xc3", ""}}, Actor{Credential: "\xe2\x80"}},
@@ -96,7 +102,7 @@ func BenchmarkMeta(b *testing.B) {
 	b.Run("json.Marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = marshalMeta("write", strings.Join([]string{ops[0].op + " " + ops[0].path}, "; "), w.actor)
+			_ = marshalMeta("write", strings.Join([]string{ops[0].op + " " + ops[0].path}, "; "), w.actor, "")
 		}
 	})
 }

@@ -63,7 +63,10 @@ func (c *docCommitter) init(db backend.Documents) {
 // it may share with the concurrent sets of this process, and returns once
 // that transaction is durable.
 func (c *docCommitter) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
-	if c.batch == nil {
+	if c.batch == nil || r.Change != nil && r.Change.Key != nil {
+		// A set with an idempotency key goes alone: its claim shares a
+		// transaction with its set only (on PostgreSQL a batch is one
+		// implicit transaction of plain statements).
 		return c.db.ReplaceDoc(ctx, r)
 	}
 	q := &docReq{r: r}

@@ -52,6 +52,10 @@ var (
 	// (Store.SetQuota), e.g. `quota exceeded: scope acme would hold 1.00 GiB
 	// of files, over its quota of 1.00 GiB`.
 	ErrQuotaExceeded = errs.ErrQuotaExceeded
+	// ErrIdempotencyKeyReused: an idempotency key was given again, within
+	// its retention, with other arguments (`idempotency key K was already
+	// used with different arguments`).
+	ErrIdempotencyKeyReused = errs.ErrKeyReused
 )
 
 // Error is the concrete type of satchel's refusals: a kind and a message.

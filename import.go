@@ -562,7 +562,7 @@ func (im *importer) commit(ctx context.Context, r recCommit) error {
 		if !ok {
 			return fmt.Errorf("satchel: import: base %s@%d was not imported", r.Base.Thread, r.Base.Seq)
 		}
-		c, err = im.s.eng.Point(ctx, t.id, src, meta, "")
+		c, err = im.s.eng.Point(ctx, t.id, src, meta, "", nil)
 	case len(r.Changes) == 0:
 		c, err = im.sameTree(ctx, t, meta)
 	default:
@@ -593,7 +593,7 @@ func (im *importer) commit(ctx context.Context, r recCommit) error {
 // sameTree appends a commit whose tree is that of the thread's last one.
 func (im *importer) sameTree(ctx context.Context, t *importThread, meta []byte) (backend.Commit, error) {
 	if t.prev.ID != 0 {
-		return im.s.eng.Point(ctx, t.id, t.prev, meta, "")
+		return im.s.eng.Point(ctx, t.id, t.prev, meta, "", nil)
 	}
 	res, err := im.s.b.Append(ctx, []backend.NewCommit{{Thread: t.id, Seq: 1, Meta: meta}})
 	if err == nil {

@@ -15,7 +15,7 @@ func FuzzArchivedMeta(f *testing.F) {
 	f.Add("write", `{"op":"archive"}`, `"op":"archive"`, "mcp:write_file")
 	f.Add("arch\"ive", "", "", "")
 	f.Fuzz(func(t *testing.T, op, sum, agent, via string) {
-		m := appendMeta(nil, op, []byte(sum), Actor{Agent: agent, Via: via})
+		m := appendMeta(nil, op, []byte(sum), Actor{Agent: agent, Via: via}, agent)
 		if got, want := archivedMeta(m), op == opArchive; got != want {
 			t.Errorf("archivedMeta(%s) = %v for op %q", m, got, op)
 		}

@@ -51,7 +51,7 @@ func (w *Workspace) SaveSpill(ctx context.Context, path, content string) error {
 		return errs.New(errs.ErrInvalidArgument, "a spill is saved under %s/, not at %s", SpillDir, path)
 	}
 	sw := w.spills()
-	err := sw.mutate(ctx, "spill", func(b *Batch) error {
+	err := sw.mutate(ctx, "spill", nil, func(b *Batch) error {
 		if err := b.Write(ctx, path, content); err != nil {
 			return err
 		}

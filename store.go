@@ -25,6 +25,8 @@ type Store struct {
 	dsn   string
 	hints versionHints // collections (doc_versions.go)
 	docs  docCommitter // collections' group commit (doc_commit.go)
+
+	keyRetention time.Duration // idempotency keys (idem.go); 0: the default
 }
 
 // Option configures Open and New.
@@ -33,6 +35,7 @@ type Option func(*config)
 type config struct {
 	cacheBytes int64
 	readOnly   bool
+	keyTTL     time.Duration
 }
 
 // ReadOnly makes Open open an existing SQLite file for reading only: the
@@ -86,7 +89,7 @@ func New(b backend.Backend, opts ...Option) *Store {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &Store{b: b, eng: engine.New(b, engine.Options{CacheBytes: c.cacheBytes, Guard: guardArchived})}
+	return &Store{b: b, eng: engine.New(b, engine.Options{CacheBytes: c.cacheBytes, Guard: guardArchived}), keyRetention: c.keyTTL}
 }
 
 // Backend returns the store's backend (for operators' tools).
@@ -104,6 +107,10 @@ type Actor struct {
 	Credential string `json:"credential,omitempty"`
 	// Via is the tool or command, e.g. "mcp:write_file" or "cli:fs write".
 	Via string `json:"via,omitempty"`
+	// Client and ClientVersion name the MCP client of the session, as its
+	// initialize request gave them (agent-chosen text).
+	Client        string `json:"client,omitempty"`
+	ClientVersion string `json:"client_version,omitempty"`
 }
 
 // name rules for threads and checkpoints (DESIGN §2.6).

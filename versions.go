@@ -27,6 +27,8 @@ type Commit struct {
 	Summary string `json:"summary"`
 	// Actor says who made it and through what.
 	Actor
+	// IdempotencyKey is the key of the call that made it, if it had one.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Unchanged is set on the commit a mutation reports (Restore, or the
 	// Committed option) when the mutation changed nothing: no commit was
 	// made, and this is the head it left as it was.
@@ -36,7 +38,7 @@ type Commit struct {
 func (s *Store) commitOf(c backend.Commit, names []string) Commit {
 	var m commitMeta
 	_ = json.Unmarshal(c.Meta, &m)
-	return Commit{Seq: c.Seq, Time: c.Time, Checkpoints: names, Op: m.Op, Summary: m.Summary, Actor: m.Actor}
+	return Commit{Seq: c.Seq, Time: c.Time, Checkpoints: names, Op: m.Op, Summary: m.Summary, Actor: m.Actor, IdempotencyKey: m.Key}
 }
 
 // Snapshot is a read-only view of a workspace at one retained commit.
@@ -153,11 +155,66 @@ func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
 }
 
 // Checkpoint names the head commit. A name is 1–128 letters, digits, '.',
-// '_' or '-', not all digits, unique in the thread.
-func (w *Workspace) Checkpoint(ctx context.Context, name string) (Commit, error) {
+// '_' or '-', not all digits, unique in the thread. Of the options,
+// IdempotencyKey applies: a retry returns the commit the first call named.
+func (w *Workspace) Checkpoint(ctx context.Context, name string, opts ...WriteOption) (Commit, error) {
 	if err := CheckCheckpointName(name); err != nil {
 		return Commit{}, err
 	}
+	kc, err := w.keyCall("checkpoint", opts, name)
+	if err != nil || kc == nil {
+		if err != nil {
+			return Commit{}, err
+		}
+		return w.checkpoint(ctx, name)
+	}
+	// The name is unique in its thread: of two racing calls one makes it,
+	// the other fails and finds the first one's claim.
+	kw := *w
+	kw.key = kc.key
+	return kw.keyedCommit(ctx, kc, func() (Commit, error) { return kw.checkpoint(ctx, name) })
+}
+
+// keyedCommit runs a call that makes (or names) one commit under an
+// idempotency key whose claim cannot share its transaction: the key is
+// looked up first and claimed after; a call that fails while another one
+// claims the key meanwhile returns that one's result (the calls these
+// serve, Checkpoint and Fork, cannot succeed twice: a name is taken once).
+func (w *Workspace) keyedCommit(ctx context.Context, kc *keyCall, run func() (Commit, error)) (Commit, error) {
+	var rc Commit
+	replay := func() (Commit, bool, error) {
+		ok, err := kc.lookup(ctx, w.s, w.scope)
+		if err != nil || !ok {
+			return Commit{}, false, err
+		}
+		err = w.replayCommit(ctx, kc.replayed, writeOpts{report: &rc})
+		return rc, true, err
+	}
+	if c, ok, err := replay(); err != nil || ok {
+		return c, err
+	}
+	c, err := run()
+	if err != nil {
+		if rc, ok, lerr := replay(); lerr == nil && ok {
+			return rc, nil
+		}
+		return c, err
+	}
+	id, _, err := w.threadID(ctx, false)
+	if err != nil {
+		return c, err
+	}
+	if err := kc.claimAlone(ctx, w.s, w.scope, id, c.Seq); err != nil {
+		return c, err
+	}
+	if kc.replayed != nil {
+		err = w.replayCommit(ctx, kc.replayed, writeOpts{report: &rc})
+		return rc, err
+	}
+	return c, nil
+}
+
+func (w *Workspace) checkpoint(ctx context.Context, name string) (Commit, error) {
 	id, _, err := w.threadID(ctx, true)
 	if err != nil {
 		return Commit{}, err
@@ -304,19 +361,60 @@ func contentAt(ctx context.Context, v engine.View, path string) (string, bool, e
 // Restore makes the head's tree that of an earlier retained commit. It is
 // itself a new commit, so nothing is lost. When the head already has the
 // files of ref, it makes none and returns the head's commit, Unchanged.
-func (w *Workspace) Restore(ctx context.Context, ref string) (Commit, error) {
+// Of the options, IdempotencyKey applies.
+func (w *Workspace) Restore(ctx context.Context, ref string, opts ...WriteOption) (Commit, error) {
+	kc, err := w.keyCall("restore", opts, ref)
+	if err != nil {
+		return Commit{}, err
+	}
+	if kc == nil {
+		return w.restore(ctx, ref, nil)
+	}
+	kw := *w
+	kw.key = kc.key
+	for attempt := 0; ; attempt++ {
+		if ok, err := kc.lookup(ctx, w.s, w.scope); err != nil {
+			return Commit{}, err
+		} else if ok {
+			var c Commit
+			err := w.replayCommit(ctx, kc.replayed, writeOpts{report: &c})
+			return c, err
+		}
+		c, err := kw.restore(ctx, ref, kc)
+		if errors.Is(err, backend.ErrKeyUsed) && attempt < maxKeyAttempts {
+			continue
+		}
+		return c, err
+	}
+}
+
+func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commit, error) {
 	src, err := w.resolve(ctx, ref)
 	if err != nil {
 		return Commit{}, err
 	}
 	if c, same, err := w.sameAsHead(ctx, src); err != nil || same {
+		if err == nil && kc != nil {
+			id, _, err := w.threadID(ctx, false)
+			if err != nil {
+				return c, err
+			}
+			if err := kc.claimAlone(ctx, w.s, w.scope, id, c.Seq); err != nil {
+				return c, err
+			}
+			if kc.replayed != nil {
+				var rc Commit
+				err := w.replayCommit(ctx, kc.replayed, writeOpts{report: &rc})
+				return rc, err
+			}
+		}
 		return c, err
 	}
 	id, _, err := w.threadID(ctx, true)
 	if err != nil {
 		return Commit{}, err
 	}
-	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", fmt.Sprintf("restore to %d", src.Seq)), "")
+	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", fmt.Sprintf("restore to %d", src.Seq)), "", kc.claim(w.s, w.scope))
 	if errors.Is(err, errArchivedHead) {
 		return Commit{}, w.archived(err)
 	}
@@ -351,11 +449,37 @@ func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit,
 
 // Fork makes a new thread of the same scope whose first commit is the tree
 // of a retained commit of this one (ref as in At). Nothing is copied: it
-// takes the same time whatever the workspace's size.
-func (w *Workspace) Fork(ctx context.Context, ref, newThread string) (*Workspace, error) {
+// takes the same time whatever the workspace's size. Of the options,
+// IdempotencyKey applies: a retry returns the thread the first call made.
+func (w *Workspace) Fork(ctx context.Context, ref, newThread string, opts ...WriteOption) (*Workspace, error) {
 	if err := CheckThreadName(newThread); err != nil {
 		return nil, err
 	}
+	kc, err := w.keyCall("fork", opts, ref, newThread)
+	if err != nil {
+		return nil, err
+	}
+	if kc == nil {
+		return w.fork(ctx, ref, newThread)
+	}
+	kw := *w
+	kw.key = kc.key
+	var nw *Workspace
+	_, err = kw.keyedCommit(ctx, kc, func() (Commit, error) {
+		var err error
+		nw, err = kw.fork(ctx, ref, newThread)
+		return Commit{Seq: 1}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if nw == nil { // a retry: the thread the first call made
+		return w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
+	}
+	return nw, nil
+}
+
+func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace, error) {
 	if _, ok, err := w.threadID(ctx, false); err != nil {
 		return nil, err
 	} else if !ok {
@@ -517,6 +641,9 @@ type GCStats struct {
 	// PacksDeleted and PacksRewritten count the storage reclaimed.
 	PacksDeleted   int `json:"packs_deleted"`
 	PacksRewritten int `json:"packs_rewritten"`
+	// KeysSwept counts the expired idempotency keys deleted (by a GC of
+	// every scope).
+	KeysSwept int64 `json:"keys_swept,omitempty"`
 }
 
 // DefaultGrace is how long GC leaves the storage of a dropped commit
@@ -569,6 +696,13 @@ func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCSt
 		}
 		st.PacksDeleted += gs.Deleted
 		st.PacksRewritten += gs.Rewritten
+	}
+	if scope == "" {
+		n, err := s.SweepIdempotencyKeys(ctx)
+		if err != nil {
+			return st, err
+		}
+		st.KeysSwept = n
 	}
 	return st, nil
 }

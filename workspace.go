@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ type Workspace struct {
 	scope  string
 	thread string
 	actor  Actor
+	key    string      // the idempotency key of the call (a handle made for it)
 	limits *limitsOnce // shared by the handles of one workspace (As, arms)
 	arm    *arm        // set for the arms of a fanout
 
@@ -73,7 +75,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 // It costs nothing (no database access): servers make one per call to
 // record which tool made each commit.
 func (w *Workspace) As(a Actor) *Workspace {
-	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, limits: w.limits, arm: w.arm, ref: w.ref}
+	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, ref: w.ref}
 }
 
 // Usage returns how many files the workspace's head holds and their bytes
@@ -170,12 +172,32 @@ type Batch struct {
 // (sending a message, counting, appending to a slice of the caller's: do
 // those after Batch returns).
 func (w *Workspace) Batch(ctx context.Context, fn func(ctx context.Context, b *Batch) error) error {
-	return w.mutate(ctx, "batch", func(b *Batch) error { return fn(ctx, b) })
+	return w.mutate(ctx, "batch", nil, func(b *Batch) error { return fn(ctx, b) })
 }
 
 // update runs fn as one commit, retrying against a new head when another
-// writer wins; the commit's summary names the batch's operations.
-func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) error) (backend.Commit, error) {
+// writer wins; the commit's summary names the batch's operations. Under
+// an idempotency key (kc), a retry of a call that was made already runs
+// nothing and sets kc.replayed; otherwise the commit claims the key.
+func (w *Workspace) update(ctx context.Context, op string, kc *keyCall, fn func(b *Batch) error) (backend.Commit, error) {
+	if kc == nil {
+		return w.update1(ctx, op, nil, fn)
+	}
+	kw := *w
+	kw.key = kc.key
+	for attempt := 0; ; attempt++ {
+		if ok, err := kc.lookup(ctx, w.s, w.scope); err != nil || ok {
+			return backend.Commit{}, err
+		}
+		c, err := kw.update1(ctx, op, kc, fn)
+		if errors.Is(err, backend.ErrKeyUsed) && attempt < maxKeyAttempts {
+			continue // another call claimed it first: look again
+		}
+		return c, err
+	}
+}
+
+func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func(b *Batch) error) (backend.Commit, error) {
 	limits, err := w.Limits(ctx)
 	if err != nil {
 		return backend.Commit{}, err
@@ -194,7 +216,7 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 			if err := fn(bt); err != nil {
 				return engine.CommitInfo{}, err
 			}
-			return engine.CommitInfo{Meta: w.metaOps(op, bt.ops), Checkpoint: bt.checkpoint}, nil
+			return engine.CommitInfo{Meta: w.metaOps(op, bt.ops), Checkpoint: bt.checkpoint, Key: kc.claim(w.s, w.scope)}, nil
 		})
 		if errors.Is(err, backend.ErrNoThread) && attempt == 0 {
 			w.forget()
@@ -211,6 +233,12 @@ func (w *Workspace) update(ctx context.Context, op string, fn func(b *Batch) err
 		}
 		if errors.Is(err, backend.ErrCheckpointExists) && bt != nil {
 			return c, w.checkpointErr(bt.checkpoint, err)
+		}
+		if err == nil && !changed && kc != nil {
+			// Nothing to commit: the key is claimed on its own.
+			if err := kc.claimAlone(ctx, w.s, w.scope, id, c.Seq); err != nil || kc.replayed != nil {
+				return c, err
+			}
 		}
 		if err == nil && !changed && bt != nil {
 			return c, bt.unchanged(ctx)
@@ -255,15 +283,29 @@ func checkpointNames(name string) []string {
 	return []string{name}
 }
 
-func (w *Workspace) mutate(ctx context.Context, op string, fn func(b *Batch) error) error {
-	_, err := w.update(ctx, op, fn)
+// mutate runs fn as one commit (see update); a call under an idempotency
+// key that was made already reports its first commit (o.report).
+func (w *Workspace) mutate(ctx context.Context, op string, kc *keyCall, fn func(b *Batch) error, opts ...WriteOption) error {
+	_, err := w.update(ctx, op, kc, fn)
+	if err == nil && kc != nil && kc.replayed != nil {
+		return w.replayCommit(ctx, kc.replayed, collect(opts))
+	}
 	return err
+}
+
+// keyCall starts a call of op under the key opts give (nil without one).
+func (w *Workspace) keyCall(op string, opts []WriteOption, args ...string) (*keyCall, error) {
+	if len(opts) == 0 {
+		return nil, nil
+	}
+	return w.s.newKeyCall(collect(opts), w.scope, op, append([]string{w.thread}, args...)...)
 }
 
 // WriteOption is a precondition or flag of a mutation.
 type WriteOption func(*writeOpts)
 
 type writeOpts struct {
+	key        string // IdempotencyKey (idem.go)
 	ifHash     string
 	overwrite  bool
 	checkpoint string
@@ -328,14 +370,29 @@ func Hash(content string) string {
 // Write creates or replaces the file at path. Writing the content the file
 // already has changes nothing and makes no commit (see Committed).
 func (w *Workspace) Write(ctx context.Context, path, content string, opts ...WriteOption) error {
-	return w.mutate(ctx, "write", func(b *Batch) error { return b.Write(ctx, path, content, opts...) })
+	kc, err := w.keyCall("write", opts, path, content)
+	if err != nil {
+		return err
+	}
+	return w.mutate(ctx, "write", kc, func(b *Batch) error { return b.Write(ctx, path, content, opts...) }, opts...)
 }
 
 // Append adds text at the end of the file at path, creating it if missing.
 // Appends are atomic; concurrent appends (and appends from fanout arms) all
-// land, in some order.
-func (w *Workspace) Append(ctx context.Context, path, text string) error {
-	return w.mutate(ctx, "append", func(b *Batch) error { return b.Append(ctx, path, text) })
+// land, in some order. Of the options, IdempotencyKey and Committed apply.
+func (w *Workspace) Append(ctx context.Context, path, text string, opts ...WriteOption) error {
+	kc, err := w.keyCall("append", opts, path, text)
+	if err != nil {
+		return err
+	}
+	return w.mutate(ctx, "append", kc, func(b *Batch) error {
+		if len(opts) > 0 {
+			if _, err := b.options(opts); err != nil {
+				return err
+			}
+		}
+		return b.Append(ctx, path, text)
+	}, opts...)
 }
 
 // StrReplace replaces old with new in the file at path and returns how
@@ -343,24 +400,42 @@ func (w *Workspace) Append(ctx context.Context, path, text string) error {
 // once. A replacement that leaves the file as it was (new equal to old)
 // makes no commit (see Committed).
 func (w *Workspace) StrReplace(ctx context.Context, path, old, new string, replaceAll bool, opts ...WriteOption) (int, error) {
+	kc, err := w.keyCall("edit", opts, path, old, new, boolArg(replaceAll))
+	if err != nil {
+		return 0, err
+	}
 	var n int
-	err := w.mutate(ctx, "edit", func(b *Batch) error {
+	err = w.mutate(ctx, "edit", kc, func(b *Batch) error {
 		var err error
 		n, err = b.StrReplace(ctx, path, old, new, replaceAll, opts...)
+		if kc != nil {
+			kc.result = strconv.AppendInt(kc.result[:0], int64(n), 10)
+		}
 		return err
-	})
+	}, opts...)
+	if kc != nil && kc.replayed != nil {
+		n, _ = strconv.Atoi(string(kc.replayed.Result))
+	}
 	return n, err
 }
 
 // Delete removes the file at path. Deleting a missing file is not an error.
 func (w *Workspace) Delete(ctx context.Context, path string, opts ...WriteOption) error {
-	return w.mutate(ctx, "delete", func(b *Batch) error { return b.Delete(ctx, path, opts...) })
+	kc, err := w.keyCall("delete", opts, path)
+	if err != nil {
+		return err
+	}
+	return w.mutate(ctx, "delete", kc, func(b *Batch) error { return b.Delete(ctx, path, opts...) }, opts...)
 }
 
 // Move renames a file. It refuses to replace an existing file unless
 // given Overwrite(). IfHash applies to the source.
 func (w *Workspace) Move(ctx context.Context, from, to string, opts ...WriteOption) error {
-	return w.mutate(ctx, "move", func(b *Batch) error { return b.Move(ctx, from, to, opts...) })
+	kc, err := w.keyCall("move", opts, from, to)
+	if err != nil {
+		return err
+	}
+	return w.mutate(ctx, "move", kc, func(b *Batch) error { return b.Move(ctx, from, to, opts...) }, opts...)
 }
 
 // note records an operation for the commit's summary.

@@ -119,6 +119,10 @@ type NewCommit struct {
 	// it adds to its scope's usage (see Quotas).
 	Files, Bytes           int64
 	DeltaFiles, DeltaBytes int64
+	// Key, when set, is an idempotency key the commit claims in the same
+	// transaction, recording the commit's thread and seq (ErrKeyUsed when
+	// it is live). Only backends that implement Keys are given one.
+	Key *KeyClaim
 }
 
 // CommitID names a commit by thread and sequence number.

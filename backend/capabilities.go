@@ -96,7 +96,8 @@ type Clock func() time.Time
 // that tests of expiry, retention and grace periods move time instead of
 // waiting for it. SetClock makes the backend read c wherever it reads its
 // clock: always for documents (their Updated and Expires times, the
-// expiry that get, query and remove see, and SweepExpired); and for Now,
+// expiry that get, query and remove see, and SweepExpired) and for
+// idempotency keys (their times and expiry, Keys); and for Now,
 // commit times and drops on a backend whose clock is the process's
 // (memory, SQLite). A backend whose commits are stamped by a shared
 // database's clock (PostgreSQL) keeps that clock for them. A nil c
@@ -182,4 +183,32 @@ type DocCounter interface {
 // batches for one thread are ordered by that compare-and-swap.
 type ConcurrentAppender interface {
 	AppendConcurrency() int
+}
+
+// Keys is implemented by backends that keep idempotency keys and the log
+// of document changes (all of satchel's). A key is claimed in the
+// transaction of the write it names: NewCommit.Key in Append, and
+// DocChange.Key in ReplaceDoc (DocReplace.Change) and DeleteDocAs. A claim
+// of a key that is live in its scope (claimed, and not expired by the
+// backend's clock) fails that write alone with ErrKeyUsed and writes
+// nothing of it; a claim of an expired key takes its place. Without the
+// capability satchel refuses idempotency keys and lists no document
+// changes in its audit (commits still record their actor).
+type Keys interface {
+	// KeyRecord returns the live record of a key in scope; ok is false
+	// when there is none (never claimed, or expired).
+	KeyRecord(ctx context.Context, scope, key string) (r KeyRecord, ok bool, err error)
+	// ClaimKey claims a key for a call that wrote nothing (its Thread and
+	// Seq are taken from c): ErrKeyUsed when it is live.
+	ClaimKey(ctx context.Context, c KeyClaim, thread, seq int64) error
+	// SweepKeys deletes the expired keys of every scope and returns how
+	// many it deleted.
+	SweepKeys(ctx context.Context) (int64, error)
+	// DeleteDocAs is DeleteDoc that also, in the same transaction, claims
+	// ch.Key and records ch in the log of document changes (when a
+	// document was deleted; a claim is made either way).
+	DeleteDocAs(ctx context.Context, id DocID, ch DocChange) (d Doc, ok bool, err error)
+	// DocChanges lists the logged document changes, newest first, that
+	// match q.
+	DocChanges(ctx context.Context, q DocChangeQuery) ([]DocChangeEntry, error)
 }

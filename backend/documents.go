@@ -132,6 +132,10 @@ type DocReplace struct {
 	// Keep bounds the history: afterwards it holds only the versions from
 	// Version-Keep to Version-1 (Keep 0: none).
 	Keep int
+	// Change, when set, is recorded in the log of document changes, and
+	// its key claimed, in the same transaction as the replacement (only
+	// for backends that implement Keys; ErrKeyUsed when the key is live).
+	Change *DocChange
 }
 
 // DocQuery is one page of a query (or a list, which is a query with no

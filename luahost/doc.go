@@ -18,6 +18,7 @@
 //	local files = store.glob("notes/*.md")  -- a sequence, sorted
 //	local exists = store.exists("notes/summary.md")
 //	store.delete("notes/summary.md")          -- silent when missing
+//	store.append("log.txt", "step 3\n", {idempotency_key = "run-7-step-3"}) -- once, even if retried
 //
 // Mutators return nothing. Every refusal raises a Lua error with the Go
 // API's message after the script's file and line, which pcall can catch:
@@ -43,6 +44,11 @@
 // package, require, module, dofile, loadfile, load, loadstring, setfenv,
 // getfenv, rawset, rawget, rawequal, newproxy and collectgarbage are not
 // there, and string.dump is gone (no bytecode).
+//
+// Every mutator (store.write, append, str_replace, delete; docs set and
+// remove) takes an optional last argument, {idempotency_key = "K"}: a
+// retry with the same K and arguments returns the first result and
+// changes nothing (satchel.IdempotencyKey).
 //
 // # Declared input and output
 //

@@ -13,10 +13,10 @@ import (
 // (DESIGN §3) with the access of its agent. Documents are Lua tables.
 //
 //	docs.get(store, key [, {history = true}]) -> doc or nil [, previous versions]
-//	docs.set(store, doc) -> key, version
+//	docs.set(store, doc [, {idempotency_key = K}]) -> key, version
 //	docs.query(store, {where =, sort =, limit =, cursor =}) -> docs, next_cursor
 //	docs.list(store [, {limit =, cursor =}]) -> docs, next_cursor
-//	docs.remove(store, key) -> removed
+//	docs.remove(store, key [, {idempotency_key = K}]) -> removed
 func (a *armState) bindDocs(L *lua.LState) {
 	t := L.CreateTable(0, 5)
 	L.SetFuncs(t, map[string]lua.LGFunction{
@@ -42,7 +42,11 @@ func (a *armState) collection(L *lua.LState) *satchel.Collection {
 	if ok {
 		return c
 	}
-	var opts []satchel.CollectionOption
+	actor := r.cfg.Actor
+	if actor.Agent == "" {
+		actor.Agent = r.cfg.Agent
+	}
+	opts := []satchel.CollectionOption{satchel.Recording(actor)}
 	if r.cfg.Agent != "" {
 		opts = append(opts, satchel.AsAgent(r.cfg.Agent))
 	}
@@ -100,7 +104,7 @@ func (a *armState) docSet(L *lua.LState) int {
 	if err != nil {
 		L.ArgError(2, err.Error())
 	}
-	key, version, err := c.Set(a.r.ctx, json.RawMessage(b))
+	key, version, err := c.Set(a.r.ctx, json.RawMessage(b), keyOpts(L, 3)...)
 	a.r.raiseIf(L, err)
 	L.Push(lua.LString(key))
 	L.Push(lua.LNumber(version))
@@ -165,7 +169,7 @@ func (a *armState) docList(L *lua.LState) int {
 
 func (a *armState) docRemove(L *lua.LState) int {
 	c := a.collection(L)
-	removed, err := c.Remove(a.r.ctx, L.CheckString(2))
+	removed, err := c.Remove(a.r.ctx, L.CheckString(2), keyOpts(L, 3)...)
 	a.r.raiseIf(L, err)
 	L.Push(lua.LBool(removed))
 	return 1

@@ -83,6 +83,10 @@ local g = store.glob("notes/*.md"); print(#g, g[1], g[2])`, out: "2\tnotes/a.md\
 		{name: "glob refused", src: `store.glob("a?.md")`, err: "script.lua:1: invalid pattern", kind: satchel.ErrInvalidPattern},
 		{name: "glob backslash", src: `store.glob("a\\*.md")`, err: `script.lua:1: invalid pattern "a\\*.md": pattern does not support backslash escapes`, kind: satchel.ErrInvalidPattern},
 		{name: "exists", src: `store.write("d/a.md", "x"); print(store.exists("d/a.md"), store.exists("b.md"), store.exists("d"))`, out: "true\tfalse\tfalse\n"},
+		{name: "idempotency key", src: `store.append("a.md", "x", {idempotency_key = "k"}); store.append("a.md", "x", {idempotency_key = "k"}); print(store.read("a.md"))`, out: "x\n"},
+		{name: "idempotency key reused", src: `store.append("a.md", "x", {idempotency_key = "k"})
+store.append("a.md", "y", {idempotency_key = "k"})`, err: "script.lua:2: idempotency key k was already used with different arguments", kind: satchel.ErrIdempotencyKeyReused},
+		{name: "unknown option", src: `store.delete("a.md", {idem = "k"})`, err: "script.lua:1: bad argument #2 to delete (unknown option idem (options: idempotency_key))"},
 		{name: "delete missing is silent", src: `store.delete("never.md"); print("ok")`, out: "ok\n"},
 		{name: "invalid path", src: `store.write("../x", "y")`, err: `script.lua:1: invalid path "../x"`, kind: satchel.ErrInvalidPath},
 		{name: "backslash path", src: `store.write("a\\b", "y")`, err: `script.lua:1: invalid path "a\\b"`, kind: satchel.ErrInvalidPath},

@@ -26,13 +26,13 @@ func (a *armState) bindStore(L *lua.LState) {
 
 func (a *armState) write(L *lua.LState) int {
 	p, content := L.CheckString(1), L.CheckString(2)
-	a.r.raiseIf(L, a.ws.Write(a.r.ctx, p, content))
+	a.r.raiseIf(L, a.ws.Write(a.r.ctx, p, content, keyOpts(L, 3)...))
 	return 0
 }
 
 func (a *armState) append(L *lua.LState) int {
 	p, text := L.CheckString(1), L.CheckString(2)
-	a.r.raiseIf(L, a.ws.Append(a.r.ctx, p, text))
+	a.r.raiseIf(L, a.ws.Append(a.r.ctx, p, text, keyOpts(L, 3)...))
 	return 0
 }
 
@@ -58,7 +58,7 @@ func (a *armState) read(L *lua.LState, numbered bool) int {
 func (a *armState) strReplace(L *lua.LState) int {
 	p, old, new := L.CheckString(1), L.CheckString(2), L.CheckString(3)
 	all := L.OptBool(4, false)
-	_, err := a.ws.StrReplace(a.r.ctx, p, old, new, all)
+	_, err := a.ws.StrReplace(a.r.ctx, p, old, new, all, keyOpts(L, 5)...)
 	a.r.raiseIf(L, err)
 	return 0
 }
@@ -82,6 +82,28 @@ func (a *armState) exists(L *lua.LState) int {
 }
 
 func (a *armState) delete(L *lua.LState) int {
-	a.r.raiseIf(L, a.ws.Delete(a.r.ctx, L.CheckString(1)))
+	a.r.raiseIf(L, a.ws.Delete(a.r.ctx, L.CheckString(1), keyOpts(L, 2)...))
 	return 0
+}
+
+// keyOpts reads the optional options table at argument n of a mutator,
+// {idempotency_key = "K"} (satchel.IdempotencyKey).
+func keyOpts(L *lua.LState, n int) []satchel.WriteOption {
+	t := L.OptTable(n, nil)
+	if t == nil {
+		return nil
+	}
+	var opts []satchel.WriteOption
+	t.ForEach(func(k, v lua.LValue) {
+		ks, ok := k.(lua.LString)
+		if !ok || ks != "idempotency_key" {
+			L.ArgError(n, "unknown option "+k.String()+" (options: idempotency_key)")
+		}
+		s, ok := v.(lua.LString)
+		if !ok {
+			L.ArgError(n, "idempotency_key must be a string")
+		}
+		opts = append(opts, satchel.IdempotencyKey(string(s)))
+	})
+	return opts
 }

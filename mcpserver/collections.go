@@ -65,7 +65,7 @@ func (t Tool) mcpTool() *mcp.Tool {
 func (s *Server) collectionHandler(t Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.handle(ctx, req, t.Name, t.Name, func(ctx context.Context, c *call) (*outcome, error) {
-			v, err := s.cfg.Collections.Call(ctx, c.se.id, t.Name, req.Params.Arguments)
+			v, err := s.cfg.Collections.Call(ctx, c.identity(), t.Name, req.Params.Arguments)
 			if err != nil {
 				return nil, err
 			}

@@ -46,6 +46,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, name, bas
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	c := &call{s: s, se: se, base: base}
+	c.client, c.clientVersion = clientInfo(req)
 	out, err := run(cctx, c)
 	if err != nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		err = &satchel.Error{Kind: satchel.ErrLimitExceeded, Msg: fmt.Sprintf("%s took longer than %s and was stopped", name, s.cfg.CallTimeout)}

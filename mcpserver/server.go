@@ -126,6 +126,11 @@ type Identity struct {
 	Agent      string `json:"agent,omitempty"`
 	Thread     string `json:"thread"`
 	Credential string `json:"credential,omitempty"`
+	// Client and ClientVersion are the MCP client's name and version from
+	// the session's initialize request, set for each tool call (they are
+	// agent-chosen text; the audit trail records them).
+	Client        string `json:"client,omitempty"`
+	ClientVersion string `json:"client_version,omitempty"`
 }
 
 // Server serves a satchel store over MCP: stdio (Run) or streamable HTTP

@@ -73,7 +73,7 @@ func runFork(ctx context.Context, c *call) (*outcome, error) {
 	if seq > 0 {
 		ref = strconv.FormatInt(seq, 10)
 	}
-	if _, err := ws.Fork(ctx, ref, name); err != nil {
+	if _, err := ws.Fork(ctx, ref, name, c.keyOpts()...); err != nil {
 		return nil, err
 	}
 	return &outcome{

@@ -36,6 +36,8 @@ type call struct {
 	se   *session
 	base string
 	a    *args
+
+	client, clientVersion string // the session's client (clientInfo)
 }
 
 // workspace returns the caller's workspace, recording the commits it
@@ -46,7 +48,7 @@ func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := ws.As(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base})
+	h := ws.As(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base, Client: c.client, ClientVersion: c.clientVersion})
 	c.se.adopt(h)
 	return h, nil
 }
@@ -360,6 +362,10 @@ func fileTools(cfg Config) []fileTool {
 	}
 	out := make([]fileTool, 0, len(defs))
 	for _, d := range defs {
+		if !d.ann.ReadOnlyHint {
+			d.props = append(d.props, keyProp)
+			d.desc += keySentence
+		}
 		names := make([]string, len(d.props))
 		for i, pr := range d.props {
 			names[i] = pr.name
@@ -452,12 +458,14 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-// writeOpts returns the preconditions of a mutation.
-func writeOpts(ifHash string, has bool) []satchel.WriteOption {
+// writeOpts returns the preconditions of a mutation, and its idempotency
+// key.
+func (c *call) writeOpts(ifHash string, has bool) []satchel.WriteOption {
+	opts := c.keyOpts()
 	if !has {
-		return nil
+		return opts
 	}
-	return []satchel.WriteOption{satchel.IfHash(ifHash)}
+	return append(opts, satchel.IfHash(ifHash))
 }
 
 func runWrite(ctx context.Context, c *call) (*outcome, error) {
@@ -478,7 +486,7 @@ func runWrite(ctx context.Context, c *call) (*outcome, error) {
 		return nil, err
 	}
 	var cm satchel.Commit
-	if err := ws.Write(ctx, path, content, append(writeOpts(ifHash, hasHash), satchel.Committed(&cm))...); err != nil {
+	if err := ws.Write(ctx, path, content, append(c.writeOpts(ifHash, hasHash), satchel.Committed(&cm))...); err != nil {
 		return nil, err
 	}
 	if cm.Unchanged {
@@ -502,7 +510,7 @@ func runAppend(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ws.Append(ctx, path, content); err != nil {
+	if err := ws.Append(ctx, path, content, c.keyOpts()...); err != nil {
 		return nil, err
 	}
 	return &outcome{
@@ -527,7 +535,7 @@ func runEdit(ctx context.Context, c *call) (*outcome, error) {
 		return nil, err
 	}
 	var cm satchel.Commit
-	n, err := ws.StrReplace(ctx, path, oldText, newText, all, append(writeOpts(ifHash, hasHash), satchel.Committed(&cm))...)
+	n, err := ws.StrReplace(ctx, path, oldText, newText, all, append(c.writeOpts(ifHash, hasHash), satchel.Committed(&cm))...)
 	if err != nil {
 		return nil, err
 	}
@@ -682,7 +690,7 @@ func runDelete(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ws.Delete(ctx, path, writeOpts(ifHash, hasHash)...); err != nil {
+	if err := ws.Delete(ctx, path, c.writeOpts(ifHash, hasHash)...); err != nil {
 		return nil, err
 	}
 	if !existed {
@@ -704,7 +712,7 @@ func runMove(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := writeOpts(ifHash, hasHash)
+	opts := c.writeOpts(ifHash, hasHash)
 	if overwrite {
 		opts = append(opts, satchel.Overwrite())
 	}
@@ -724,7 +732,7 @@ func runCheckpoint(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	cm, err := ws.Checkpoint(ctx, name)
+	cm, err := ws.Checkpoint(ctx, name, c.keyOpts()...)
 	if err != nil {
 		return nil, err
 	}
@@ -814,7 +822,7 @@ func runRestore(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	cm, err := ws.Restore(ctx, to)
+	cm, err := ws.Restore(ctx, to, c.keyOpts()...)
 	if err != nil {
 		return nil, err
 	}

@@ -369,8 +369,8 @@ func TestArgumentValidation(t *testing.T) {
 	// Every problem at once, in the schema's order, unknown arguments first.
 	c.refused("write_file", map[string]any{"path": "../x", "if_hash": 3, "scope": "other", "zzz": 1},
 		lines(
-			`unknown argument "scope": write_file takes path, content, encoding, if_hash`,
-			`unknown argument "zzz": write_file takes path, content, encoding, if_hash`,
+			`unknown argument "scope": write_file takes path, content, encoding, if_hash, idempotency_key`,
+			`unknown argument "zzz": write_file takes path, content, encoding, if_hash, idempotency_key`,
 			`invalid path "../x": contains a . or .. segment`,
 			"content is required",
 			"if_hash must be a string, was 3",

@@ -77,6 +77,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"Archive", s.archive},
 		{"DefaultRetention", s.defaultRetention},
 		{"DeleteThreadStorage", s.deleteThreadStorage},
+		{"IdempotencyKeys", s.idempotencyKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -956,6 +957,29 @@ func (s *suite) largeFiles(t *testing.T, _ *satchel.Store, ws *satchel.Workspace
 // database. Each sees the other's commits, and neither acts on a stale
 // view of the head: an edit of text only the other wrote succeeds, and a
 // write after the other collected old commits succeeds.
+// idempotencyKeys: a keyed append retried lands once, from another store
+// over the same database too, and its key with other text is refused; a
+// backend without backend.Keys refuses keys.
+func (s *suite) idempotencyKeys(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
+	key := satchel.IdempotencyKey("k-1")
+	if _, ok := st.Backend().(backend.Keys); !ok {
+		refused(t, "a key without backend.Keys", ws.Append(bg, "log", "x", key), satchel.ErrInvalidArgument, "this backend keeps no idempotency keys")
+		return
+	}
+	must(t, "append", ws.Append(bg, "log", "one\n", key))
+	other := satchel.New(st.Backend(), satchel.WithCacheBytes(1))
+	wo, err := other.Workspace(bg, "default", "main")
+	must(t, "workspace", err)
+	must(t, "retry from another store", wo.Append(bg, "log", "one\n", key))
+	must(t, "retry", ws.Append(bg, "log", "one\n", key))
+	got, err := ws.Read(bg, "log")
+	must(t, "read", err)
+	if got != "one\n" {
+		t.Errorf("log = %q after retries, want the text once", got)
+	}
+	refused(t, "other text", ws.Append(bg, "log", "two\n", key), satchel.ErrIdempotencyKeyReused, "idempotency key k-1 was already used with different arguments")
+}
+
 func (s *suite) twoStores(t *testing.T, a *satchel.Store, wa *satchel.Workspace) {
 	b := satchel.New(a.Backend(), satchel.WithCacheBytes(1))
 	wb, err := b.Workspace(bg, "default", "main")

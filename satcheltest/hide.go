@@ -84,3 +84,10 @@ type HideConcurrentAppender struct{}
 
 // AppendConcurrency is the name it hides.
 func (HideConcurrentAppender) AppendConcurrency() {}
+
+// HideKeys hides backend.Keys: satchel then refuses idempotency keys and
+// logs no document changes.
+type HideKeys struct{}
+
+// KeyRecord is the name it hides.
+func (HideKeys) KeyRecord() {}

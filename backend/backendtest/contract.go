@@ -51,6 +51,7 @@ type contractCheck struct {
 
 var contractChecks = []contractCheck{
 	{"Now", checkNow},
+	{"Keys", checkKeys},
 	{"CreateThread", checkCreateThread},
 	{"ThreadCreateFlag", checkThreadCreateFlag},
 	{"ThreadsList", checkThreadsList},

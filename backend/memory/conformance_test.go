@@ -53,6 +53,12 @@ func TestConformance(t *testing.T) {
 				satcheltest.HideDocBatcher
 			}{Backend: memory.New()}
 		}},
+		{"NoKeys", func() backend.Backend {
+			return struct {
+				*memory.Backend
+				satcheltest.HideKeys
+			}{Backend: memory.New()}
+		}},
 	}
 	for _, h := range hidden {
 		t.Run(h.name, func(t *testing.T) {
@@ -67,6 +73,7 @@ func TestConformance(t *testing.T) {
 				{"HeadsLister", isA[backend.HeadsLister](b)},
 				{"DocCounter", isA[backend.DocCounter](b)},
 				{"DocBatcher", isA[backend.DocBatcher](b)},
+				{"Keys", isA[backend.Keys](b)},
 			} {
 				if !c.has && "No"+c.name != h.name || c.has && "No"+c.name == h.name {
 					t.Fatalf("%s: %s present = %v", h.name, c.name, c.has)

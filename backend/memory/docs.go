@@ -124,6 +124,12 @@ func (b *Backend) replaceDoc(s *docStore, r backend.DocReplace, now time.Time) (
 			return backend.Doc{}, err
 		}
 	}
+	if ch := r.Change; ch != nil && !b.logDoc(ch, r.DocID, r.Version, now) {
+		if old == nil {
+			_ = b.docsAdd(r.Scope, -1) // nothing is written: take the count back
+		}
+		return backend.Doc{Key: r.Key}, backend.ErrKeyUsed
+	}
 	cur := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, Map: r.Doc, JSON: r.JSON}
 	if r.TTL > 0 {
 		cur.Expires = now.Add(r.TTL)
@@ -181,6 +187,26 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (b
 }
 
 func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	return b.deleteDoc(id, nil)
+}
+
+// logDoc claims ch's key and logs ch, or reports that its key is live.
+func (b *Backend) logDoc(ch *backend.DocChange, id backend.DocID, version int64, now time.Time) bool {
+	b.keysMu.Lock()
+	defer b.keysMu.Unlock()
+	if k := ch.Key; k != nil {
+		if _, ok := b.keys.live(k.Scope, k.Key, now); ok {
+			return false
+		}
+		b.keys.claim(k, 0, version, now)
+	}
+	if version >= 0 {
+		b.keys.log(ch, id, version, now)
+	}
+	return true
+}
+
+func (b *Backend) deleteDoc(id backend.DocID, ch *backend.DocChange) (backend.Doc, bool, error) {
 	now, err := b.docsNow()
 	if err != nil {
 		return backend.Doc{}, false, err
@@ -189,10 +215,19 @@ func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.part(id.Store, id.Scope, false)
-	if p == nil {
-		return backend.Doc{}, false, nil
+	var d *memDoc
+	if p != nil {
+		d = p.docs[id.Key]
 	}
-	d := p.docs[id.Key]
+	if ch != nil {
+		version := int64(-1) // nothing deleted: claim the key, log nothing
+		if d != nil {
+			version = d.cur.Version
+		}
+		if !b.logDoc(ch, id, version, now) {
+			return backend.Doc{Key: id.Key}, false, backend.ErrKeyUsed
+		}
+	}
 	if d == nil {
 		return backend.Doc{}, false, nil
 	}

@@ -26,6 +26,8 @@ type Backend struct {
 	closed   bool
 	docs     docStore                  // collections (docs.go)
 	quotas   map[string]*backend.Quota // by scope (quota.go)
+	keysMu   sync.Mutex
+	keys     keyStore // idempotency keys, document changes (keys.go)
 	// clock is overridable for tests.
 	clock backend.Clock
 }
@@ -216,6 +218,13 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 		}
 	}
 	b.docs.mu.Unlock()
+	b.keysMu.Lock()
+	for k := range b.keys.keys {
+		if k.scope == scope {
+			delete(b.keys.keys, k)
+		}
+	}
+	b.keysMu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for k, id := range b.byName {
@@ -349,7 +358,9 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 				continue
 			}
 		}
-		if q := b.quotas[t.info.Scope]; q != nil {
+		var added backend.Usage // what the commit adds to its scope's quota
+		q := b.quotas[t.info.Scope]
+		if q != nil {
 			n := len(nc.Pack)
 			if parts != nil {
 				n = 0
@@ -357,10 +368,18 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 					n += len(s)
 				}
 			}
-			if err := q.Add(backend.Usage{Files: nc.DeltaFiles, Bytes: nc.DeltaBytes, HistoryBytes: int64(n)}); err != nil {
+			added = backend.Usage{Files: nc.DeltaFiles, Bytes: nc.DeltaBytes, HistoryBytes: int64(n)}
+			if err := q.Add(added); err != nil {
 				res[i].Err = err
 				continue
 			}
+		}
+		if nc.Key != nil && !b.claimKey(nc.Key, nc.Thread, nc.Seq, now) {
+			if q != nil { // nothing is stored: take the usage back
+				_ = q.Add(backend.Usage{Files: -added.Files, Bytes: -added.Bytes, HistoryBytes: -added.HistoryBytes})
+			}
+			res[i].Err = backend.ErrKeyUsed
+			continue
 		}
 		b.nextID++
 		c := backend.Commit{
@@ -391,6 +410,18 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 		res[i].Commit = c
 	}
 	return res, nil
+}
+
+// claimKey claims c for a write about to be stored, or reports that it
+// is live.
+func (b *Backend) claimKey(c *backend.KeyClaim, thread, seq int64, now time.Time) bool {
+	b.keysMu.Lock()
+	defer b.keysMu.Unlock()
+	if _, ok := b.keys.live(c.Scope, c.Key, now); ok {
+		return false
+	}
+	b.keys.claim(c, thread, seq, now)
+	return true
 }
 
 func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {

@@ -113,6 +113,9 @@ UNION ALL SELECT false, version, updated, expires, expired FROM old WHERE NOT EX
 
 func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
 	d := backend.Doc{Key: r.Key, JSON: r.JSON}
+	if r.Change != nil {
+		return b.replaceDocAs(ctx, r, d)
+	}
 	var done bool
 	var exp *time.Time
 	err := b.pool.QueryRow(ctx, replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, b.nowArg(),
@@ -157,16 +160,22 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 // connection fails before the transaction's outcome is known, every entry
 // gets that error, as a lone ReplaceDoc would.
 func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]backend.DocResult, error) {
-	order := make([]int, len(rs))
-	for i := range order {
-		order[i] = i
+	out := make([]backend.DocResult, len(rs))
+	order := make([]int, 0, len(rs))
+	for i := range rs {
+		if ch := rs[i].Change; ch != nil && ch.Key != nil {
+			// A keyed set claims its key in a transaction of its own,
+			// before the batch.
+			out[i].Doc, out[i].Err = b.replaceDocAs(ctx, rs[i], backend.Doc{Key: rs[i].Key, JSON: rs[i].JSON})
+			continue
+		}
+		order = append(order, i)
 	}
 	slices.SortStableFunc(order, func(i, j int) int {
 		a, c := &rs[i].DocID, &rs[j].DocID
 		return cmp.Or(strings.Compare(a.Store, c.Store), strings.Compare(a.Scope, c.Scope), strings.Compare(a.Key, c.Key))
 	})
 	now := b.nowArg()
-	out := make([]backend.DocResult, len(rs))
 	for attempt := 1; ; attempt++ {
 		err := b.replaceDocsOnce(ctx, rs, order, now, out)
 		switch {
@@ -179,7 +188,7 @@ func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]b
 			return out, nil
 		case outcomeUnknown(err):
 			err = fmt.Errorf("postgres: put document: the connection failed before the transaction's outcome was known: %w", err)
-			for i := range out {
+			for _, i := range order {
 				out[i] = backend.DocResult{Err: err}
 			}
 			return out, nil
@@ -199,6 +208,13 @@ func (b *Backend) replaceDocsOnce(ctx context.Context, rs []backend.DocReplace, 
 	batch := &pgx.Batch{}
 	for _, i := range order {
 		r := &rs[i]
+		if ch := r.Change; ch != nil {
+			// Logged with the set (a keyed set is never batched: its
+			// claim needs a transaction of its own, replaceDocAs).
+			batch.Queue(replaceDocLogged, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, now,
+				r.Version, r.Expect, r.Archive, r.Live, ch.Scope, bytea(ch.Meta))
+			continue
+		}
 		batch.Queue(replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, now,
 			r.Version, r.Expect, r.Archive, r.Live)
 	}

@@ -163,8 +163,8 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 }
 
 // resolveTimeout bounds how long Append keeps trying to learn the outcome
-// of a batch whose connection failed.
-const resolveTimeout = 30 * time.Second
+// of a batch whose connection failed (a variable for tests).
+var resolveTimeout = 30 * time.Second
 
 // outcomeUnknown reports whether err leaves open whether a batch
 // committed: the server did not answer with an error (which rolls the
@@ -205,6 +205,16 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 	batch := &pgx.Batch{}
 	for _, i := range order {
 		nc := &ncs[i]
+		if k := nc.Key; k != nil {
+			var rt, rs *int64
+			if r := nc.Requires; r != nil {
+				rt, rs = &r.Thread, &r.Seq
+			}
+			batch.Queue(appendKeyed, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i],
+				k.Scope, k.Key, bytea(k.Hash), bytea(k.Result), micros(k.TTL), b.nowArg(),
+				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes)
+			continue
+		}
 		if nc.Requires == nil && nc.Checkpoint == "" {
 			batch.Queue(appendPlain, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), nonces[i],
 				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes)
@@ -228,6 +238,7 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			retained, taken bool
 			guard           *int64
 			q               quotaRow
+			used            bool
 		)
 		var (
 			hid        *int64
@@ -235,10 +246,13 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			hroot, hmt []byte
 		)
 		dest := append([]any{&id, &at, &exists, &top, &retained, &taken}, q.dest()...)
-		if nc.Requires != nil || nc.Checkpoint != "" {
+		if nc.Requires != nil || nc.Checkpoint != "" || nc.Key != nil {
 			dest = append(dest, &guard)
 		} else {
 			dest = append(dest, &hid, &hat, &hroot, &hmt)
+		}
+		if nc.Key != nil {
+			dest = append(dest, &used)
 		}
 		if err := br.QueryRow().Scan(dest...); err != nil {
 			br.Close()
@@ -266,6 +280,8 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			r.Err = backend.ErrNotRetained
 		case taken:
 			r.Err = backend.ErrCheckpointExists
+		case used:
+			r.Err = backend.ErrKeyUsed
 		case !q.fits:
 			r.Err = q.refusal(backend.Usage{Files: nc.DeltaFiles, Bytes: nc.DeltaBytes, HistoryBytes: int64(len(nc.Pack))})
 		default:

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
@@ -27,14 +28,19 @@ import (
 type cutProxy struct {
 	ln     net.Listener
 	target string
-	mode   atomic.Int32 // 0 relay, cutBefore, cutAfter
+	mode   atomic.Int32 // 0 relay, cutBefore, cutAfter, cutAfterRefuse
 	marker []byte
 	cuts   atomic.Int32
+	refuse atomic.Bool // new connections are closed at once
 }
 
 const (
 	cutBefore = 1
 	cutAfter  = 2
+	// cutAfterRefuse is cutAfter, and then the proxy refuses every new
+	// connection until refuse is cleared: the client cannot learn the
+	// outcome.
+	cutAfterRefuse = 3
 )
 
 func newCutProxy(t *testing.T, target string, marker string) *cutProxy {
@@ -57,6 +63,10 @@ func newCutProxy(t *testing.T, target string, marker string) *cutProxy {
 }
 
 func (p *cutProxy) relay(client net.Conn) {
+	if p.refuse.Load() {
+		client.Close()
+		return
+	}
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
 		client.Close()
@@ -100,6 +110,10 @@ func (p *cutProxy) relay(client net.Conn) {
 				p.cuts.Add(1)
 				return
 			case cutAfter:
+				p.cuts.Add(1)
+				dropReplies.Store(true)
+			case cutAfterRefuse:
+				p.refuse.Store(true)
 				p.cuts.Add(1)
 				dropReplies.Store(true)
 			}
@@ -344,5 +358,120 @@ func TestConcurrentBatchesLostConnection(t *testing.T) {
 	}
 	if n := strings.Count(shared, "\n"); n != writers*lines {
 		t.Errorf("shared.md has %d lines, want %d", n, writers*lines)
+	}
+}
+
+// TestIdempotentAppendLostConnection appends with an idempotency key
+// through a connection cut after the commit reached the server and before
+// its answer, with the server out of reach until the append gives up: the
+// caller gets an error and retries with the same key, and the text is
+// there once, the retry reporting the first call's commit.
+func TestIdempotentAppendLostConnection(t *testing.T) {
+	defer postgres.SetResolveTimeout(200 * time.Millisecond)()
+	ctx := t.Context()
+	b, p := openThroughProxy(t, "keyed-marker")
+	st := satchel.New(b)
+	ws, err := st.Workspace(ctx, "s", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctx, "log.md", "a\n"); err != nil {
+		t.Fatal(err)
+	}
+	p.mode.Store(cutAfterRefuse)
+	key := satchel.IdempotencyKey("retry-1")
+	var first satchel.Commit
+	err = ws.Append(ctx, "log.md", "keyed-marker\n", key, satchel.Committed(&first))
+	if err == nil {
+		t.Fatal("the append through a cut connection to an unreachable server succeeded; the test needs it to fail")
+	}
+	if p.cuts.Load() != 1 {
+		t.Fatalf("the proxy cut %d connections, want 1", p.cuts.Load())
+	}
+	p.refuse.Store(false)
+	var retry satchel.Commit
+	if err := ws.Append(ctx, "log.md", "keyed-marker\n", key, satchel.Committed(&retry)); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	got, err := ws.Read(ctx, "log.md")
+	if err != nil || got != "a\nkeyed-marker\n" {
+		t.Fatalf("log.md = %q, %v; want the text once", got, err)
+	}
+	if retry.Seq != 2 || retry.IdempotencyKey != "retry-1" {
+		t.Errorf("the retry reported %+v, want the first call's commit 2", retry)
+	}
+	h, err := ws.History(ctx, 0)
+	if err != nil || len(h) != 2 {
+		t.Errorf("history: %d commits (%v), want 2", len(h), err)
+	}
+}
+
+// TestIdempotentAppendTwoStores makes the same keyed append from two
+// stores over one database at once, many times: each key applies once.
+func TestIdempotentAppendTwoStores(t *testing.T) {
+	ctx := t.Context()
+	raw := testenv.PostgresURL(t)
+	schema := fmt.Sprintf("satchel_idem_%d_%d", os.Getpid(), cutSchemas.Add(1))
+	a, err := postgres.OpenFresh(ctx, raw, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.Close()
+		if err := postgres.DropSchema(context.Background(), raw, schema); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	b, err := postgres.Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	stores := []*satchel.Store{satchel.New(a), satchel.New(b)}
+	const rounds = 20
+	for i := range rounds {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		seqs := make([]int64, 2)
+		for j, st := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ws, err := st.Workspace(ctx, "s", "main")
+				if err != nil {
+					errs[j] = err
+					return
+				}
+				var c satchel.Commit
+				errs[j] = ws.Append(ctx, "log.md", fmt.Sprintf("line %d\n", i), satchel.IdempotencyKey(fmt.Sprintf("k%d", i)), satchel.Committed(&c))
+				seqs[j] = c.Seq
+			}()
+		}
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("round %d: %v, %v", i, errs[0], errs[1])
+		}
+		if seqs[0] != seqs[1] {
+			t.Fatalf("round %d: the two calls reported commits %d and %d, want one", i, seqs[0], seqs[1])
+		}
+	}
+	ws, _ := stores[0].Workspace(ctx, "s", "main")
+	got, err := ws.Read(ctx, "log.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i := range rounds {
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	if got != want.String() {
+		t.Fatalf("log.md = %q, want each line once:\n%q", got, want.String())
 	}
 }

@@ -99,6 +99,9 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 		d.Expires = now.Add(r.TTL)
 	}
 	upd, exp := nanos(now), expiresArg(now, r.TTL)
+	if r.Change != nil {
+		return b.replaceDocLogged(ctx, st, r, d, now)
+	}
 	if r.Expect == 0 {
 		// A new key: one statement in autocommit mode, its own
 		// transaction. SQLite takes the write lock as the statement
@@ -108,15 +111,8 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 		// of a transaction (database/sql and the driver prepare each
 		// anew).
 		res, err := st.insDoc.ExecContext(ctx, r.Store, r.Scope, r.Key, r.Version, upd, exp, r.JSON)
-		if err != nil && strings.Contains(err.Error(), docsQuotaExceeded) {
-			if q, qerr := readQuota(ctx, b.r, r.Scope); qerr == nil && q != nil {
-				if qerr := q.Add(backend.Usage{Documents: 1}); qerr != nil {
-					return backend.Doc{}, qerr
-				}
-			}
-		}
 		if err != nil {
-			return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
+			return backend.Doc{}, b.putDocErr(ctx, []backend.DocReplace{r}, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return backend.Doc{}, fmt.Errorf("sqlite: put document: %w", err)
@@ -175,6 +171,13 @@ func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]b
 				out[i] = backend.DocResult{Doc: *changed, Err: backend.ErrDocChanged}
 				continue
 			}
+			if r.Change != nil {
+				// A key already used breaks the batch: its entries are
+				// then stored one by one, and only this one is refused.
+				if err := b.logDocChange(ctx, tx, r.Change, r.DocID, r.Version, nanos(now)); err != nil {
+					return err
+				}
+			}
 			d := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, JSON: r.JSON}
 			if r.TTL > 0 {
 				d.Expires = now.Add(r.TTL)
@@ -185,7 +188,7 @@ func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]b
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: put documents: %w", err)
+		return nil, b.putDocErr(ctx, rs, err)
 	}
 	b.wroteDocs(len(rs), size)
 	return out, nil
@@ -233,6 +236,46 @@ func (st *docState) replace(ctx context.Context, tx *sql.Tx, r backend.DocReplac
 	}
 	_, err = tx.StmtContext(ctx, st.updDoc).ExecContext(ctx, r.Version, upd, exp, r.JSON, id)
 	return nil, err
+}
+
+// replaceDocLogged is ReplaceDoc with r.Change: the set, the claim of its
+// key and the entry of the log of document changes, in one transaction.
+func (b *Backend) replaceDocLogged(ctx context.Context, st *docState, r backend.DocReplace, d backend.Doc, now time.Time) (backend.Doc, error) {
+	var changed *backend.Doc
+	err := b.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		if changed, err = st.replace(ctx, tx, r, now); err != nil || changed != nil {
+			return err
+		}
+		return b.logDocChange(ctx, tx, r.Change, r.DocID, r.Version, nanos(now))
+	})
+	if errors.Is(err, backend.ErrKeyUsed) {
+		return backend.Doc{Key: r.Key}, err
+	}
+	if err != nil {
+		return backend.Doc{}, b.putDocErr(ctx, []backend.DocReplace{r}, err)
+	}
+	if changed != nil {
+		return *changed, backend.ErrDocChanged
+	}
+	b.wroteDocs(1, len(r.JSON))
+	return d, nil
+}
+
+// putDocErr is the error of a failed write of the documents rs: the
+// documents quota's refusal when its trigger aborted the write.
+func (b *Backend) putDocErr(ctx context.Context, rs []backend.DocReplace, err error) error {
+	if strings.Contains(err.Error(), docsQuotaExceeded) && len(rs) > 0 {
+		if q, qerr := readQuota(ctx, b.r, rs[0].Scope); qerr == nil && q != nil && len(rs) == 1 {
+			if qerr := q.Add(backend.Usage{Documents: 1}); qerr != nil {
+				return qerr
+			}
+		}
+	}
+	if len(rs) == 1 {
+		return fmt.Errorf("sqlite: put document: %w", err)
+	}
+	return fmt.Errorf("sqlite: put documents: %w", err)
 }
 
 // docWritePages is about how many pages one document write adds to the
@@ -323,6 +366,10 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (b
 }
 
 func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	return b.deleteDoc(ctx, id, nil)
+}
+
+func (b *Backend) deleteDoc(ctx context.Context, id backend.DocID, ch *backend.DocChange) (backend.Doc, bool, error) {
 	if _, err := b.docStmts(); err != nil {
 		return backend.Doc{}, false, err
 	}
@@ -336,10 +383,18 @@ func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc,
 		err := tx.QueryRowContext(ctx, "DELETE FROM docs WHERE store = ? AND scope = ? AND key = ? RETURNING version, updated, expires",
 			id.Store, id.Scope, id.Key).Scan(&d.Version, &upd, &exp)
 		if errors.Is(err, sql.ErrNoRows) {
+			if ch != nil {
+				return b.logDocChange(ctx, tx, ch, id, -1, now) // claims the key, logs nothing
+			}
 			return nil
 		}
 		if err != nil {
 			return err
+		}
+		if ch != nil {
+			if err := b.logDocChange(ctx, tx, ch, id, d.Version, now); err != nil {
+				return err
+			}
 		}
 		found, d.Updated = true, fromNanos(upd)
 		if exp.Valid {
@@ -348,6 +403,9 @@ func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc,
 		_, err = tx.ExecContext(ctx, "DELETE FROM doc_history WHERE store = ? AND scope = ? AND key = ?", id.Store, id.Scope, id.Key)
 		return err
 	})
+	if errors.Is(err, backend.ErrKeyUsed) {
+		return backend.Doc{Key: id.Key}, false, err
+	}
 	if err != nil {
 		return backend.Doc{}, false, fmt.Errorf("sqlite: remove document: %w", err)
 	}

@@ -31,7 +31,7 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 	now := nanos(b.now())
 	err := b.appendTx(ctx, func(tx *sql.Tx) (headsKnown, error) {
 		var known headsKnown
-		st := writeTx{ctx: ctx, tx: tx, s: &b.ws}
+		st := writeTx{ctx: ctx, tx: tx, s: &b.ws, b: b}
 		var err error
 		if known, err = b.heads.load(&st, ncs); err != nil {
 			return known, err
@@ -119,7 +119,8 @@ func (b *Backend) appendTx(ctx context.Context, f func(tx *sql.Tx) (headsKnown, 
 func isEntryErr(err error) bool {
 	var qe *backend.QuotaError
 	return err == backend.ErrStale || err == backend.ErrNoThread ||
-		err == backend.ErrNotRetained || err == backend.ErrCheckpointExists || errors.As(err, &qe)
+		err == backend.ErrNotRetained || err == backend.ErrCheckpointExists ||
+		err == backend.ErrKeyUsed || errors.As(err, &qe)
 }
 
 // writeTx binds the writer's prepared statements to one transaction, as
@@ -129,6 +130,7 @@ type writeTx struct {
 	tx                                         *sql.Tx
 	s                                          *writeStmts
 	insert, head, conn, retained, cpExists, cp *sql.Stmt
+	b                                          *Backend
 }
 
 func (w *writeTx) stmt(p **sql.Stmt, s *sql.Stmt) *sql.Stmt {
@@ -200,8 +202,19 @@ func (w *writeTx) append(nc *backend.NewCommit, k *headsKnown, now int64) (backe
 			return backend.Commit{}, err
 		}
 	}
-	if q := k.quotas[h.scope]; q != nil {
-		if err := q.Add(backend.Usage{Files: nc.DeltaFiles, Bytes: nc.DeltaBytes, HistoryBytes: int64(len(nc.Pack))}); err != nil {
+	q := k.quotas[h.scope]
+	added := backend.Usage{Files: nc.DeltaFiles, Bytes: nc.DeltaBytes, HistoryBytes: int64(len(nc.Pack))}
+	if q != nil {
+		if err := q.Add(added); err != nil {
+			return backend.Commit{}, err
+		}
+	}
+	if nc.Key != nil {
+		// A key already used writes nothing: the usage is taken back.
+		if err := w.b.claimKey(w.ctx, w.tx, nc.Key, nc.Thread, nc.Seq, now); err != nil {
+			if q != nil {
+				_ = q.Add(backend.Usage{Files: -added.Files, Bytes: -added.Bytes, HistoryBytes: -added.HistoryBytes})
+			}
 			return backend.Commit{}, err
 		}
 	}

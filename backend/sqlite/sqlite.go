@@ -120,6 +120,7 @@ type Backend struct {
 	indexEvery int64
 	heads      headCache
 	docs       docState // collections (docs.go)
+	keyStmts   keyState // idempotency keys (keys.go)
 	// readOnly: opened by OpenReadOnly, every write is refused.
 	readOnly bool
 
@@ -262,6 +263,13 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	if err != nil {
 		b.Close()
 		return nil, mapErr(path, fmt.Errorf("sqlite: %s: %w", path, err))
+	}
+	// The key statements are prepared now, not on first use: a first use
+	// inside a write transaction would wait for the writer connection it
+	// holds.
+	if _, err := b.keyState(); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
 	return b, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,17 @@ type W1Options struct {
 	Seed   uint32 // default 1
 	// Progress, when set, is called after each operation.
 	Progress func()
+	// Keys gives every write and append an idempotency key of its own.
+	Keys bool
+}
+
+// key returns the options of W1's operation i of a phase: an idempotency
+// key when asked for.
+func (o W1Options) key(phase string, i int) []satchel.WriteOption {
+	if !o.Keys {
+		return nil
+	}
+	return []satchel.WriteOption{satchel.IdempotencyKey(phase + "-" + strconv.Itoa(i))}
 }
 
 // W1Phases names the phases of W1 in the order they run.
@@ -59,7 +71,7 @@ func RunW1(ctx context.Context, ws *satchel.Workspace, o W1Options, report func(
 	for i := 0; i < n; i++ {
 		var content string
 		t.aside(func() { content = W1Content(o.Seed, i) })
-		if err := t.op(func() error { return ws.Write(ctx, W1Path(i), content) }); err != nil {
+		if err := t.op(func() error { return ws.Write(ctx, W1Path(i), content, o.key("write", i)...) }); err != nil {
 			return err
 		}
 		tick()
@@ -130,7 +142,7 @@ func RunW1(ctx context.Context, ws *satchel.Workspace, o W1Options, report func(
 	appends := W1Appends(n)
 	t = newTimer(appends)
 	for j := 0; j < appends; j++ {
-		if err := t.op(func() error { return ws.Append(ctx, W1AppendPath, W1AppendLine(j)) }); err != nil {
+		if err := t.op(func() error { return ws.Append(ctx, W1AppendPath, W1AppendLine(j), o.key("append", j)...) }); err != nil {
 			return err
 		}
 		tick()

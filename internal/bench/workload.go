@@ -27,6 +27,8 @@ type Env struct {
 	Clients []int
 	// Progress, when set, is called after each operation.
 	Progress func()
+	// Keys gives W1's writes and appends an idempotency key each.
+	Keys bool
 }
 
 func (e Env) seed() uint32 {
@@ -135,7 +137,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return RunW1(ctx, ws, W1Options{System: env.System, N: env.N, Seed: env.Seed, Progress: env.Progress}, report)
+			return RunW1(ctx, ws, W1Options{System: env.System, N: env.N, Seed: env.Seed, Progress: env.Progress, Keys: env.Keys}, report)
 		},
 		Targets: w1Targets,
 	})

@@ -42,6 +42,7 @@ type benchFlags struct {
 	noTargets           bool
 	cpuProfile          string
 	clients             string
+	keys                bool // --idempotency-keys
 
 	// W4.
 	transports, concurrency, nodeDir, satchelBin string
@@ -130,6 +131,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.satchelBin, "satchel", "", "W4: the satchel `BINARY` whose serve is measured (default this one)")
 	fl.BoolVar(&f.noTargets, "no-targets", false, "do not print the figures held against their targets (plain output)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (for go tool pprof)")
+	fl.BoolVar(&f.keys, "idempotency-keys", false, "W1: run each backend twice, the second time (system satchel-B+keys) with an idempotency key on every write and append")
 	f.w5.register(fl)
 	return cmd
 }
@@ -275,8 +277,13 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 					}
 					continue
 				}
-				if err := benchOne(ctx, a, w, b, pg, n, clients, f, report); err != nil {
+				if err := benchOne(ctx, a, w, b, pg, n, clients, f, false, report); err != nil {
 					return err
+				}
+				if f.keys && w.Name == "W1" {
+					if err := benchOne(ctx, a, w, b, pg, n, clients, f, true, report); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -311,7 +318,7 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 }
 
 // benchOne runs workload w on a fresh store of backend b.
-func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int, clients []int, f benchFlags, report func(bench.Result) error) error {
+func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int, clients []int, f benchFlags, keys bool, report func(bench.Result) error) error {
 	st, cleanup, err := benchStore(ctx, b, pg)
 	if err != nil {
 		return err
@@ -325,7 +332,8 @@ func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int
 	var reportErr error
 	err = w.Run(ctx, bench.Env{
 		Store:    st,
-		System:   "satchel-" + b,
+		System:   "satchel-" + b + map[bool]string{true: "+keys"}[keys],
+		Keys:     keys,
 		N:        n,
 		Seed:     f.seed,
 		Clients:  clients,

@@ -27,8 +27,8 @@ var readCommands = map[string]bool{
 	"log": true, "diff": true, "threads": true,
 	"doc get": true, "doc query": true, "doc list": true,
 	"token list": true, "spill fetch": true,
-	"export": true, "backup": true, "ui": true, "check": true,
-	"scopes": true,
+	"export": true, "backup": true, "ui": true, "check": true, "audit": true,
+	"scopes":     true,
 	"quota show": true,
 }
 

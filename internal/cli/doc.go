@@ -70,6 +70,7 @@ func (a *app) collection(ctx context.Context, f *docFlags, store string, opts ..
 	if f.includeExpired {
 		opts = append(opts, satchel.IncludeExpired())
 	}
+	opts = append(opts, satchel.Recording(a.actor()))
 	return s.Collection(ctx, p, a.scope, store, opts...)
 }
 
@@ -144,7 +145,8 @@ type docSetResult struct {
 }
 
 func newDocSetCmd(a *app, f *docFlags) *cobra.Command {
-	return &cobra.Command{
+	var kf *keyFlag
+	cmd := &cobra.Command{
 		Use:   "set STORE [JSON]",
 		Short: "Create or replace a document",
 		Long: `Validate JSON (or standard input when it is omitted), one document, against
@@ -167,7 +169,7 @@ Prints the key and the new version; with --json, {"key": ..., "version": N}.`,
 			if err != nil {
 				return err
 			}
-			key, version, err := c.Set(ctx, json.RawMessage(doc))
+			key, version, err := c.Set(ctx, json.RawMessage(doc), kf.opts()...)
 			if err != nil {
 				return err
 			}
@@ -177,6 +179,8 @@ Prints the key and the new version; with --json, {"key": ..., "version": N}.`,
 			})
 		},
 	}
+	kf = addKeyFlag(cmd)
+	return cmd
 }
 
 // docPageResult is what `doc query --json` and `doc list --json` print.
@@ -316,6 +320,7 @@ type docRmResult struct {
 }
 
 func newDocRmCmd(a *app, f *docFlags) *cobra.Command {
+	var kf *keyFlag
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "rm STORE KEY",
@@ -340,7 +345,7 @@ false}.`,
 			if err != nil {
 				return err
 			}
-			ok, err := c.Remove(ctx, args[1])
+			ok, err := c.Remove(ctx, args[1], kf.opts()...)
 			if err != nil {
 				return err
 			}
@@ -355,6 +360,7 @@ false}.`,
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "remove even from a store that is not deletable")
+	kf = addKeyFlag(cmd)
 	return cmd
 }
 

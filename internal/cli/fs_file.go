@@ -90,6 +90,7 @@ type rmResult struct {
 
 func newFSRmCmd(a *app) *cobra.Command {
 	var ifHash string
+	var kf *keyFlag
 	cmd := &cobra.Command{
 		Use:   "rm PATH",
 		Short: "Delete a file",
@@ -107,7 +108,7 @@ Prints nothing; with --json, {"path": ...}.`,
 			if err != nil {
 				return err
 			}
-			var opts []satchel.WriteOption
+			opts := kf.opts()
 			if cmd.Flags().Changed("if-hash") {
 				opts = append(opts, satchel.IfHash(ifHash))
 			}
@@ -118,6 +119,7 @@ Prints nothing; with --json, {"path": ...}.`,
 		},
 	}
 	cmd.Flags().StringVar(&ifHash, "if-hash", "", "delete only if the file's content hash is still `H`")
+	kf = addKeyFlag(cmd)
 	return cmd
 }
 
@@ -131,6 +133,7 @@ func newFSMvCmd(a *app) *cobra.Command {
 	var (
 		ifHash    string
 		overwrite bool
+		kf        *keyFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "mv FROM TO",
@@ -148,7 +151,7 @@ Prints nothing; with --json, {"from": ..., "to": ...}.`,
 			if err != nil {
 				return err
 			}
-			var opts []satchel.WriteOption
+			opts := kf.opts()
 			if cmd.Flags().Changed("if-hash") {
 				opts = append(opts, satchel.IfHash(ifHash))
 			}
@@ -163,5 +166,6 @@ Prints nothing; with --json, {"from": ..., "to": ...}.`,
 	}
 	cmd.Flags().StringVar(&ifHash, "if-hash", "", "move only if FROM's content hash is still `H`")
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace TO when it exists")
+	kf = addKeyFlag(cmd)
 	return cmd
 }

@@ -18,6 +18,7 @@ type writeResult struct {
 
 func newFSWriteCmd(a *app) *cobra.Command {
 	var ifHash string
+	var kf *keyFlag
 	cmd := &cobra.Command{
 		Use:   "write PATH [CONTENT]",
 		Short: "Create or replace a file",
@@ -49,7 +50,7 @@ content" ("unchanged": true with --json).`,
 			if err != nil {
 				return err
 			}
-			var opts []satchel.WriteOption
+			opts := kf.opts()
 			if cmd.Flags().Changed("if-hash") {
 				opts = append(opts, satchel.IfHash(ifHash))
 			}
@@ -65,6 +66,7 @@ content" ("unchanged": true with --json).`,
 		},
 	}
 	cmd.Flags().StringVar(&ifHash, "if-hash", "", "write only if the file's content hash is still `H`")
+	kf = addKeyFlag(cmd)
 	return cmd
 }
 
@@ -75,7 +77,8 @@ type appendResult struct {
 }
 
 func newFSAppendCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var kf *keyFlag
+	cmd := &cobra.Command{
 		Use:   "append PATH [TEXT]",
 		Short: "Add text at the end of a file",
 		Long: `Add TEXT (or standard input when TEXT is omitted) at the end of the file at
@@ -101,12 +104,14 @@ Prints nothing; with --json, {"path": ..., "appended": N} (N bytes).`,
 			if err != nil {
 				return err
 			}
-			if err := ws.Append(ctx, args[0], text); err != nil {
+			if err := ws.Append(ctx, args[0], text, kf.opts()...); err != nil {
 				return err
 			}
 			return a.emit(appendResult{Path: args[0], Appended: len(text)}, nil)
 		},
 	}
+	kf = addKeyFlag(cmd)
+	return cmd
 }
 
 // editResult is what `fs edit --json` prints.
@@ -119,6 +124,7 @@ func newFSEditCmd(a *app) *cobra.Command {
 	var (
 		oldText, newText, ifHash string
 		all                      bool
+		kf                       *keyFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "edit PATH --old TEXT --new TEXT",
@@ -141,7 +147,7 @@ makes no commit and prints "unchanged: ..." ("unchanged": true).`,
 			if err != nil {
 				return err
 			}
-			var opts []satchel.WriteOption
+			opts := kf.opts()
 			if cmd.Flags().Changed("if-hash") {
 				opts = append(opts, satchel.IfHash(ifHash))
 			}
@@ -163,6 +169,7 @@ makes no commit and prints "unchanged: ..." ("unchanged": true).`,
 	f.StringVar(&newText, "new", "", "the replacement text")
 	f.BoolVar(&all, "all", false, "replace every occurrence instead of exactly one")
 	f.StringVar(&ifHash, "if-hash", "", "edit only if the file's content hash is still `H`")
+	kf = addKeyFlag(cmd)
 	_ = cmd.MarkFlagRequired("old")
 	_ = cmd.MarkFlagRequired("new")
 	return cmd

@@ -144,6 +144,7 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	root.AddCommand(newUICmd(a))
 	root.AddCommand(newDocCmd(a), newCheckCmd(a), newSchemaCmd(a))
 	root.AddCommand(newVersionCmd(a))
+	root.AddCommand(newAuditCmd(a))
 	root.AddCommand(newExportCmd(a), newImportCmd(a), newBackupCmd(a), newRestoreBackupCmd(a))
 
 	addUsedGroups(root)

@@ -70,7 +70,7 @@ func TestHeaderOnTerminal(t *testing.T) {
 	isTerminal = func(io.Writer) bool { return true }
 	defer func() { isTerminal = tty }()
 	for args, header := range map[string]string{
-		"log":        "SEQ  TIME                  CHECKPOINTS  SUMMARY",
+		"log":        "SEQ  TIME                  CHECKPOINTS  AGENT  SUMMARY",
 		"token list": "ID ",
 	} {
 		out := h.ok(strings.Fields(args)...)

@@ -13,12 +13,23 @@ import (
 // commitLine is how plain output shows a commit: sequence, time (RFC 3339,
 // UTC), checkpoint names (comma-separated, or empty) and summary, separated
 // by tabs.
+// logRow is a line of log: commitLine with the agent ("-": an operator)
+// before the summary.
+func logRow(c satchel.Commit) string {
+	agent := c.Agent
+	if agent == "" {
+		agent = "-"
+	}
+	return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\n", c.Seq, stamp(c.Time), strings.Join(c.Checkpoints, ","), agent, c.Summary)
+}
+
 func commitLine(c satchel.Commit) string {
 	return fmt.Sprintf("%d\t%s\t%s\t%s\n", c.Seq, stamp(c.Time), strings.Join(c.Checkpoints, ","), c.Summary)
 }
 
 func newCheckpointCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var kf *keyFlag
+	cmd := &cobra.Command{
 		Use:     "checkpoint NAME",
 		GroupID: groupVersions,
 		Short:   "Name the head commit",
@@ -38,13 +49,15 @@ separated); with --json, the Commit.`,
 			if err != nil {
 				return err
 			}
-			c, err := ws.Checkpoint(ctx, args[0])
+			c, err := ws.Checkpoint(ctx, args[0], kf.opts()...)
 			if err != nil {
 				return err
 			}
 			return a.emit(c, text(commitLine(c)))
 		},
 	}
+	kf = addKeyFlag(cmd)
+	return cmd
 }
 
 func newLogCmd(a *app) *cobra.Command {
@@ -55,12 +68,13 @@ func newLogCmd(a *app) *cobra.Command {
 		Short:   "List the commits of a thread",
 		Long: `List the retained commits of the workspace (--scope, --thread), newest
 first, one a line: SEQ, TIME (RFC 3339, UTC), CHECKPOINTS (the names given
-to the commit, comma-separated, or empty) and SUMMARY, separated by tabs;
+to the commit, comma-separated, or empty), AGENT (the agent that made it,
+"-" for an operator) and SUMMARY, separated by tabs;
 on a terminal, in aligned columns under a header row. --limit N lists the
 newest N.
 
 With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
-[...], "op": ..., "summary": ..., "via": ...}] ([] when none).`,
+[...], "op": ..., "summary": ..., "agent": ..., "via": ...}] ([] when none).`,
 		Example: `  satchel log
   satchel log --limit 5 --thread research`,
 		Args: cobra.NoArgs,
@@ -79,9 +93,9 @@ With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 			}
 			var b strings.Builder
 			for _, c := range cs {
-				b.WriteString(commitLine(c))
+				b.WriteString(logRow(c))
 			}
-			return a.emit(nonEmpty(cs), table([]string{"SEQ", "TIME", "CHECKPOINTS", "SUMMARY"}, b.String()))
+			return a.emit(nonEmpty(cs), table([]string{"SEQ", "TIME", "CHECKPOINTS", "AGENT", "SUMMARY"}, b.String()))
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list the newest `N` commits (0: all)")
@@ -156,6 +170,7 @@ type forkResult struct {
 
 func newForkCmd(a *app) *cobra.Command {
 	var from string
+	var kf *keyFlag
 	cmd := &cobra.Command{
 		Use:     "fork NEW_THREAD --from THREAD[@REF]",
 		GroupID: groupVersions,
@@ -199,7 +214,7 @@ Prints the new thread's first commit as log does; with --json,
 			if !found {
 				return &satchel.Error{Kind: satchel.ErrNotFound, Msg: "thread not found: " + thread}
 			}
-			nw, err := src.Fork(ctx, ref, args[0])
+			nw, err := src.Fork(ctx, ref, args[0], kf.opts()...)
 			if err != nil {
 				return err
 			}
@@ -223,11 +238,13 @@ Prints the new thread's first commit as log does; with --json,
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "fork commit `THREAD@REF` (THREAD alone: its head; default: the head of --thread)")
+	kf = addKeyFlag(cmd)
 	return cmd
 }
 
 func newRestoreCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var kf *keyFlag
+	cmd := &cobra.Command{
 		Use:     "restore REF",
 		GroupID: groupVersions,
 		Short:   "Make the head's files those of an earlier commit",
@@ -247,7 +264,7 @@ Commit ("unchanged": true when none was made).`,
 			if err != nil {
 				return err
 			}
-			c, err := ws.Restore(ctx, args[0])
+			c, err := ws.Restore(ctx, args[0], kf.opts()...)
 			if err != nil {
 				return err
 			}
@@ -257,4 +274,6 @@ Commit ("unchanged": true when none was made).`,
 			return a.emit(c, text(commitLine(c)))
 		},
 	}
+	kf = addKeyFlag(cmd)
+	return cmd
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // logLine matches one line of log: SEQ, TIME (RFC 3339, UTC), CHECKPOINTS,
+// AGENT (log only: not in the lines of checkpoint, restore and fork),
 // SUMMARY, tab-separated.
-var logLine = regexp.MustCompile(`^(\d+)\t(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t([^\t]*)\t([^\t]*)$`)
+var logLine = regexp.MustCompile(`^(\d+)\t(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t([^\t]*)\t(?:([^\t]*)\t)?([^\t]*)$`)
 
 // logFields returns the fields of log's output, with the time checked and
 // left out: [[SEQ, CHECKPOINTS, SUMMARY], ...].
@@ -29,7 +30,10 @@ func logFields(t *testing.T, out string) [][]string {
 		if _, err := time.Parse(time.RFC3339, m[2]); err != nil {
 			t.Errorf("log time %q: %v", m[2], err)
 		}
-		rows = append(rows, []string{m[1], m[3], m[4]})
+		if m[4] != "" && m[4] != "-" {
+			t.Errorf("log line %q: agent %q, want - (an operator)", l, m[4])
+		}
+		rows = append(rows, []string{m[1], m[3], m[5]})
 	}
 	return rows
 }

@@ -455,6 +455,10 @@ func (s *Store) tool(op string) ToolSpec {
 		t.Description = fmt.Sprintf("Create or replace one of the %s.%s Pass the whole document: every field is required unless it may be null (then it may be left out), and unknown fields are refused; every problem is reported at once, with its field path. %s Setting a key that exists replaces that document (%s). Datetimes are RFC 3339 and are stored in UTC. Returns the key and the new version.%s\nFields: %s.",
 			s.what(), s.descNote(), s.keyHelp(), hist, s.ttlHelp(), s.fieldList())
 		t.InputSchema = mustJSON(doc)
+		if s.Fields[KeyArg] == nil {
+			t.Description += keyHelp
+			t.InputSchema = mustJSON(withProp(doc, KeyArg, keyArgSchema))
+		}
 		t.OutputSchema = obj(jobj{{"key", jobj{{"type", "string"}}}, {"version", jobj{{"type", "integer"}}}}, "key", "version")
 	case OpQuery:
 		t.ReadOnly, t.Idempotent = true, true
@@ -478,8 +482,31 @@ func (s *Store) tool(op string) ToolSpec {
 	case OpRemove:
 		t.Destructive, t.Idempotent = true, true
 		t.Description = fmt.Sprintf("Remove one of the %s by its key. %s Returns removed: false when there was none.%s", s.what(), s.keyHelp(), s.descNote())
-		t.InputSchema = obj(jobj{{"key", keyProp}}, "key")
+		t.Description += keyHelp
+		t.InputSchema = obj(jobj{{"key", keyProp}, {KeyArg, keyArgSchema}}, "key")
 		t.OutputSchema = obj(jobj{{"removed", jobj{{"type", "boolean"}}}}, "removed")
 	}
 	return t
+}
+
+// KeyArg is the optional argument of the set and remove tools that makes a
+// call idempotent (satchel.IdempotencyKey). A store with a field of that
+// name keeps the field: its set tool then takes no key.
+const KeyArg = "idempotency_key"
+
+var keyArgSchema = jobj{{"type", "string"}, {"description", "Optional: a key of your choosing (1 to 128 printable ASCII characters, no spaces) that makes this call safe to retry: the same call again with the same key returns the first result and changes nothing; the same key with different arguments is refused."}}
+
+const keyHelp = " With idempotency_key, a retry (after a lost answer, say) returns the first call's result instead of applying twice."
+
+// withProp returns the object schema o with one more property.
+func withProp(o jobj, name string, schema jobj) jobj {
+	out := make(jobj, len(o))
+	copy(out, o)
+	for i, kv := range out {
+		if kv.k == "properties" {
+			props := append(append(jobj{}, kv.v.(jobj)...), jkv{name, schema})
+			out[i] = jkv{"properties", props}
+		}
+	}
+	return out
 }

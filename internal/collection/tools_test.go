@@ -95,7 +95,8 @@ func TestSeedTools(t *testing.T) {
 	set := byName["store__research_notes__set"]
 	wantSet := `{"title":"ResearchNote","type":"object","properties":{"company_id":{"type":"string"},"topic":{"type":"string"},"summary":{"type":"string"},` +
 		`"confidence":{"type":"number","minimum":0,"maximum":1},"updated_at":{"type":"string","format":"date-time"},"tags":{"type":"array","items":{"type":"string"}},` +
-		`"metadata":{"type":"object","properties":{"source":{"type":"string"},"analyst":{"type":["string","null"]}},"required":["source"],"additionalProperties":false}},` +
+		`"metadata":{"type":"object","properties":{"source":{"type":"string"},"analyst":{"type":["string","null"]}},"required":["source"],"additionalProperties":false},` +
+		`"idempotency_key":{"type":"string","description":"Optional: a key of your choosing (1 to 128 printable ASCII characters, no spaces) that makes this call safe to retry: the same call again with the same key returns the first result and changes nothing; the same key with different arguments is refused."}},` +
 		`"required":["company_id","topic","summary","confidence","updated_at","tags","metadata"],"additionalProperties":false}`
 	if string(set.InputSchema) != wantSet {
 		t.Errorf("set input schema:\n got %s\nwant %s", set.InputSchema, wantSet)

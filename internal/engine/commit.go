@@ -53,6 +53,10 @@ func (e *Engine) At(ctx context.Context, c backend.Commit) (*Snapshot, error) {
 type CommitInfo struct {
 	Meta       []byte
 	Checkpoint string
+	// Key is an idempotency key the commit claims in its transaction
+	// (backend.NewCommit.Key); Update then fails with backend.ErrKeyUsed
+	// when the key is live.
+	Key *backend.KeyClaim
 }
 
 // Update applies fn to the head of a thread and commits what it changed
@@ -132,8 +136,8 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 		}
 		nc := backend.NewCommit{
 			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(newRoot), Meta: info.Meta,
-			Checkpoint: info.Checkpoint,
-			Files:      files, Bytes: bytes, DeltaFiles: files - tx.baseFiles, DeltaBytes: bytes - tx.baseBytes,
+			Checkpoint: info.Checkpoint, Key: info.Key,
+			Files: files, Bytes: bytes, DeltaFiles: files - tx.baseFiles, DeltaBytes: bytes - tx.baseBytes,
 		}
 		var parts []string
 		if e.commits.parts != nil {
@@ -169,8 +173,9 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 // Point appends a commit whose tree is that of another retained commit
 // (restore when thread is the source's own thread, fork into a new empty
 // thread), without copying anything. The source must still be retained
-// when the new commit is stored.
-func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, meta []byte, checkpoint string) (backend.Commit, error) {
+// when the new commit is stored. key, when set, is claimed with it
+// (CommitInfo.Key).
+func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, meta []byte, checkpoint string, key *backend.KeyClaim) (backend.Commit, error) {
 	root, err := decodeRoot(src.Root, src.ID)
 	if err != nil {
 		return backend.Commit{}, err
@@ -203,8 +208,8 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 		res, err := e.commits.do(ctx, backend.NewCommit{
 			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(root), Meta: meta,
 			Requires:   &backend.CommitID{Thread: src.Thread, Seq: src.Seq},
-			Checkpoint: checkpoint,
-			Files:      files, Bytes: bytes, DeltaFiles: files - hf, DeltaBytes: bytes - hb,
+			Checkpoint: checkpoint, Key: key,
+			Files: files, Bytes: bytes, DeltaFiles: files - hf, DeltaBytes: bytes - hb,
 		}, nil)
 		if err != nil {
 			return backend.Commit{}, err
@@ -313,7 +318,7 @@ func (e *Engine) Fork(ctx context.Context, scope, name string, src backend.Commi
 		return t, err
 	}
 	e.NewThread(t.ID)
-	if _, err := e.Point(ctx, t.ID, src, meta, ""); err != nil {
+	if _, err := e.Point(ctx, t.ID, src, meta, "", nil); err != nil {
 		_ = e.b.DeleteThread(ctx, t.ID)
 		return backend.Thread{}, err
 	}

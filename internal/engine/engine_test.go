@@ -336,7 +336,7 @@ func TestAppendVersions(t *testing.T) {
 		c0 := put(func(tx *Tx) error { return tx.Put(ctx, "f", base) })
 		c1 := put(func(tx *Tx) error { return tx.Append(ctx, "f", "1") })
 		c2 := put(func(tx *Tx) error { return tx.Append(ctx, "f", "2") })
-		if _, err := e.Point(ctx, th, c1, nil, ""); err != nil {
+		if _, err := e.Point(ctx, th, c1, nil, "", nil); err != nil {
 			t.Fatal(err)
 		}
 		c3 := put(func(tx *Tx) error { return tx.Append(ctx, "f", "3") })

@@ -45,7 +45,7 @@ func TestGuard(t *testing.T) {
 	if err := write(e, ctx); !errors.Is(err, frozen) {
 		t.Errorf("Update after a refused head (this engine's cache older): %v", err)
 	}
-	if _, err := e.Point(ctx, th.ID, first, nil, ""); !errors.Is(err, frozen) {
+	if _, err := e.Point(ctx, th.ID, first, nil, "", nil); !errors.Is(err, frozen) {
 		t.Errorf("Point after a refused head: %v", err)
 	}
 	snap, _, _, err := e.Head(ctx, th.ID)

@@ -60,6 +60,8 @@ var (
 	// ErrQuotaExceeded: a change would grow a scope's usage past its quota
 	// (backend.ErrQuotaExceeded itself, which a backend's refusal matches).
 	ErrQuotaExceeded = backend.ErrQuotaExceeded
+	// ErrKeyReused: an idempotency key came back with other arguments.
+	ErrKeyReused = errors.New("idempotency key reused")
 )
 
 // Error is a refusal: a kind (one of the sentinels above) and the exact

@@ -1,0 +1,36 @@
+package mcpserver
+
+import (
+	"context"
+	"testing"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// TestIdempotencyKeyTool retries append_file with one idempotency_key:
+// the text lands once, the same key with other text is refused, and the
+// commit records the client's name from its initialize request, the tool
+// and the key.
+func TestIdempotencyKeyTool(t *testing.T) {
+	st := newStore(t)
+	c, _ := newClient(t, Config{Store: st})
+	args := map[string]any{"path": "log.md", "content": "one\n", "idempotency_key": "k1"}
+	c.ok("append_file", args)
+	c.ok("append_file", args)
+	c.refused("append_file", map[string]any{"path": "log.md", "content": "two\n", "idempotency_key": "k1"},
+		"idempotency key k1 was already used with different arguments")
+	if got := c.ok("read_file", map[string]any{"path": "log.md", "numbered": false}); got != "one\n" {
+		t.Fatalf("log.md = %q after a retried append, want the text once", got)
+	}
+	page, err := st.Audit(context.Background(), satchel.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Entries) != 1 {
+		t.Fatalf("audit: %+v, want one commit", page.Entries)
+	}
+	e := page.Entries[0]
+	if e.Client != "test" || e.Via != "mcp:append_file" || e.IdempotencyKey != "k1" {
+		t.Errorf("the commit records %+v, want client test, via mcp:append_file and key k1", e)
+	}
+}
