@@ -224,6 +224,11 @@ func (b *Backend) replaceDocAs(ctx context.Context, r backend.DocReplace, d back
 	case errors.Is(err, errNotDone):
 	case errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505"):
 		return backend.Doc{Key: r.Key}, backend.ErrDocChanged
+	case pgCode(err) == "SQ001":
+		if qerr := b.refusal(ctx, r.Scope, backend.Usage{Documents: 1}); qerr != nil {
+			return backend.Doc{}, qerr
+		}
+		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
 	case err != nil:
 		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
 	}
