@@ -55,7 +55,7 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 			}
 		}
 		for scope := range dirty {
-			if err := putUsage(ctx, tx, known.quotas[scope]); err != nil {
+			if err := st.putUsage(known.quotas[scope]); err != nil {
 				return known, err
 			}
 		}
@@ -130,6 +130,7 @@ type writeTx struct {
 	tx                                         *sql.Tx
 	s                                          *writeStmts
 	insert, head, conn, retained, cpExists, cp *sql.Stmt
+	usage                                      *sql.Stmt
 	b                                          *Backend
 }
 

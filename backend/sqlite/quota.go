@@ -43,10 +43,20 @@ func (r *quotaRow) quota(scope string) *backend.Quota {
 	return q
 }
 
+// putUsageSQL writes a row's counters (prepared once, as writeStmts.putUsage).
+const putUsageSQL = `UPDATE scope_quotas SET bytes = ?, files = ?, threads = ?, documents = ?, history_bytes = ?
+	WHERE scope = ?`
+
 // putUsage writes a row's counters.
 func putUsage(ctx context.Context, tx *sql.Tx, q *backend.Quota) error {
-	_, err := tx.ExecContext(ctx, `UPDATE scope_quotas SET bytes = ?, files = ?, threads = ?, documents = ?, history_bytes = ?
-		WHERE scope = ?`, q.Used.Bytes, q.Used.Files, q.Used.Threads, q.Used.Documents, q.Used.HistoryBytes, q.Scope)
+	_, err := tx.ExecContext(ctx, putUsageSQL, q.Used.Bytes, q.Used.Files, q.Used.Threads, q.Used.Documents, q.Used.HistoryBytes, q.Scope)
+	return err
+}
+
+// putUsage writes a row's counters with the writer's prepared statement:
+// once per Append of a scope with a quota.
+func (w *writeTx) putUsage(q *backend.Quota) error {
+	_, err := w.stmt(&w.usage, w.s.putUsage).ExecContext(w.ctx, q.Used.Bytes, q.Used.Files, q.Used.Threads, q.Used.Documents, q.Used.HistoryBytes, q.Scope)
 	return err
 }
 

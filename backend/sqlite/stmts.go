@@ -47,6 +47,7 @@ type writeStmts struct {
 	retained         *sql.Stmt
 	checkpointExists *sql.Stmt
 	insertCheckpoint *sql.Stmt
+	putUsage         *sql.Stmt
 }
 
 type readStmts struct {
@@ -90,6 +91,7 @@ func (b *Backend) prepare(ctx context.Context) error {
 		{&b.ws.retained, retainedSQL},
 		{&b.ws.checkpointExists, "SELECT 1 FROM checkpoints WHERE thread_id = ? AND name = ?"},
 		{&b.ws.insertCheckpoint, "INSERT INTO checkpoints (thread_id, name, seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"},
+		{&b.ws.putUsage, putUsageSQL},
 	}
 	for _, s := range w {
 		st, err := b.w.PrepareContext(ctx, s.sql)
