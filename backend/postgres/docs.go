@@ -120,11 +120,17 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 	var exp *time.Time
 	err := b.pool.QueryRow(ctx, replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, b.nowArg(),
 		r.Version, r.Expect, r.Archive, r.Live).Scan(&done, &d.Version, &d.Updated, &exp, &d.Expired)
+	return b.replaced(ctx, r, d, done, exp, err)
+}
+
+// replaced is the outcome of one replacement's statement (ReplaceDoc,
+// and replaceDocAs after its claim): d scanned with done and exp, or err.
+func (b *Backend) replaced(ctx context.Context, r backend.DocReplace, d backend.Doc, done bool, exp *time.Time, err error) (backend.Doc, error) {
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505"):
-		// Nothing was written (the statement is its own transaction): a
-		// concurrent first set of the key, or no document where one was
-		// expected.
+		// Nothing was written (the statement is its own transaction, or
+		// its transaction rolled back): a concurrent first set of the
+		// key, or no document where one was expected.
 		return backend.Doc{Key: r.Key}, backend.ErrDocChanged
 	case pgCode(err) == "SQ001":
 		if qerr := b.refusal(ctx, r.Scope, backend.Usage{Documents: 1}); qerr != nil {

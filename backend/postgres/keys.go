@@ -222,26 +222,9 @@ func (b *Backend) replaceDocAs(ctx context.Context, r backend.DocReplace, d back
 	case errors.Is(err, backend.ErrKeyUsed):
 		return backend.Doc{Key: r.Key}, err
 	case errors.Is(err, errNotDone):
-	case errors.Is(err, pgx.ErrNoRows) || retryable(err, "23505"):
-		return backend.Doc{Key: r.Key}, backend.ErrDocChanged
-	case pgCode(err) == "SQ001":
-		if qerr := b.refusal(ctx, r.Scope, backend.Usage{Documents: 1}); qerr != nil {
-			return backend.Doc{}, qerr
-		}
-		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
-	case err != nil:
-		return backend.Doc{}, fmt.Errorf("postgres: put document: %w", err)
+		err = nil // the statement's answer, done false, says what happened
 	}
-	d.Updated = d.Updated.UTC()
-	if exp != nil {
-		d.Expires = exp.UTC()
-	}
-	if !done {
-		d.JSON = nil
-		return d, backend.ErrDocChanged
-	}
-	b.analyzer.wrote(b)
-	return d, nil
+	return b.replaced(ctx, r, d, done, exp, err)
 }
 
 func (b *Backend) DeleteDocAs(ctx context.Context, id backend.DocID, ch backend.DocChange) (backend.Doc, bool, error) {
