@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +144,41 @@ func TestSandbox(t *testing.T) {
 	out, _, err = exec(t, st, `print(type(string.dump), type(string.rep), type(table.concat), type(math.floor), type(pairs), type(store), type(docs), type(fanout), type(untrusted))`, luahost.Config{})
 	if err != nil || out != "nil\tfunction\tfunction\tfunction\tfunction\ttable\ttable\tfunction\tfunction\n" {
 		t.Errorf("libraries: %q %v", out, err)
+	}
+}
+
+// TestMemoryLimitAfterGarbage: garbage left by earlier work, still
+// counted live at the collection before a run, does not widen the run's
+// limit: the run is stopped near its own limit, not that far above the
+// garbage.
+func TestMemoryLimitAfterGarbage(t *testing.T) {
+	const mem = 32 << 20
+	st := open(t, "memory")
+	src := `local t = {} local i = 0
+while true do i = i + 1 t[i] = {i, i} if i % 10000 == 0 then print(i) end end`
+	reached := func() int {
+		out, _, err := exec(t, st, src, luahost.Config{MaxMemory: mem})
+		if err == nil || !strings.Contains(err.Error(), "script exceeded its memory limit (32 MiB)") {
+			t.Fatalf("error %v, want the memory limit", err)
+		}
+		lines := strings.Fields(out)
+		if len(lines) == 0 {
+			return 0
+		}
+		n, _ := strconv.Atoi(lines[len(lines)-1])
+		return n
+	}
+	alone := reached()
+	garbage := make([][]byte, 16)
+	for i := range garbage {
+		garbage[i] = bytes.Repeat([]byte{1}, 32<<20) // 512 MiB, live at the collection below
+	}
+	runtime.GC()
+	runtime.KeepAlive(garbage)
+	garbage = nil
+	after := reached()
+	if after > 8*max(alone, 10000) {
+		t.Fatalf("after 512 MiB of garbage the run filled %d entries, alone %d: the garbage was counted as the run's allowance", after, alone)
 	}
 }
 

@@ -38,6 +38,12 @@ func heap() (objects, live int64) {
 }
 
 // watchMemory starts the run's watchdog; the function it returns stops it.
+//
+// The base is the live heap at the last collection before the run, which
+// may still count an earlier run's garbage; a collection during the run
+// that finds less live heap lowers it, so a run is never allowed that
+// garbage on top of its limit. The live heap of a collection the runtime
+// made by itself is as exact as a forced one, so it is checked too.
 func (r *run) watchMemory() func() {
 	_, base := heap()
 	done := make(chan struct{})
@@ -45,6 +51,10 @@ func (r *run) watchMemory() func() {
 		t := time.NewTicker(sampleEvery)
 		defer t.Stop()
 		var lastGC time.Time
+		over := func(live int64) bool {
+			base = min(base, live)
+			return live-base > r.maxMemory
+		}
 		for {
 			select {
 			case <-done:
@@ -53,13 +63,17 @@ func (r *run) watchMemory() func() {
 				return
 			case <-t.C:
 			}
-			objects, _ := heap()
+			objects, live := heap()
+			if over(live) {
+				r.stop(r.memErr)
+				return
+			}
 			if objects-base <= r.maxMemory || time.Since(lastGC) < minGCBetween {
 				continue
 			}
 			runtime.GC()
 			lastGC = time.Now()
-			if _, live := heap(); live-base > r.maxMemory {
+			if _, live := heap(); over(live) {
 				r.stop(r.memErr)
 				return
 			}
