@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -113,6 +114,19 @@ func TestBenchUsage(t *testing.T) {
 // TestBenchMismatch: a workload whose expectation fails makes the command
 // exit 1 with the workload's message.
 func TestBenchMismatch(t *testing.T) {
+	registerWfail.Do(registerFailing)
+	h := newHarness(t)
+	r := h.run("bench", "--workload", "wfail", "--backend", "memory", "--json")
+	if r.Code != 1 || !strings.Contains(r.Err, "expectation failed") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and the expectation", r.Code, r.Err)
+	}
+}
+
+// registerWfail registers the failing workload once a process: Register
+// refuses a name twice, and -count runs the test again.
+var registerWfail sync.Once
+
+func registerFailing() {
 	bench.Register(bench.Workload{
 		Name: "Wfail", DefaultN: 1, Ops: func(int) int { return 1 },
 		Run: func(ctx context.Context, env bench.Env, report func(bench.Result)) error {
@@ -120,11 +134,6 @@ func TestBenchMismatch(t *testing.T) {
 			return errors.New("bench Wfail write: expectation failed: 0 files exist, want 1")
 		},
 	})
-	h := newHarness(t)
-	r := h.run("bench", "--workload", "wfail", "--backend", "memory", "--json")
-	if r.Code != 1 || !strings.Contains(r.Err, "expectation failed") {
-		t.Errorf("exit %d, stderr %q; want exit 1 and the expectation", r.Code, r.Err)
-	}
 }
 
 // TestMigrate migrates a new SQLite file and prints its version.
