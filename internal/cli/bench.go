@@ -38,6 +38,7 @@ type benchFlags struct {
 	pg                  string
 	n                   string
 	plot                string
+	plotFrom            string
 	seed                uint32
 	noTargets           bool
 	cpuProfile          string
@@ -122,6 +123,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.pg, "pg", "", "PostgreSQL server URL for --backend postgres (default $"+benchPGEnv+")")
 	fl.StringVar(&f.n, "n", "", "scale: W1's and W4's N files, W3's F files (default each workload's own); several, comma-separated, run each in turn")
 	fl.StringVar(&f.plot, "plot", "", "draw each phase's figures against the scales of --n as cost curves (log axes) into `FILE.svg`")
+	fl.StringVar(&f.plotFrom, "plot-from", "", "with --plot: draw the JSON lines that earlier --json runs printed into `FILES` (comma-separated) instead of running anything")
 	fl.Uint32Var(&f.seed, "seed", 1, "seed of the generated data")
 	fl.StringVar(&f.clients, "clients", "1", "W2: clients setting documents at once, comma-separated (each number a run of its own)")
 	fl.StringVar(&f.transports, "transport", "stdio,http", "W4: MCP transports, comma-separated: stdio, http")
@@ -158,6 +160,16 @@ func splitList(s string) []string {
 func runBench(ctx context.Context, a *app, f benchFlags) error {
 	if f.w5.client != "" {
 		return runW5Client(ctx, a, f.w5)
+	}
+	if f.plotFrom != "" {
+		if f.plot == "" {
+			return usagef("--plot-from draws into the file of --plot: give --plot FILE.svg")
+		}
+		rs, err := readResults(splitList(f.plotFrom))
+		if err != nil {
+			return err
+		}
+		return writePlot(f.plot, rs)
 	}
 	scales := []int{0}
 	if f.n != "" {

@@ -29,6 +29,14 @@ func TestBenchScalesAndPlot(t *testing.T) {
 	if ns[100] != len(bench.W1Phases) || ns[200] != len(bench.W1Phases) || len(ns) != 2 {
 		t.Errorf("phases per scale %v, want %d at 100 and at 200", ns, len(bench.W1Phases))
 	}
+	checkW1Plot(t, file)
+}
+
+// checkW1Plot checks that the SVG file has one curve a W1 phase of
+// operations per second, then one a phase of CPU time per operation,
+// each of two points.
+func checkW1Plot(t *testing.T, file string) {
+	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +50,6 @@ func TestBenchScalesAndPlot(t *testing.T) {
 	if err := xml.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("the plot is not XML: %v", err)
 	}
-	// One curve a phase of operations per second, then one a phase of
-	// CPU time per operation.
 	if len(doc.Polylines) != 2*len(bench.W1Phases) {
 		t.Fatalf("%d curves, want two a phase (%d)", len(doc.Polylines), 2*len(bench.W1Phases))
 	}
@@ -56,6 +62,38 @@ func TestBenchScalesAndPlot(t *testing.T) {
 			t.Errorf("curve %q has %d points, want %q with 2", p.Title, len(strings.Fields(p.Points)), want)
 		}
 	}
+}
+
+// TestBenchPlotFrom: two runs at one scale each, saved as JSON lines,
+// are drawn as one picture with a point a scale; --plot-from needs
+// --plot, and a line that is not a result is refused with its place.
+func TestBenchPlotFrom(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	var files []string
+	for _, n := range []string{"100", "200"} {
+		f := filepath.Join(dir, "w1-"+n+".jsonl")
+		out := h.ok("bench", "--workload", "w1", "--backend", "memory", "--n", n, "--json")
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	svg := filepath.Join(dir, "w1.svg")
+	h.ok("bench", "--plot", svg, "--plot-from", strings.Join(files, ","))
+	checkW1Plot(t, svg)
+
+	if r := h.run("bench", "--plot-from", files[0]); r.Code != 2 || !strings.Contains(r.Err, "give --plot FILE.svg") {
+		t.Errorf("--plot-from alone: exit %d, stderr %q", r.Code, r.Err)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("\n{\"workload\":\"W1\"}\nnot json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.run("bench", "--plot", svg, "--plot-from", bad); r.Code != 1 || !strings.Contains(r.Err, bad+":3 is not a result of bench --json") {
+		t.Errorf("a bad line: exit %d, stderr %q", r.Code, r.Err)
+	}
+	checkW1Plot(t, svg) // the picture drawn before is left as it was
 }
 
 func TestBenchScalesAndW5Usage(t *testing.T) {
