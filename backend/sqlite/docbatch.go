@@ -23,7 +23,8 @@ import (
 //     or refused with the current version;
 //  3. one multi-row INSERT of the new documents;
 //  4. per replaced document, its history row and trim and the rewrite of
-//     its row, with statements prepared once per batch;
+//     its row, with the prepared statements bound to the transaction
+//     once per batch;
 //  5. one multi-row INSERT of the log of document changes.
 //
 // The entries the bulk path cannot decide from one read (a key that
@@ -298,7 +299,6 @@ func (st *docState) replaceBatch(ctx context.Context, tx *sql.Tx, p batchPlan, r
 				continue
 			}
 			updates = append(updates, i)
-			cur[r.Key] = c // its id, below
 		}
 		// 3. The new documents, in multi-row inserts.
 		err = st.batch.each(ctx, tx, batchInsert, len(inserts), func(s *sql.Stmt, from, to int) error {
