@@ -11,7 +11,10 @@ import (
 // BenchmarkReplaceDocs stores batches of new documents of about the size
 // of W2's, each with its entry in the log of changes, as the committer of
 // documents hands them over: the writer's CPU time per document, against
-// the batch's size (size 1 is ReplaceDoc, a lone set's path).
+// the batch's size (size 1 is ReplaceDoc, a lone set's path). For
+// experiments, SATCHEL_BENCH_NOLOG=1 leaves the log entries out and
+// SATCHEL_BENCH_NOTRIGGERS=1 drops the documents quota's triggers from the
+// benchmark's database (what each costs a document).
 func BenchmarkReplaceDocs(b *testing.B) {
 	js := []byte(`{"company_id":"c0001","confidence":0.5,"metadata":{"analyst":"a","source":"s"},"summary":"` + string(make([]byte, 200)) + `","tags":["x"],"topic":"t001","updated_at":"2026-01-01T00:00:00Z"}`)
 	for i := range js {
