@@ -365,8 +365,8 @@ func (c *Collection) Set(ctx context.Context, doc any, opts ...WriteOption) (key
 	if err := c.authorize(collection.OpSet); err != nil {
 		return "", 0, err
 	}
-	c.put.active.Add(1)
-	defer c.put.active.Add(-1)
+	c.put.begin()
+	defer c.put.end()
 	var refs collection.RefExists
 	if c.refs {
 		refs = c.refExists(ctx)

@@ -3,9 +3,9 @@ package satchel
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -35,9 +35,12 @@ type docCommitter struct {
 	queue []*docReq
 	busy  bool
 	// active counts the sets of this process in progress (Set, from its
-	// validation to its result), so that a leader knows when others are
-	// about to queue.
+	// validation to its result, but for the time one spends outside the
+	// committer), so that a leader knows when others are about to queue.
 	active atomic.Int64
+	// wake, when not nil, is closed once the queue holds every set in
+	// progress (or maxDocBatch): a leader waits for it.
+	wake chan struct{}
 }
 
 type docReq struct {
@@ -51,6 +54,31 @@ type docReq struct {
 // maxDocBatch bounds the replacements of one transaction.
 const maxDocBatch = 256
 
+// maxDocWait bounds how long a leader waits for the sets in progress to
+// queue theirs before it stores what it has.
+const maxDocWait = 200 * time.Microsecond
+
+// begin and end bracket a set in progress (Collection.Set).
+func (c *docCommitter) begin() { c.active.Add(1) }
+
+func (c *docCommitter) end() {
+	c.active.Add(-1)
+	if c.batch == nil {
+		return
+	}
+	c.mu.Lock()
+	c.wakeLocked()
+	c.mu.Unlock()
+}
+
+// wakeLocked wakes a waiting leader when every set in progress has queued.
+func (c *docCommitter) wakeLocked() {
+	if c.wake != nil && int64(len(c.queue)) >= min(c.active.Load(), maxDocBatch) {
+		close(c.wake)
+		c.wake = nil
+	}
+}
+
 // init binds the committer to the store's documents backend.
 func (c *docCommitter) init(db backend.Documents) {
 	c.once.Do(func() {
@@ -63,15 +91,22 @@ func (c *docCommitter) init(db backend.Documents) {
 // it may share with the concurrent sets of this process, and returns once
 // that transaction is durable.
 func (c *docCommitter) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
-	if c.batch == nil || r.Change != nil && r.Change.Key != nil {
+	if c.batch == nil {
+		return c.db.ReplaceDoc(ctx, r)
+	}
+	if r.Change != nil && r.Change.Key != nil {
 		// A set with an idempotency key goes alone: its claim shares a
 		// transaction with its set only (on PostgreSQL a batch is one
-		// implicit transaction of plain statements).
+		// implicit transaction of plain statements). A leader does not
+		// wait for it meanwhile.
+		c.end()
+		defer c.begin()
 		return c.db.ReplaceDoc(ctx, r)
 	}
 	q := &docReq{r: r}
 	c.mu.Lock()
 	c.queue = append(c.queue, q)
+	c.wakeLocked()
 	if c.busy {
 		q.done = make(chan struct{}) // only a waiter needs one
 		c.mu.Unlock()
@@ -85,13 +120,28 @@ func (c *docCommitter) ReplaceDoc(ctx context.Context, r backend.DocReplace) (ba
 	// them), then hands the lead to the first waiter, if any.
 	c.busy = true
 	c.mu.Unlock()
-	// Sets of this process that are runnable but not running are about to
-	// queue theirs: yield once so that they do (as the engine's committer
-	// does, decision 0006). A lone writer does not.
-	if c.active.Load() > 1 {
-		runtime.Gosched()
-	}
+	// Other sets of this process in progress are about to queue theirs
+	// (the previous batch's among them, which its leader has just
+	// released): wait, at most maxDocWait, until all have, so that they
+	// share this transaction rather than alternate between two half-full
+	// ones. The wait blocks, so the sets it waits for run on this core
+	// too. A lone writer does not wait.
 	c.mu.Lock()
+	if int64(len(c.queue)) < min(c.active.Load(), maxDocBatch) {
+		wake := make(chan struct{})
+		c.wake = wake
+		c.mu.Unlock()
+		t := time.NewTimer(maxDocWait)
+		select {
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+		c.mu.Lock()
+		if c.wake == wake {
+			c.wake = nil
+		}
+	}
 	n := min(len(c.queue), maxDocBatch)
 	batch := c.queue[:n:n]
 	c.queue = c.queue[n:]

@@ -22,14 +22,15 @@ import (
 // gatedDocs wraps a backend's documents to watch the committer: the call
 // after arm waits until release, ReplaceDocs records each batch's keys,
 // a replacement counts as committed only once the backend's call that
-// stored it has returned, and a batch that holds the key fail fails as a
+// stored it has returned (a keyed set's too), and a batch that holds the key fail fails as a
 // whole (as a transaction that one document breaks would), as does that
 // key's own ReplaceDoc.
 type gatedDocs struct {
 	backend.Backend
 	backend.Documents
-	inner backend.DocBatcher
-	fail  string
+	backend.Keys // so that sets log their changes and may carry idempotency keys
+	inner        backend.DocBatcher
+	fail         string
 
 	mu        sync.Mutex
 	gate      chan struct{} // armed: the next call waits for it to close
@@ -142,7 +143,7 @@ var batchProject = fstest.MapFS{"stores/notes.json": {Data: []byte(`{
 
 // gatedStore opens a store over backend b wrapped in gatedDocs.
 func gatedStore(t *testing.T, b backend.Backend, fail string) (*Store, *gatedDocs, *Collection) {
-	g := &gatedDocs{Backend: b, Documents: b.(backend.Documents), inner: b.(backend.DocBatcher), fail: fail}
+	g := &gatedDocs{Backend: b, Documents: b.(backend.Documents), Keys: b.(backend.Keys), inner: b.(backend.DocBatcher), fail: fail}
 	st := New(g)
 	t.Cleanup(func() { st.Close() })
 	p, err := LoadProjectFS(batchProject)
@@ -303,6 +304,95 @@ func TestDocGroupCommitFailureIsolated(t *testing.T) {
 				if _, err := c.Get(t.Context(), key, false); !errors.Is(err, ErrNotFound) {
 					t.Errorf("%s: %v, want not found", key, err)
 				}
+			}
+		})
+	}
+}
+
+// TestDocGroupCommitMixed: one batch that holds new keys, replacements of
+// keys this process set before, a replacement refused because another
+// writer changed its key meanwhile (its set retries it), while a set with
+// an idempotency key goes alone: each set gets its own version, history
+// and acknowledgement, and the keyed set's retry is answered from its key.
+func TestDocGroupCommitMixed(t *testing.T) {
+	for name, open := range docBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			b := open(t)
+			st, g, c := gatedStore(t, b, "")
+			ctx := t.Context()
+			for _, k := range []string{"u1", "u2"} {
+				if _, _, err := c.Set(ctx, map[string]any{"id": k, "n": 1, "kind": "keep"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Another writer moves u2 to version 2 behind this store's back.
+			other := New(b)
+			t.Cleanup(func() { other.Close() })
+			p, err := LoadProjectFS(batchProject)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oc, err := other.Collection(ctx, p, "s1", "notes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, v, err := oc.Set(ctx, map[string]any{"id": "u2", "n": 2, "kind": "keep"}); err != nil || v != 2 {
+				t.Fatalf("the other writer's set of u2: version %d, %v", v, err)
+			}
+			docs := []map[string]any{
+				{"id": "n1", "n": 1, "kind": "keep"},
+				{"id": "u1", "n": 3, "kind": "keep"},
+				{"id": "n2", "n": 2, "kind": "tmp"},
+				{"id": "u2", "n": 4, "kind": "keep"},
+				{"id": "n3", "n": 3, "kind": "keep"},
+			}
+			keyed := make(chan error, 1)
+			var keyedV int64
+			go func() {
+				queueOf(st, 1) // the batch is forming
+				_, v, err := c.Set(ctx, map[string]any{"id": "kk", "n": 5, "kind": "keep"}, IdempotencyKey("key-kk"))
+				keyedV = v
+				keyed <- err
+			}()
+			res := leadAndQueue(t, st, g, c, map[string]any{"id": "lead", "n": 1, "kind": "keep"}, docs)
+			if err := <-keyed; err != nil || keyedV != 1 {
+				t.Fatalf("the keyed set: version %d, %v", keyedV, err)
+			}
+			want := map[string]int64{"lead": 1, "n1": 1, "u1": 2, "n2": 1, "u2": 3, "n3": 1}
+			for _, r := range res {
+				if r.err != nil || r.version != want[r.key] || !r.committed {
+					t.Errorf("%s: version %d, %v, committed %v; want version %d", r.key, r.version, r.err, r.committed, want[r.key])
+				}
+			}
+			for _, batch := range g.batches {
+				for _, k := range batch {
+					if k == "kk" {
+						t.Errorf("the keyed set went in a batch: %v", g.batches)
+					}
+				}
+			}
+			for key, hist := range map[string][]int64{"u1": {1}, "u2": {2, 1}, "n1": nil, "kk": nil} {
+				d, err := c.Get(ctx, key, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var hv []int64
+				for _, h := range d.History {
+					hv = append(hv, h.Version)
+				}
+				if fmt.Sprint(hv) != fmt.Sprint(hist) {
+					t.Errorf("%s: previous versions %v, want %v", key, hv, hist)
+				}
+			}
+			if d, err := c.Get(ctx, "n2", false); err != nil || d.Expires.Sub(d.Updated) != time.Minute {
+				t.Errorf("n2 (tmp): expires %v after it was set, %v; want a minute", d.Expires.Sub(d.Updated), err)
+			}
+			// The keyed set again: answered from its key, no new version.
+			if _, v, err := c.Set(ctx, map[string]any{"id": "kk", "n": 5, "kind": "keep"}, IdempotencyKey("key-kk")); err != nil || v != 1 {
+				t.Errorf("the keyed set, retried: version %d, %v", v, err)
+			}
+			if d, err := c.Get(ctx, "kk", false); err != nil || d.Version != 1 {
+				t.Errorf("kk after the retry: version %d, %v", d.Version, err)
 			}
 		})
 	}

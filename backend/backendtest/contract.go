@@ -96,6 +96,8 @@ var contractChecks = []contractCheck{
 	{"Porter", checkPorter},
 	{"ReplaceDocs", checkReplaceDocs},
 	{"ReplaceDocsConcurrent", checkReplaceDocsConcurrent},
+	{"ReplaceDocsMixed", checkReplaceDocsMixed},
+	{"ReplaceDocsRefusedWhole", checkReplaceDocsRefusedWhole},
 }
 
 // ---- helpers ----

@@ -35,8 +35,9 @@ type docState struct {
 	once sync.Once
 	err  error
 
-	selCur, insDoc, updDoc, histIns, histTrim *sql.Stmt // writer
-	getCur, getHist                           *sql.Stmt // readers
+	selCur, insDoc, updDoc, histIns, histTrim *sql.Stmt  // writer
+	getCur, getHist                           *sql.Stmt  // readers
+	batch                                     batchStmts // writer: multi-row (docbatch.go)
 
 	mu    sync.RWMutex
 	cache map[string]*sql.Stmt // query SQL → statement on the readers
@@ -151,18 +152,34 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 // ReplaceDocs applies each replacement as ReplaceDoc does, in order, in
 // one BEGIN IMMEDIATE transaction, and returns once it has committed
 // (backend.DocBatcher): concurrent sets share its COMMIT and its WAL
-// frames.
+// frames, and its statements (docbatch.go): one read of the current
+// versions of the batch's keys, one insert of its new documents, one of
+// its entries in the log of changes.
 func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]backend.DocResult, error) {
+	if b.readOnly {
+		return nil, b.putDocErr(ctx, rs, b.readOnlyErr()) // before any statement is prepared on the writer
+	}
 	st, err := b.docStmts()
 	if err != nil {
+		return nil, err
+	}
+	p := planBatch(rs)
+	if err := st.warmBatch(ctx, b.w, p, rs); err != nil {
 		return nil, err
 	}
 	now := b.now()
 	out := make([]backend.DocResult, len(rs))
 	size := 0
 	err = b.write(ctx, func(tx *sql.Tx) error {
-		size = 0
-		for i, r := range rs {
+		stored, err := st.replaceBatch(ctx, tx, p, rs, now, out)
+		if err != nil {
+			return err
+		}
+		if err := st.logChanges(ctx, tx, rs, stored, nanos(now)); err != nil {
+			return err
+		}
+		for _, i := range p.serial {
+			r := rs[i]
 			changed, err := st.replace(ctx, tx, r, now)
 			if err != nil {
 				return err
@@ -178,12 +195,13 @@ func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]b
 					return err
 				}
 			}
-			d := backend.Doc{Key: r.Key, Version: r.Version, Updated: now, JSON: r.JSON}
-			if r.TTL > 0 {
-				d.Expires = now.Add(r.TTL)
+			out[i] = backend.DocResult{Doc: storedDoc(r, now)}
+		}
+		size = 0
+		for i, r := range rs {
+			if out[i].Err == nil {
+				size += len(r.JSON)
 			}
-			out[i] = backend.DocResult{Doc: d}
-			size += len(r.JSON)
 		}
 		return nil
 	})

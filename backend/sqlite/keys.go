@@ -22,6 +22,8 @@ ON CONFLICT (scope, key) DO UPDATE SET hash = excluded.hash, result = excluded.r
 	thread_id = excluded.thread_id, seq = excluded.seq, time = excluded.time, expires = excluded.expires
 WHERE idem_keys.expires <= ?7`
 
+const logChangeSQL = "INSERT INTO doc_changes (time, store, scope, key, version, op, meta) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
 const keyRecordSQL = "SELECT hash, result, thread_id, seq, time, expires FROM idem_keys WHERE scope = ? AND key = ? AND expires > ?"
 
 // keyState holds the statements of keys, prepared by Open (a read-only
@@ -31,6 +33,7 @@ type keyState struct {
 	once          sync.Once
 	err           error
 	claim, record *sql.Stmt
+	logChange     *sql.Stmt // writer: one entry of the log of document changes
 }
 
 func (b *Backend) keyState() (*keyState, error) {
@@ -38,6 +41,9 @@ func (b *Backend) keyState() (*keyState, error) {
 	k.once.Do(func() {
 		ctx := context.Background()
 		if k.claim, k.err = b.w.PrepareContext(ctx, claimKeySQL); k.err != nil {
+			return
+		}
+		if k.logChange, k.err = b.w.PrepareContext(ctx, logChangeSQL); k.err != nil {
 			return
 		}
 		k.record, k.err = b.r.PrepareContext(ctx, keyRecordSQL)
@@ -76,8 +82,11 @@ func (b *Backend) logDocChange(ctx context.Context, tx *sql.Tx, ch *backend.DocC
 	if version < 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, "INSERT INTO doc_changes (time, store, scope, key, version, op, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		now, id.Store, ch.Scope, id.Key, version, ch.Op, blob(ch.Meta))
+	k, err := b.keyState()
+	if err != nil {
+		return err
+	}
+	_, err = tx.StmtContext(ctx, k.logChange).ExecContext(ctx, now, id.Store, ch.Scope, id.Key, version, ch.Op, blob(ch.Meta))
 	return err
 }
 
