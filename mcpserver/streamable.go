@@ -275,7 +275,7 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 	hd["Content-Type"] = contentJSON
 	hd["Cache-Control"] = noCache
 	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
-	if opened {
+	if opened && hs.ss.InitializeParams() != nil {
 		hd[sessionIDHeader] = []string{hs.id}
 	}
 	_, _ = w.Write(out)
