@@ -44,7 +44,9 @@ func send(t *testing.T, method, url, secret string, headers map[string]string, b
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// A GET that is let in streams until the session ends: read what
+	// comes within the timeout.
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,4 +370,25 @@ func FuzzParsePost(f *testing.F) {
 			t.Fatalf("%q read as %s, the SDK reads %s", body, a, b)
 		}
 	})
+}
+
+// TestStreamableOtherTokenRefused: a session answers only the token that
+// opened it, on every method (403), and goes on for that token.
+func TestStreamableOtherTokenRefused(t *testing.T) {
+	f := newHTTP(t, Config{})
+	a, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	b, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	h := rawSession(t, f, a, "2025-06-18")
+	if code, body, _ := send(t, "GET", f.url+MCPPath, b, with(h, "Accept", "text/event-stream"), ""); code != http.StatusForbidden || body != "session user mismatch" {
+		t.Errorf("GET with another token: %d %q", code, body)
+	}
+	if code, body, _ := send(t, "DELETE", f.url+MCPPath, b, h, ""); code != http.StatusForbidden {
+		t.Errorf("DELETE with another token: %d %q", code, body)
+	}
+	if code, body, _ := post(t, f.url+MCPPath, b, h, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`); code != http.StatusForbidden {
+		t.Errorf("a notification with another token: %d %q", code, body)
+	}
+	if code, body, _ := post(t, f.url+MCPPath, a, h, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != 200 || body != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Errorf("the session's own token after the refusals: %d %q", code, body)
+	}
 }
