@@ -48,6 +48,7 @@ const callerKey = "satchel.caller"
 type caller struct {
 	id             Identity
 	explicitThread bool
+	tokenless      bool // let in without a token (Config.InsecureNoAuth)
 }
 
 type callerCtxKey struct{}
@@ -58,11 +59,9 @@ type callerCtxKey struct{}
 // arriving on a loopback address with a Host header that is not loopback
 // are refused (403), against DNS rebinding.
 func (s *Server) Handler() http.Handler {
-	streamable := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
-		// A call's answer is one JSON body, not an event stream: no tool
-		// sends anything before its result, and a stream costs both sides
-		// its framing, a flush and a chunked end (docs/mcp-performance.md).
-		// Messages of the server's own still go on the session's GET stream.
+	// Requests of protocol 2026-07-28 and later go to the SDK's handler,
+	// which refuses them on a stateful server as the SDK words it.
+	sdk := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
 		JSONResponse:        true,
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
@@ -77,11 +76,23 @@ func (s *Server) Handler() http.Handler {
 			return nil, auth.ErrInvalidToken
 		}
 		return &auth.TokenInfo{UserID: c.id.Credential, Extra: map[string]any{callerKey: c}}, nil
-	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
+	fallback := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, _ := r.Context().Value(callerCtxKey{}).(caller); c.tokenless {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		withInfo.ServeHTTP(w, r)
+	})
+	// A call's answer is one JSON body, not an event stream: no tool
+	// sends anything before its result, and a stream costs both sides
+	// its framing, a flush and a chunked end (docs/mcp-performance.md,
+	// decision 0069). Messages of the server's own go on the session's
+	// GET stream.
+	guarded := s.guard(newStreamable(s, fallback))
 
 	mux := http.NewServeMux()
-	guarded := s.guard(streamable)
-	mux.Handle(MCPPath, s.track(s.authenticate(withInfo(guarded), guarded)))
+	mux.Handle(MCPPath, s.track(s.authenticate(guarded)))
 	mux.HandleFunc("GET "+HealthPath, s.health)
 	mux.Handle("GET "+MetricsPath, s.metrics.handler())
 	mux.HandleFunc("GET "+ProtectedResourcePath, s.protectedResource)
@@ -125,11 +136,11 @@ func (s *Server) track(next http.Handler) http.Handler {
 // caller on to next. With Config.InsecureNoAuth, a
 // request with no token that arrived on loopback goes to open instead, as
 // the configured identity.
-func (s *Server) authenticate(next, open http.Handler) http.Handler {
+func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := bearer(r)
 		if !ok && s.cfg.InsecureNoAuth && r.Header.Get("Authorization") == "" && loopback.Arrived(r) {
-			s.admit(w, r, caller{id: s.fixed}, "", open)
+			s.admit(w, r, caller{id: s.fixed, tokenless: true}, "", next)
 			return
 		}
 		if !ok {

@@ -1,0 +1,696 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// streamable is satchel's side of MCP's streamable HTTP transport
+// (stateful sessions), in place of the SDK's handler: a POST is read and
+// decoded once (as IOTransport decodes a line), its messages go to the
+// session's mcp.ServerSession as they are, and a call's response is
+// written as the one JSON body of the POST, as the SDK encoded its result
+// (decision 0080). The SDK's handler decodes each body twice more (its
+// batch try and its _meta check, each through a fresh 32 KiB buffer) and
+// encodes every result again to validate it.
+//
+// What it keeps of the protocol (2025-03-26 to 2025-11-25): a session
+// opens with initialize, answered with its Mcp-Session-Id, which every
+// later request carries (404 for a session that is not, or no longer,
+// open; 403 when another token's); a POST of notifications or responses
+// only is answered 202; a POST with calls is answered 200 with the
+// response (an array for a batch, which a session of 2025-06-18 or later
+// refuses); a call whose id is already in flight is refused; GET opens the
+// session's one event stream, which carries what the server sends of its
+// own accord (no resumption: Last-Event-ID is refused); DELETE ends the
+// session; an Mcp-Protocol-Version the server does not speak is refused;
+// Content-Type must be application/json and Accept must name both
+// application/json and text/event-stream. A request that names protocol
+// 2026-07-28 or later goes to the SDK's handler (fallback), which refuses
+// it on a stateful server.
+type streamable struct {
+	s        *Server
+	fallback http.Handler
+	maxBody  int64
+	idle     time.Duration
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+func newStreamable(s *Server, fallback http.Handler) *streamable {
+	return &streamable{s: s, fallback: fallback, maxBody: s.cfg.MaxRequestBytes, idle: s.cfg.SessionIdleTimeout, sessions: map[string]*httpSession{}}
+}
+
+// httpSession is an open session: its MCP session and the connection the
+// SDK reads it through.
+type httpSession struct {
+	id         string
+	credential string // of the token that opened it ("" without authentication)
+	ss         *mcp.ServerSession
+	conn       *httpConn
+
+	infoMu sync.Mutex
+	info   *auth.TokenInfo // the last caller's, reused while the caller is the same
+	last   caller
+
+	idle    time.Duration
+	timerMu sync.Mutex
+	timer   *time.Timer // closes the session once idle; nil: no bound, or stopped
+	refs    int         // requests in progress
+}
+
+// rejected is the SDK's jsonrpc2.ErrRejected (the same code): a write
+// that wraps it fails that message, not the connection.
+var rejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
+
+// ServeHTTP serves MCPPath.
+func (h *streamable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	version := r.Header.Get(protocolVersionHeader)
+	if version >= newestVersion {
+		h.fallback.ServeHTTP(w, r)
+		return
+	}
+	if version != "" && !slices.Contains(knownVersions, version) {
+		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(knownVersions, ",")), http.StatusBadRequest)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// newestVersion is the first protocol version a stateful server does not
+// speak (the SDK serves it statelessly only).
+const newestVersion = "2026-07-28"
+
+// knownVersions are the protocol versions the sessions speak.
+var knownVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= newestVersion })
+
+// lookup returns the session the request names, or writes why not.
+func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string) *httpSession {
+	id := r.Header.Get(sessionIDHeader)
+	if id == "" {
+		http.Error(w, fmt.Sprintf("Bad Request: %s requires an %s header", what, sessionIDHeader), http.StatusBadRequest)
+		return nil
+	}
+	h.mu.Lock()
+	hs := h.sessions[id]
+	h.mu.Unlock()
+	if hs == nil {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return nil
+	}
+	if hs.credential != "" {
+		c, _ := r.Context().Value(callerCtxKey{}).(caller)
+		if c.tokenless || c.id.Credential != hs.credential {
+			http.Error(w, "session user mismatch", http.StatusForbidden)
+			return nil
+		}
+	}
+	return hs
+}
+
+func (h *streamable) delete(w http.ResponseWriter, r *http.Request) {
+	hs := h.lookup(w, r, "DELETE")
+	if hs == nil {
+		return
+	}
+	_ = hs.ss.Close()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *streamable) get(w http.ResponseWriter, r *http.Request) {
+	if _, streamOK := accepts(r.Header.Values("Accept")); !streamOK {
+		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
+		return
+	}
+	hs := h.lookup(w, r, "GET")
+	if hs == nil {
+		return
+	}
+	if len(r.Header.Values(lastEventIDHeader)) > 0 {
+		http.Error(w, "stream replay unsupported", http.StatusBadRequest)
+		return
+	}
+	hs.conn.serveStream(w, r)
+}
+
+const lastEventIDHeader = "Last-Event-ID"
+
+func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && baseMediaType(ct) != "application/json" {
+		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		return
+	}
+	if jsonOK, streamOK := accepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
+		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+		return
+	}
+	if len(r.Header.Values(lastEventIDHeader)) > 0 {
+		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
+		return
+	}
+	var hs *httpSession
+	if r.Header.Get(sessionIDHeader) != "" {
+		if hs = h.lookup(w, r, "POST"); hs == nil {
+			return
+		}
+	}
+	body, err := readBody(r, h.maxBody)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "failed to read body", http.StatusBadRequest)
+		return
+	}
+	msgs, batch, err := parsePost(body)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
+		return
+	}
+	version := r.Header.Get(protocolVersionHeader)
+	if batch && version >= batchlessVersion {
+		http.Error(w, fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchlessVersion, version), http.StatusBadRequest)
+		return
+	}
+	opened := false
+	if hs == nil {
+		if hs, err = h.open(r); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		opened = true
+		defer func() {
+			// A session whose initialize failed is no session.
+			if hs.ss.InitializeParams() == nil {
+				_ = hs.ss.Close()
+			}
+		}()
+	}
+	hs.startPOST()
+	defer hs.endPOST()
+
+	extra := &mcp.RequestExtra{TokenInfo: hs.tokenInfo(r), Header: r.Header}
+	var p *pendingPost
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			continue
+		}
+		req.Extra = extra
+		if req.IsCall() {
+			if p == nil {
+				p = &pendingPost{batch: batch, done: make(chan struct{})}
+			}
+			p.ids = append(p.ids, req.ID)
+		}
+	}
+	c := hs.conn
+	if p == nil {
+		// Notifications and responses only (MCP: 202, no body).
+		for _, m := range msgs {
+			if !c.deliver(m) {
+				http.Error(w, "session is closing", http.StatusNotFound)
+				return
+			}
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if dup, ok := c.await(p); !ok {
+		writeRPCError(w, http.StatusBadRequest, dup, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", dup.Raw())})
+		return
+	}
+	for _, m := range msgs {
+		if !c.deliver(m) {
+			c.forget(p)
+			http.Error(w, "session is closing", http.StatusNotFound)
+			return
+		}
+	}
+	select {
+	case <-p.done:
+	case <-c.done:
+		c.forget(p)
+		select {
+		case <-p.done: // answered as the session closed
+		default:
+			http.Error(w, "session closed before the call was answered", http.StatusNotFound)
+			return
+		}
+	case <-r.Context().Done():
+		// The client is gone; the call runs on, and its answer is dropped.
+		c.forget(p)
+		return
+	}
+	out := p.body()
+	hd := w.Header()
+	hd["Content-Type"] = contentJSON
+	hd["Cache-Control"] = noCache
+	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
+	if opened && hs.ss.InitializeParams() != nil {
+		hd[sessionIDHeader] = []string{hs.id}
+	}
+	_, _ = w.Write(out)
+}
+
+var (
+	contentJSON = []string{"application/json"}
+	noCache     = []string{"no-cache, no-transform"}
+)
+
+// open makes a session for a request that carries none.
+func (h *streamable) open(r *http.Request) (*httpSession, error) {
+	srv := h.s.httpServer(r)
+	if srv == nil {
+		return nil, errors.New("no server available")
+	}
+	c, _ := r.Context().Value(callerCtxKey{}).(caller)
+	hs := &httpSession{id: crand.Text()}
+	if !c.tokenless {
+		hs.credential = c.id.Credential
+	}
+	hs.conn = newHTTPConn(hs.id)
+	ss, err := srv.Connect(context.Background(), &httpTransport{conn: hs.conn}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed connection: %w", err)
+	}
+	hs.ss = ss
+	if h.idle > 0 {
+		hs.idle = h.idle
+		hs.timer = time.AfterFunc(h.idle, func() { _ = ss.Close() })
+	}
+	h.mu.Lock()
+	h.sessions[hs.id] = hs
+	h.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		hs.stopTimer()
+		h.mu.Lock()
+		delete(h.sessions, hs.id)
+		h.mu.Unlock()
+	}()
+	return hs, nil
+}
+
+// tokenInfo returns what the session's handlers learn of the request's
+// caller (mcp.RequestExtra.TokenInfo): nil for the tokenless caller of
+// Config.InsecureNoAuth, whose identity the handlers take from the
+// configuration and the request's headers. The session reuses it while
+// its caller stays the same.
+func (hs *httpSession) tokenInfo(r *http.Request) *auth.TokenInfo {
+	c, ok := r.Context().Value(callerCtxKey{}).(caller)
+	if !ok || c.tokenless {
+		return nil
+	}
+	hs.infoMu.Lock()
+	defer hs.infoMu.Unlock()
+	if hs.info == nil || hs.last != c {
+		hs.info = &auth.TokenInfo{UserID: c.id.Credential, Extra: map[string]any{callerKey: c}}
+		hs.last = c
+	}
+	return hs.info
+}
+
+func (hs *httpSession) startPOST() {
+	hs.timerMu.Lock()
+	defer hs.timerMu.Unlock()
+	if hs.timer == nil {
+		return
+	}
+	if hs.refs == 0 {
+		hs.timer.Stop()
+	}
+	hs.refs++
+}
+
+func (hs *httpSession) endPOST() {
+	hs.timerMu.Lock()
+	defer hs.timerMu.Unlock()
+	if hs.timer == nil {
+		return
+	}
+	if hs.refs--; hs.refs == 0 {
+		hs.timer.Reset(hs.idle)
+	}
+}
+
+func (hs *httpSession) stopTimer() {
+	hs.timerMu.Lock()
+	defer hs.timerMu.Unlock()
+	if hs.timer != nil {
+		hs.timer.Stop()
+		hs.timer = nil
+	}
+}
+
+// readBody reads a request's body, at most limit bytes (<= 0: no bound).
+// A body of known length is read into a buffer of that size.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	n := r.ContentLength
+	if limit > 0 && n > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	if n >= 0 && n <= 1<<20 {
+		buf := make([]byte, n+1)
+		m, err := io.ReadFull(r.Body, buf)
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			return buf[:m], nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		// More than it said: read on, bounded.
+		rest, err := readAllBounded(r.Body, limit, int64(m))
+		return append(buf, rest...), err
+	}
+	return readAllBounded(r.Body, limit, 0)
+}
+
+func readAllBounded(rd io.Reader, limit, already int64) ([]byte, error) {
+	if limit <= 0 {
+		return io.ReadAll(rd)
+	}
+	b, err := io.ReadAll(io.LimitReader(rd, limit-already+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b))+already > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	return b, nil
+}
+
+// parsePost decodes the body of a POST: one JSON-RPC message, or a batch
+// of them (JSON-RPC 2.0's array), alone but for white space.
+func parsePost(body []byte) (msgs []jsonrpc.Message, batch bool, err error) {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	if len(body) == 0 {
+		return nil, false, errors.New("POST requires a non-empty body")
+	}
+	msgs, batch, rest, err := decodeValue(body)
+	if err != nil {
+		return nil, batch, err
+	}
+	if len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
+		return nil, batch, errors.New("unmarshaling jsonrpc message: trailing data")
+	}
+	return msgs, batch, nil
+}
+
+// accepts reports whether Accept values admit JSON and an event stream.
+func accepts(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for raw := range strings.SplitSeq(value, ",") {
+			base, _, _ := strings.Cut(raw, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
+func baseMediaType(v string) string {
+	t, _, err := mime.ParseMediaType(v)
+	if err != nil {
+		return ""
+	}
+	return t
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if err == nil {
+		_, _ = w.Write(data)
+	}
+}
+
+// pendingPost is a POST waiting for the responses to its calls.
+type pendingPost struct {
+	ids   []jsonrpc.ID
+	batch bool
+
+	mu        sync.Mutex
+	responses [][]byte
+	done      chan struct{} // closed once every call is answered
+}
+
+// add records a response; it reports whether it was the last.
+func (p *pendingPost) add(data []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.responses = append(p.responses, data)
+	if len(p.responses) == len(p.ids) {
+		close(p.done)
+		return true
+	}
+	return false
+}
+
+// body is the POST's answer: the response, or a batch's array of them.
+func (p *pendingPost) body() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.batch && len(p.responses) == 1 {
+		return p.responses[0]
+	}
+	n := 2 + len(p.responses)
+	for _, r := range p.responses {
+		n += len(r)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, r := range p.responses {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	return append(b, ']')
+}
+
+// httpTransport connects an mcp.ServerSession to an httpConn.
+type httpTransport struct{ conn *httpConn }
+
+func (t *httpTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
+
+// SupportsProtocolVersion implements mcp.ProtocolVersionSupporter.
+func (t *httpTransport) SupportsProtocolVersion(v string) bool {
+	return slices.Contains(knownVersions, v)
+}
+
+// httpConn is the mcp.Connection of an HTTP session: what POSTs deliver
+// is read, a response goes to the POST that carried its call, anything
+// else to the session's event stream.
+type httpConn struct {
+	sessionID string
+	incoming  chan jsonrpc.Message
+
+	mu      sync.Mutex
+	waiting map[jsonrpc.ID]*pendingPost // calls in flight, by id
+	stream  *eventStream                // the GET stream, when one is open
+
+	closeOnce sync.Once
+	done      chan struct{}
+}
+
+func newHTTPConn(id string) *httpConn {
+	return &httpConn{sessionID: id, incoming: make(chan jsonrpc.Message, 16), waiting: map[jsonrpc.ID]*pendingPost{}, done: make(chan struct{})}
+}
+
+func (c *httpConn) SessionID() string { return c.sessionID }
+
+// await registers p's calls, unless one of their ids is in flight
+// already: then it returns that id.
+func (c *httpConn) await(p *pendingPost) (jsonrpc.ID, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, id := range p.ids {
+		if _, busy := c.waiting[id]; busy || slices.Contains(p.ids[:i], id) {
+			return id, false
+		}
+	}
+	for _, id := range p.ids {
+		c.waiting[id] = p
+	}
+	return jsonrpc.ID{}, true
+}
+
+// forget drops p's calls not yet answered: their answers have nowhere to go.
+func (c *httpConn) forget(p *pendingPost) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range p.ids {
+		if c.waiting[id] == p {
+			delete(c.waiting, id)
+		}
+	}
+}
+
+// deliver hands m to the session; false once the session is closed.
+func (c *httpConn) deliver(m jsonrpc.Message) bool {
+	select {
+	case c.incoming <- m:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+// Read implements mcp.Connection.
+func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case m := <-c.incoming:
+		return m, nil
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+// Write implements mcp.Connection.
+func (c *httpConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		p := c.waiting[r.ID]
+		delete(c.waiting, r.ID)
+		c.mu.Unlock()
+		if p == nil {
+			return fmt.Errorf("%w: no request awaits the response to %v", rejected, r.ID.Raw())
+		}
+		data := encodeResponse(r)
+		if data != nil {
+			data = data[:len(data)-1] // no line end
+		} else {
+			var err error
+			if data, err = jsonrpc.EncodeMessage(r); err != nil {
+				return err
+			}
+		}
+		p.add(data)
+		return nil
+	}
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	st := c.stream
+	c.mu.Unlock()
+	if st == nil || !st.send(data) {
+		return fmt.Errorf("%w: no event stream is open", rejected)
+	}
+	return nil
+}
+
+// Close implements mcp.Connection.
+func (c *httpConn) Close() error {
+	c.closeOnce.Do(func() { close(c.done) })
+	return nil
+}
+
+// eventStream is a session's GET stream.
+type eventStream struct {
+	msgs chan []byte
+	gone chan struct{} // closed when the GET ends
+}
+
+// send queues data for the stream; false when the stream has ended or
+// its client does not keep up.
+func (e *eventStream) send(data []byte) bool {
+	select {
+	case <-e.gone:
+		return false
+	default:
+	}
+	select {
+	case e.msgs <- data:
+		return true
+	case <-e.gone:
+		return false
+	default:
+		return false
+	}
+}
+
+// serveStream serves the session's GET stream until its client leaves or
+// the session ends. A session has one.
+func (c *httpConn) serveStream(w http.ResponseWriter, r *http.Request) {
+	st := &eventStream{msgs: make(chan []byte, 64), gone: make(chan struct{})}
+	c.mu.Lock()
+	if c.stream != nil {
+		c.mu.Unlock()
+		http.Error(w, "the session's event stream is already open", http.StatusConflict)
+		return
+	}
+	c.stream = st
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.stream = nil
+		c.mu.Unlock()
+		close(st.gone)
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	for {
+		select {
+		case data := <-st.msgs:
+			b := make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
+			b = append(b, "event: message\ndata: "...)
+			b = append(b, data...)
+			b = append(b, "\n\n"...)
+			if _, err := w.Write(b); err != nil {
+				return
+			}
+			_ = rc.Flush()
+		case <-r.Context().Done():
+			return
+		case <-c.done:
+			return
+		}
+	}
+}
