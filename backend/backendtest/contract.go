@@ -96,6 +96,7 @@ var contractChecks = []contractCheck{
 	{"Porter", checkPorter},
 	{"ReplaceDocs", checkReplaceDocs},
 	{"ReplaceDocsConcurrent", checkReplaceDocsConcurrent},
+	{"ThreadLocker", checkThreadLocker},
 }
 
 // ---- helpers ----

@@ -197,6 +197,11 @@ type countingBackend struct {
 // AppendConcurrency implements backend.ConcurrentAppender.
 func (c *countingBackend) AppendConcurrency() int { return c.pg.AppendConcurrency() }
 
+// LockThread implements backend.ThreadLocker.
+func (c *countingBackend) LockThread(ctx context.Context, thread int64) (backend.Commit, bool, func(), error) {
+	return c.pg.LockThread(ctx, thread)
+}
+
 func (c *countingBackend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
 	t0 := time.Now()
 	res, err := c.Backend.Append(ctx, ncs)
