@@ -227,7 +227,9 @@ type Keys interface {
 //
 // LockThread blocks until this process holds the thread's lock, then
 // returns the thread's head as Head would return it, read once the lock is
-// held (found is false for a thread without commits), and unlock, which
+// held (found is false for a thread without commits), the head's pack as
+// Pack would return it unless the head's ID is known (the caller has it:
+// its own last commit) or its pack is empty, and unlock, which
 // the caller must call exactly once to release the lock. Only one holder
 // at a time, in any process, holds a thread's lock; another LockThread of
 // the thread waits until unlock. When ctx ends first it returns ctx.Err()
@@ -236,5 +238,5 @@ type Keys interface {
 // keeps for them), and ErrNoThread when the thread does not exist; on any
 // error nothing is held. Without it every writer is optimistic.
 type ThreadLocker interface {
-	LockThread(ctx context.Context, thread int64) (head Commit, found bool, unlock func(), err error)
+	LockThread(ctx context.Context, thread, known int64) (head Commit, found bool, pack string, unlock func(), err error)
 }

@@ -19,7 +19,7 @@ func checkThreadLocker(t *testing.T, b backend.Backend) {
 	ctx := t.Context()
 	lock := func(what string, thread int64) (backend.Commit, bool, func()) {
 		t.Helper()
-		c, found, unlock, err := tl.LockThread(ctx, thread)
+		c, found, _, unlock, err := tl.LockThread(ctx, thread, 0)
 		if err != nil {
 			t.Fatalf("%s: LockThread: %v", what, err)
 		}
@@ -27,7 +27,7 @@ func checkThreadLocker(t *testing.T, b backend.Backend) {
 	}
 
 	t.Run("NoThread", func(t *testing.T) {
-		_, _, unlock, err := tl.LockThread(ctx, 1<<40)
+		_, _, _, unlock, err := tl.LockThread(ctx, 1<<40, 0)
 		wantErr(t, "LockThread of an unknown thread", err, backend.ErrNoThread)
 		if unlock != nil {
 			t.Error("LockThread of an unknown thread returned an unlock")
@@ -57,6 +57,36 @@ func checkThreadLocker(t *testing.T, b backend.Backend) {
 		unlock()
 	})
 
+	t.Run("HeadPack", func(t *testing.T) {
+		// The head's pack comes with the lock unless the head is the
+		// one the caller knows.
+		th := newThread(t, b, "s", "pack")
+		cs := commits(t, b, th.ID, 2)
+		want, err := b.Pack(ctx, cs[1].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, known := range []int64{0, cs[0].ID} {
+			c, _, pack, unlock, err := tl.LockThread(ctx, th.ID, known)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unlock()
+			sameCommit(t, "head under the lock", c, cs[1])
+			if pack != want {
+				t.Errorf("LockThread knowing commit %d: pack %q, want the head's %q", known, pack, want)
+			}
+		}
+		_, _, pack, unlock, err := tl.LockThread(ctx, th.ID, cs[1].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+		if pack != "" {
+			t.Errorf("LockThread knowing the head: pack %q, want none", pack)
+		}
+	})
+
 	t.Run("OneHolder", func(t *testing.T) {
 		// The second LockThread starts while the first holds the lock,
 		// which appends commit 2 and then unlocks: the second's head
@@ -73,7 +103,7 @@ func checkThreadLocker(t *testing.T, b backend.Backend) {
 		}
 		second := make(chan got, 1)
 		go func() {
-			c, _, unlock, err := tl.LockThread(ctx, th.ID)
+			c, _, _, unlock, err := tl.LockThread(ctx, th.ID, 0)
 			second <- got{c, unlock, err}
 		}()
 		// Another thread's lock is not this one's.
@@ -133,7 +163,7 @@ func checkThreadLocker(t *testing.T, b backend.Backend) {
 		wctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			_, _, u, err := tl.LockThread(wctx, th.ID)
+			_, _, _, u, err := tl.LockThread(wctx, th.ID, 0)
 			if err == nil {
 				u()
 			}

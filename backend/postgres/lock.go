@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -39,6 +40,14 @@ const lockKey = `hashtext('satchel.thread:' || coalesce(current_schema(), '') ||
 // write the thread.
 const lockFree = `pg_try_advisory_xact_lock_shared(` + lockKey + `)`
 
+// headPackSQL is the pack of thread $1's head unless it is commit $2 or
+// empty (after the head's statement, in its pipeline: the same snapshot
+// rule), so that the holder reads the other process's commit it builds
+// on in the lock's round trip.
+const headPackSQL = `SELECT id, pack FROM commits
+WHERE thread_id = $1 AND seq = (SELECT max(seq) FROM commits WHERE thread_id = $1)
+	AND id <> $2 AND dropped_at IS NULL AND octet_length(pack) > 0`
+
 // locks holds the connections that wait on and hold threads' advisory
 // locks. They are a pool of their own, never the one Append takes its
 // connections from: a process whose lock waiters held every connection
@@ -68,28 +77,28 @@ const lockConns = 8
 // is held (READ COMMITTED: a snapshot a statement). A connection whose
 // lock may be held in a state unknown (an error, a cancelled wait) is
 // closed: the server drops a session's locks with it.
-func (b *Backend) LockThread(ctx context.Context, thread int64) (backend.Commit, bool, func(), error) {
+func (b *Backend) LockThread(ctx context.Context, thread, known int64) (backend.Commit, bool, string, func(), error) {
 	if b.snapshot || b.locks.off.Load() {
-		return backend.Commit{}, false, nil, backend.ErrLockBusy
+		return backend.Commit{}, false, "", nil, backend.ErrLockBusy
 	}
 	pool, err := b.lockPool(ctx)
 	if err != nil {
-		return backend.Commit{}, false, nil, err
+		return backend.Commit{}, false, "", nil, err
 	}
 	select {
 	case b.locks.sem <- struct{}{}:
 	default:
-		return backend.Commit{}, false, nil, backend.ErrLockBusy
+		return backend.Commit{}, false, "", nil, backend.ErrLockBusy
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		<-b.locks.sem
 		if ctx.Err() != nil {
-			return backend.Commit{}, false, nil, ctx.Err()
+			return backend.Commit{}, false, "", nil, ctx.Err()
 		}
-		return backend.Commit{}, false, nil, fmt.Errorf("postgres: lock: %w", err)
+		return backend.Commit{}, false, "", nil, fmt.Errorf("postgres: lock: %w", err)
 	}
-	fail := func(err error) (backend.Commit, bool, func(), error) {
+	fail := func(err error) (backend.Commit, bool, string, func(), error) {
 		_ = conn.Conn().Close(context.WithoutCancel(ctx))
 		conn.Release()
 		<-b.locks.sem
@@ -97,16 +106,17 @@ func (b *Backend) LockThread(ctx context.Context, thread int64) (backend.Commit,
 		if errors.As(err, &pe) && (pe.Code == "42883" || pe.Code == "0A000") {
 			// undefined_function, feature_not_supported
 			b.locks.off.Store(true)
-			return backend.Commit{}, false, nil, backend.ErrLockBusy
+			return backend.Commit{}, false, "", nil, backend.ErrLockBusy
 		}
 		if ctx.Err() != nil {
-			return backend.Commit{}, false, nil, ctx.Err()
+			return backend.Commit{}, false, "", nil, ctx.Err()
 		}
-		return backend.Commit{}, false, nil, fmt.Errorf("postgres: lock: %w", err)
+		return backend.Commit{}, false, "", nil, fmt.Errorf("postgres: lock: %w", err)
 	}
 	var batch pgx.Batch
 	batch.Queue("SELECT pg_advisory_lock("+lockKey+")", thread)
 	batch.Queue(headSQL, thread)
+	batch.Queue(headPackSQL, thread, known)
 	br := conn.SendBatch(ctx, &batch)
 	_, err = br.Exec()
 	var (
@@ -117,6 +127,15 @@ func (b *Backend) LockThread(ctx context.Context, thread int64) (backend.Commit,
 	)
 	if err == nil {
 		err = br.QueryRow().Scan(&exists, &id, &seq, &at, &root, &meta)
+	}
+	var (
+		pid  int64
+		pack []byte
+	)
+	if err == nil {
+		if err = br.QueryRow().Scan(&pid, &pack); errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -141,12 +160,17 @@ func (b *Backend) LockThread(ctx context.Context, thread int64) (backend.Commit,
 	}
 	if !exists {
 		unlock()
-		return backend.Commit{}, false, nil, backend.ErrNoThread
+		return backend.Commit{}, false, "", nil, backend.ErrNoThread
 	}
 	if id == nil {
-		return backend.Commit{}, false, unlock, nil
+		return backend.Commit{}, false, "", unlock, nil
 	}
-	return backend.Commit{ID: *id, Thread: thread, Seq: *seq, Root: root, Meta: meta, Time: at.UTC()}, true, unlock, nil
+	if pid != *id {
+		pack = nil // a writer that did not take the lock moved the head
+	}
+	// pack was allocated for this scan and is referenced nowhere else.
+	return backend.Commit{ID: *id, Thread: thread, Seq: *seq, Root: root, Meta: meta, Time: at.UTC()}, true,
+		unsafe.String(unsafe.SliceData(pack), len(pack)), unlock, nil
 }
 
 // lockPool opens the pool of lock connections on first use: a process

@@ -19,7 +19,7 @@ func TestLockLostConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, unlock, err := b.LockThread(ctx, th.ID)
+	_, _, _, unlock, err := b.LockThread(ctx, th.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestLockLostConnection(t *testing.T) {
 	}
 	unlock()
 	for i := range postgres.LockConns + 1 { // every lock connection again
-		_, _, unlock, err := b.LockThread(ctx, th.ID)
+		_, _, _, unlock, err := b.LockThread(ctx, th.ID, 0)
 		if err != nil {
 			t.Fatalf("LockThread %d after a lost connection: %v", i, err)
 		}
@@ -49,7 +49,7 @@ func TestLockBusy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, unlock, err := b.LockThread(ctx, th.ID)
+		_, _, _, unlock, err := b.LockThread(ctx, th.ID, 0)
 		if i < postgres.LockConns {
 			if err != nil {
 				t.Fatalf("lock %d: %v", i, err)
@@ -64,7 +64,7 @@ func TestLockBusy(t *testing.T) {
 			}
 		}
 		unlocks[0]()
-		if _, _, unlock, err = b.LockThread(ctx, th.ID); err != nil {
+		if _, _, _, unlock, err = b.LockThread(ctx, th.ID, 0); err != nil {
 			t.Errorf("lock after an unlock: %v", err)
 		} else {
 			unlock()

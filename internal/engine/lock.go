@@ -85,7 +85,12 @@ func (e *Engine) markContended(thread int64) {
 // an error: the mutation goes on without it, as it would without the
 // capability); err is set only when ctx ended.
 func (e *Engine) crossLock(ctx context.Context, thread int64, l *threadLock) (head backend.Commit, ok bool, err error) {
-	head, _, unlock, err := e.locker.LockThread(ctx, thread)
+	var known int64
+	c, cached := e.heads.get(thread)
+	if cached {
+		known = c.ID
+	}
+	head, _, pack, unlock, err := e.locker.LockThread(ctx, thread, known)
 	if err != nil {
 		if ctx.Err() != nil {
 			return head, false, ctx.Err()
@@ -93,9 +98,16 @@ func (e *Engine) crossLock(ctx context.Context, thread int64, l *threadLock) (he
 		return head, false, nil
 	}
 	l.hold = &crossHold{unlock: unlock, since: time.Now()}
-	if c, cached := e.heads.get(thread); !cached || c.ID != head.ID || c.Seq != head.Seq {
+	if !cached || c.ID != head.ID || c.Seq != head.Seq {
 		// Another process wrote since this one last did.
 		e.markContended(thread)
+	}
+	if pack != "" && e.partsReader == nil {
+		// The other process's commit, which the build reads first: its
+		// root and the nodes it rewrote.
+		if v, err := parsePack(head.ID, pack); err == nil {
+			e.packs.put(head.ID, v, int64(len(pack))+64)
+		}
 	}
 	return head, true, nil
 }

@@ -19,12 +19,16 @@ import (
 type lockingBackend struct {
 	*memory.Backend
 	hidePartsAppender
-	mu      sync.Mutex
-	held    map[int64]chan struct{} // a thread's lock, a token
-	locks   int
-	heads   int
-	gate    chan struct{}
-	unlocks chan int64
+	hidePartsReader
+	mu    sync.Mutex
+	held  map[int64]chan struct{} // a thread's lock, a token
+	locks int
+	heads int
+	packs int // packs returned with a lock
+	// packReads counts the Pack reads of the engine.
+	packReads int
+	gate      chan struct{}
+	unlocks   chan int64
 	// unlocked counts the unlocks waitUnlocks has waited for.
 	unlocked int
 	// others makes every Append report the thread contended.
@@ -46,7 +50,7 @@ func (l *lockingBackend) token(thread int64) chan struct{} {
 	return c
 }
 
-func (l *lockingBackend) LockThread(ctx context.Context, thread int64) (backend.Commit, bool, func(), error) {
+func (l *lockingBackend) LockThread(ctx context.Context, thread, known int64) (backend.Commit, bool, string, func(), error) {
 	l.mu.Lock()
 	gate := l.gate
 	l.mu.Unlock()
@@ -57,7 +61,7 @@ func (l *lockingBackend) LockThread(ctx context.Context, thread int64) (backend.
 	select {
 	case tok <- struct{}{}:
 	case <-ctx.Done():
-		return backend.Commit{}, false, nil, ctx.Err()
+		return backend.Commit{}, false, "", nil, ctx.Err()
 	}
 	l.mu.Lock()
 	l.locks++
@@ -65,10 +69,18 @@ func (l *lockingBackend) LockThread(ctx context.Context, thread int64) (backend.
 	c, found, err := l.Backend.Head(ctx, thread)
 	if err != nil {
 		<-tok
-		return backend.Commit{}, false, nil, err
+		return backend.Commit{}, false, "", nil, err
+	}
+	var pack string
+	if found && c.ID != known {
+		l.packs++
+		if pack, err = l.Backend.Pack(ctx, c.ID); err != nil {
+			<-tok
+			return backend.Commit{}, false, "", nil, err
+		}
 	}
 	var once sync.Once
-	return c, found, func() {
+	return c, found, pack, func() {
 		once.Do(func() {
 			<-tok
 			l.unlocks <- thread
@@ -93,6 +105,19 @@ func (l *lockingBackend) Append(ctx context.Context, ncs []backend.NewCommit) ([
 	}
 	return res, err
 }
+
+func (l *lockingBackend) Pack(ctx context.Context, id int64) (string, error) {
+	l.mu.Lock()
+	l.packReads++
+	l.mu.Unlock()
+	return l.Backend.Pack(ctx, id)
+}
+
+// hidePartsReader hides PackParts, so that the engine reads and caches
+// packs as it does from a server.
+type hidePartsReader struct{}
+
+func (hidePartsReader) PackParts() {}
 
 func (l *lockingBackend) counts() (locks, heads int) {
 	l.mu.Lock()
@@ -175,12 +200,21 @@ func TestContendedThreadTakesTheLock(t *testing.T) {
 		t.Errorf("a mutation that lost a race: %d locks, want 1 (taken for the rebuild)", locks)
 	}
 	_, heads0 := lb.counts()
+	lb.mu.Lock()
+	packs0, reads0 := lb.packs, lb.packReads
+	lb.mu.Unlock()
 	put(t, a, th.ID, map[string]string{"a2": "4"})
 	put(t, b, th.ID, map[string]string{"b3": "5"})
 	lb.waitUnlocks(t)
 	locks, heads := lb.counts()
 	if locks != 2 || heads != heads0 {
 		t.Errorf("the next mutation of the contended thread: %d locks and %d more Head reads, want 2 and 0", locks, heads-heads0)
+	}
+	lb.mu.Lock()
+	packs, reads := lb.packs-packs0, lb.packReads-reads0
+	lb.mu.Unlock()
+	if packs != 1 || reads != 0 {
+		t.Errorf("building on another process's commit: %d packs with the lock and %d Pack reads, want 1 and 0 (the head's pack comes with the lock)", packs, reads)
 	}
 	put(t, b, quiet.ID, map[string]string{"q2": "2"})
 	if locks, _ := lb.counts(); locks != 2 {

@@ -198,8 +198,8 @@ type countingBackend struct {
 func (c *countingBackend) AppendConcurrency() int { return c.pg.AppendConcurrency() }
 
 // LockThread implements backend.ThreadLocker.
-func (c *countingBackend) LockThread(ctx context.Context, thread int64) (backend.Commit, bool, func(), error) {
-	return c.pg.LockThread(ctx, thread)
+func (c *countingBackend) LockThread(ctx context.Context, thread, known int64) (backend.Commit, bool, string, func(), error) {
+	return c.pg.LockThread(ctx, thread, known)
 }
 
 func (c *countingBackend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
