@@ -3,9 +3,9 @@
 // to the server with pgx (a pgxpool of connections, statements prepared
 // once per connection) and needs nothing beyond SQL that Postgres-
 // compatible distributed databases also run: no LISTEN/NOTIFY, no
-// functions of its own. The one exception, advisory locks, is an
-// optimisation only (lock.go): on a server without them the writers of a
-// contended thread stay optimistic.
+// functions of its own. The one exception is advisory locks (lock.go),
+// which keep the writers of a thread that several processes write from
+// racing each other; they never decide what lands.
 //
 // # Opening
 //
