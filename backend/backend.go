@@ -53,6 +53,10 @@ var ErrOlderProcesses = errors.New("older processes still connected")
 // ErrNoThread is returned when a thread does not exist.
 var ErrNoThread = errors.New("backend: no such thread")
 
+// ErrLockBusy is returned by ThreadLocker.LockThread when the backend has
+// no lock free to wait on: the caller goes on without the lock.
+var ErrLockBusy = errors.New("backend: no thread lock free")
+
 // ErrThreadExists is returned when creating a thread whose name is taken.
 var ErrThreadExists = errors.New("backend: thread exists")
 
@@ -141,6 +145,12 @@ type AppendResult struct {
 	// head again: a round trip saved per lost race on a server. A zero Head
 	// says nothing (a backend need not fill it).
 	Head Commit
+	// Contended is set by a ThreadLocker backend on an entry appended
+	// while a LockThread (of any process) held or waited for the thread's
+	// lock, and only then: writers wait to write the thread, and this one,
+	// which did not take the lock, should take it too. Other backends
+	// leave it false.
+	Contended bool
 }
 
 // Checkpoint is a named commit.

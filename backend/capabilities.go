@@ -212,3 +212,31 @@ type Keys interface {
 	// match q.
 	DocChanges(ctx context.Context, q DocChangeQuery) ([]DocChangeEntry, error)
 }
+
+// ThreadLocker is implemented by backends shared by several processes that
+// can make the writers of one thread wait for each other across processes
+// (PostgreSQL, with an advisory lock). The engine takes the lock only for
+// a thread whose commits lost their compare-and-swap to another process
+// lately: a writer that waits costs nothing, one that loses the race has
+// built its commit for nothing and builds it again on the winner's head
+// (docs/decisions/0077-lock-for-contended-threads.md). The lock never
+// decides what lands: the head's compare-and-swap still does, so a writer
+// that does not take it (an older process, one that has not yet seen the
+// thread contended) is refused as stale as before, and a lock lost with its
+// connection only lets two writers race again.
+//
+// LockThread blocks until this process holds the thread's lock, then
+// returns the thread's head as Head would return it, read once the lock is
+// held (found is false for a thread without commits), the head's pack as
+// Pack would return it unless the head's ID is known (the caller has it:
+// its own last commit) or its pack is empty, and unlock, which
+// the caller must call exactly once to release the lock. Only one holder
+// at a time, in any process, holds a thread's lock; another LockThread of
+// the thread waits until unlock. When ctx ends first it returns ctx.Err()
+// and holds nothing. It returns ErrLockBusy at once, holding nothing, when
+// the backend has no lock free to wait on (a bound on the connections it
+// keeps for them), and ErrNoThread when the thread does not exist; on any
+// error nothing is held. Without it every writer is optimistic.
+type ThreadLocker interface {
+	LockThread(ctx context.Context, thread, known int64) (head Commit, found bool, pack string, unlock func(), err error)
+}

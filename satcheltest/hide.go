@@ -91,3 +91,10 @@ type HideKeys struct{}
 
 // KeyRecord is the name it hides.
 func (HideKeys) KeyRecord() {}
+
+// HideThreadLocker hides backend.ThreadLocker: every writer is then
+// optimistic.
+type HideThreadLocker struct{}
+
+// LockThread is the name it hides.
+func (HideThreadLocker) LockThread() {}

@@ -98,6 +98,7 @@ var contractChecks = []contractCheck{
 	{"ReplaceDocsConcurrent", checkReplaceDocsConcurrent},
 	{"ReplaceDocsMixed", checkReplaceDocsMixed},
 	{"ReplaceDocsRefusedWhole", checkReplaceDocsRefusedWhole},
+	{"ThreadLocker", checkThreadLocker},
 }
 
 // ---- helpers ----

@@ -68,6 +68,17 @@ func TestConformance(t *testing.T) {
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noConcurrent{Backend: openDocs(t)} })
 	})
+	t.Run("NoThreadLocker", func(t *testing.T) {
+		if _, ok := backend.Backend(noLocker{}).(backend.ThreadLocker); ok {
+			t.Fatal("the ThreadLocker is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noLocker{Backend: openDocs(t)} })
+	})
+}
+
+type noLocker struct {
+	*postgres.Backend
+	satcheltest.HideThreadLocker
 }
 
 // noBatch is a PostgreSQL backend that stores each set in its own

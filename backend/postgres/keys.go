@@ -71,7 +71,7 @@ var appendKeyed = `WITH t AS (
 SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top),
 	$6::bigint IS NULL OR EXISTS (SELECT 1 FROM req), EXISTS (SELECT 1 FROM taken), ` + quotaOut + `,
 	1 / CASE WHEN ins.id IS NOT NULL AND ($8::text <> '' AND NOT EXISTS (SELECT 1 FROM cp) OR NOT EXISTS (SELECT 1 FROM k)) THEN 0 ELSE 1 END,
-	EXISTS (SELECT 1 FROM used)
+	EXISTS (SELECT 1 FROM used), ` + lockFree + `
 FROM (SELECT 1) AS one LEFT JOIN ins ON true LEFT JOIN q ON true`
 
 // micros is a duration in whole microseconds.

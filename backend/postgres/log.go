@@ -36,7 +36,7 @@ var appendPlain = `WITH t AS (
 	RETURNING id, time
 ), ` + quotaUpdate("(SELECT scope FROM t)", "$10::bigint", "$9::bigint", "0", "octet_length($5::bytea)") + `
 SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top), true, false, ` + quotaOut + `,
-	h.id, h.time, h.root, h.meta
+	h.id, h.time, h.root, h.meta, ` + lockFree + `
 FROM (SELECT 1) AS one LEFT JOIN ins ON true LEFT JOIN q ON true
 LEFT JOIN commits AS h ON ins.id IS NULL AND h.thread_id = $1 AND h.seq = (SELECT seq FROM top)
 	AND h.seq >= $2::bigint AND h.dropped_at IS NULL`
@@ -75,7 +75,8 @@ var appendFull = `WITH t AS (
 ), ` + quotaUpdate("(SELECT scope FROM t)", "$13::bigint", "$12::bigint", "0", "octet_length($5::bytea)") + `
 SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top),
 	$6::bigint IS NULL OR EXISTS (SELECT 1 FROM req), EXISTS (SELECT 1 FROM taken), ` + quotaOut + `,
-	1 / CASE WHEN ins.id IS NOT NULL AND $8::text <> '' AND NOT EXISTS (SELECT 1 FROM cp) THEN 0 ELSE 1 END
+	1 / CASE WHEN ins.id IS NOT NULL AND $8::text <> '' AND NOT EXISTS (SELECT 1 FROM cp) THEN 0 ELSE 1 END,
+	` + lockFree + `
 FROM (SELECT 1) AS one LEFT JOIN ins ON true LEFT JOIN q ON true`
 
 // maxAppendAttempts bounds the retries of an Append that failed as a
@@ -239,6 +240,7 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			guard           *int64
 			q               quotaRow
 			used            bool
+			free            bool
 		)
 		var (
 			hid        *int64
@@ -254,11 +256,12 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 		if nc.Key != nil {
 			dest = append(dest, &used)
 		}
+		dest = append(dest, &free)
 		if err := br.QueryRow().Scan(dest...); err != nil {
 			br.Close()
 			return err
 		}
-		var r backend.AppendResult
+		r := backend.AppendResult{Contended: !free}
 		switch {
 		case id != nil:
 			r.Commit = backend.Commit{

@@ -2,8 +2,10 @@
 // that any number of processes and server replicas use at once. It talks
 // to the server with pgx (a pgxpool of connections, statements prepared
 // once per connection) and needs nothing beyond SQL that Postgres-
-// compatible distributed databases also run: no advisory locks, no
-// LISTEN/NOTIFY, no functions of its own.
+// compatible distributed databases also run: no LISTEN/NOTIFY, no
+// functions of its own. The one exception is advisory locks (lock.go),
+// which keep the writers of a thread that several processes write from
+// racing each other; they never decide what lands.
 //
 // # Opening
 //
@@ -102,6 +104,8 @@ type Backend struct {
 	// reg is the process's row in the processes table (nil for a
 	// Snapshot's backend).
 	reg *sqlmigrate.Registration
+	// locks are the connections of thread locks (lock.go).
+	locks locks
 }
 
 // Open connects to the database at url (postgres://...) and brings its
@@ -194,6 +198,7 @@ func (b *Backend) Close() error {
 		// forgotten once its lease runs out.
 		_ = b.reg.Close()
 	}
+	b.closeLocks()
 	b.pool.Close()
 	return nil
 }

@@ -72,19 +72,31 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 	defer e.unlock(thread, l)
 	// hint is the head a lost compare-and-swap reported (AppendResult.Head).
 	var hint backend.Commit
+	// locked is the head read under the thread's cross-process lock, when
+	// this mutation just took it (lock.go).
+	var locked backend.Commit
+	fresh := false
+	if l.hold == nil && e.isContended(thread) {
+		if locked, fresh, err = e.crossLock(ctx, thread, l); err != nil {
+			return c, false, err
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		// The head this process last committed is tried first, saving a
 		// query, and after a lost race the head the backend reported. It
 		// is only trusted if the commit succeeds (the compare-and-swap
 		// checks it): any other outcome (an error, nothing to change,
 		// storage collected by another process) may come from a stale
-		// head, so fn runs again on the backend's head.
+		// head, so fn runs again on the backend's head. A head read under
+		// the cross-process lock is the backend's.
 		head, cached := e.heads.get(thread)
 		cached = cached && attempt == 0
-		if hint.Seq > 0 {
+		switch {
+		case fresh:
+			head, cached, fresh = locked, false, false
+		case hint.Seq > 0:
 			head, cached, hint = hint, true, backend.Commit{}
-		}
-		if !cached {
+		case !cached:
 			var err error
 			if head, _, err = e.b.Head(ctx, thread); err != nil {
 				return c, false, err
@@ -150,10 +162,23 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			e.heads.forget(thread)
 			return c, false, err
 		}
+		if res.Contended && l.hold == nil {
+			// Writers of other processes wait for the thread's lock:
+			// this one takes it too from its next mutation.
+			e.markContended(thread)
+		}
 		if errors.Is(res.Err, backend.ErrStale) {
 			e.heads.forget(thread)
+			e.markContended(thread)
 			if attempt < e.retries {
-				if res.Head.Seq >= nc.Seq {
+				if l.hold == nil && e.locker != nil {
+					// Another process wrote: wait for its writers
+					// instead of racing them again.
+					if locked, fresh, err = e.crossLock(ctx, thread, l); err != nil {
+						return c, false, err
+					}
+				}
+				if !fresh && res.Head.Seq >= nc.Seq {
 					hint = res.Head
 				}
 				continue
@@ -214,8 +239,11 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 		if err != nil {
 			return backend.Commit{}, err
 		}
-		if errors.Is(res.Err, backend.ErrStale) && attempt < e.retries {
-			continue
+		if errors.Is(res.Err, backend.ErrStale) {
+			e.markContended(thread)
+			if attempt < e.retries {
+				continue
+			}
 		}
 		if res.Err == nil {
 			e.heads.set(thread, res.Commit)
@@ -278,6 +306,7 @@ func (e *Engine) Mark(ctx context.Context, thread int64, meta []byte, check func
 		}
 		if errors.Is(res.Err, backend.ErrStale) && attempt < e.retries {
 			e.heads.forget(thread)
+			e.markContended(thread)
 			continue
 		}
 		if res.Err != nil {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -58,13 +59,30 @@ type Engine struct {
 	// replaced in the node cache, as before stored dropped them.
 	keepReplaced bool
 
+	// locker is b when it locks threads across processes: the writers of
+	// a contended thread then wait for each other instead of racing
+	// (lock.go).
+	locker backend.ThreadLocker
+	// holdFor bounds a hold of a thread's cross-process lock (holdFor in
+	// lock.go; tests lengthen it).
+	holdFor time.Duration
+	// contendFor is how long a thread stays contended (contendedFor).
+	contendFor time.Duration
+
 	lockMu sync.Mutex
 	locks  map[int64]*threadLock
+	// contended maps the threads whose commits lately lost their
+	// compare-and-swap to another process to when that ends (lock.go);
+	// under lockMu.
+	contended map[int64]time.Time
 }
 
 type threadLock struct {
 	mu   sync.Mutex
 	refs int
+	// hold is the cross-process lock of the thread while this process
+	// holds it (lock.go); under mu.
+	hold *crossHold
 }
 
 // New returns an engine over b.
@@ -77,7 +95,11 @@ func New(b backend.Backend, o Options) *Engine {
 	}
 	c := newCommitter(b)
 	pr, _ := b.(backend.PartsReader)
+	tl, _ := b.(backend.ThreadLocker)
 	return &Engine{
+		locker:      tl,
+		holdFor:     holdFor,
+		contendFor:  contendedFor,
 		partsReader: pr,
 		b:           b,
 		packs:       newLRU[int64, *packView](o.CacheBytes * 3 / 4),
@@ -109,6 +131,9 @@ func (e *Engine) lock(thread int64) *threadLock {
 }
 
 func (e *Engine) unlock(thread int64, l *threadLock) {
+	if l.hold != nil {
+		e.passHold(l)
+	}
 	l.mu.Unlock()
 	e.lockMu.Lock()
 	l.refs--

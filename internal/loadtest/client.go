@@ -52,7 +52,7 @@ func RunClient(ctx context.Context, dsn string, p int, d time.Duration, mix stri
 	if err != nil {
 		return err
 	}
-	cb := &countingBackend{Backend: b}
+	cb := &countingBackend{Backend: b, pg: b}
 	st := satchel.New(cb)
 	defer st.Close()
 	shared := make([]*satchel.Workspace, Shared)
@@ -184,10 +184,22 @@ func retryConflicts(n *atomic.Int64, do func() error) error {
 	}
 }
 
-// countingBackend counts what a client process asks of PostgreSQL.
+// countingBackend counts what a client process asks of PostgreSQL. It
+// declares the optional capabilities of the backend that the commit path
+// uses, which embedding the Backend interface alone would hide (package
+// backend, capabilities.go).
 type countingBackend struct {
 	backend.Backend
+	pg                                *postgres.Backend
 	appends, commits, stale, appendNs atomic.Int64
+}
+
+// AppendConcurrency implements backend.ConcurrentAppender.
+func (c *countingBackend) AppendConcurrency() int { return c.pg.AppendConcurrency() }
+
+// LockThread implements backend.ThreadLocker.
+func (c *countingBackend) LockThread(ctx context.Context, thread, known int64) (backend.Commit, bool, string, func(), error) {
+	return c.pg.LockThread(ctx, thread, known)
 }
 
 func (c *countingBackend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {

@@ -1,0 +1,311 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/memory"
+)
+
+// lockingBackend is a memory backend with a backend.ThreadLocker: one lock
+// a thread, in this process, standing for the cross-process one. It counts
+// the locks taken, the unlocks and the Head reads; gate, when set, holds
+// every LockThread until it is closed.
+type lockingBackend struct {
+	*memory.Backend
+	hidePartsAppender
+	hidePartsReader
+	mu    sync.Mutex
+	held  map[int64]chan struct{} // a thread's lock, a token
+	locks int
+	heads int
+	packs int // packs returned with a lock
+	// packReads counts the Pack reads of the engine.
+	packReads int
+	gate      chan struct{}
+	unlocks   chan int64
+	// unlocked counts the unlocks waitUnlocks has waited for.
+	unlocked int
+	// others makes every Append report the thread contended.
+	others bool
+}
+
+func newLockingBackend(m *memory.Backend) *lockingBackend {
+	return &lockingBackend{Backend: m, held: map[int64]chan struct{}{}, unlocks: make(chan int64, 100)}
+}
+
+func (l *lockingBackend) token(thread int64) chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.held[thread]
+	if c == nil {
+		c = make(chan struct{}, 1)
+		l.held[thread] = c
+	}
+	return c
+}
+
+func (l *lockingBackend) LockThread(ctx context.Context, thread, known int64) (backend.Commit, bool, string, func(), error) {
+	l.mu.Lock()
+	gate := l.gate
+	l.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	tok := l.token(thread)
+	select {
+	case tok <- struct{}{}:
+	case <-ctx.Done():
+		return backend.Commit{}, false, "", nil, ctx.Err()
+	}
+	l.mu.Lock()
+	l.locks++
+	l.mu.Unlock()
+	c, found, err := l.Backend.Head(ctx, thread)
+	if err != nil {
+		<-tok
+		return backend.Commit{}, false, "", nil, err
+	}
+	var pack string
+	if found && c.ID != known {
+		l.packs++
+		if pack, err = l.Backend.Pack(ctx, c.ID); err != nil {
+			<-tok
+			return backend.Commit{}, false, "", nil, err
+		}
+	}
+	var once sync.Once
+	return c, found, pack, func() {
+		once.Do(func() {
+			<-tok
+			l.unlocks <- thread
+		})
+	}, nil
+}
+
+func (l *lockingBackend) Head(ctx context.Context, thread int64) (backend.Commit, bool, error) {
+	l.mu.Lock()
+	l.heads++
+	l.mu.Unlock()
+	return l.Backend.Head(ctx, thread)
+}
+
+func (l *lockingBackend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
+	res, err := l.Backend.Append(ctx, ncs)
+	l.mu.Lock()
+	others := l.others
+	l.mu.Unlock()
+	for i := range res {
+		res[i].Contended = others
+	}
+	return res, err
+}
+
+func (l *lockingBackend) Pack(ctx context.Context, id int64) (string, error) {
+	l.mu.Lock()
+	l.packReads++
+	l.mu.Unlock()
+	return l.Backend.Pack(ctx, id)
+}
+
+// hidePartsReader hides PackParts, so that the engine reads and caches
+// packs as it does from a server.
+type hidePartsReader struct{}
+
+func (hidePartsReader) PackParts() {}
+
+func (l *lockingBackend) counts() (locks, heads int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.locks, l.heads
+}
+
+// waitUnlocks waits for the unlock of every lock taken so far (the engine
+// unlocks after the mutation returned), and fails if there are more.
+func (l *lockingBackend) waitUnlocks(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	n := l.locks - l.unlocked
+	l.unlocked = l.locks
+	l.mu.Unlock()
+	for range n {
+		<-l.unlocks
+	}
+	select {
+	case th := <-l.unlocks:
+		t.Errorf("an unlock more than the locks taken (thread %d)", th)
+	default:
+	}
+}
+
+// TestUncontendedThreadNeverLocks: the writers of threads no other process
+// writes take no cross-process lock and read no head they would not read
+// without the capability.
+func TestUncontendedThreadNeverLocks(t *testing.T) {
+	ctx := context.Background()
+	m := memory.New()
+	lb := newLockingBackend(m)
+	e := New(lb, Options{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		th, err := m.Thread(ctx, "s", fmt.Sprintf("t%d", w), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 4 {
+			wg.Go(func() {
+				for k := range 5 {
+					put(t, e, th.ID, map[string]string{fmt.Sprintf("w%d-%d", i, k): "x"})
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if locks, heads := lb.counts(); locks != 0 || heads > 4 {
+		t.Errorf("80 mutations of 4 threads of one process: %d locks and %d Head reads, want 0 and at most one a thread", locks, heads)
+	}
+}
+
+// TestContendedThreadTakesTheLock: after a race lost to another process, a
+// thread's mutations take its lock and build on the head read under it
+// (no Head read of their own); a thread that lost no race does not.
+func TestContendedThreadTakesTheLock(t *testing.T) {
+	ctx := context.Background()
+	m := memory.New()
+	th, err := m.Thread(ctx, "s", "shared", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet, err := m.Thread(ctx, "s", "quiet", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := newLockingBackend(m)
+	a, b := New(m, Options{}), New(lb, Options{})
+	b.contendFor = time.Hour // not the clock's to decide here
+	put(t, b, th.ID, map[string]string{"b1": "1"})
+	put(t, b, quiet.ID, map[string]string{"q1": "1"})
+	if locks, _ := lb.counts(); locks != 0 {
+		t.Fatalf("%d locks before any race", locks)
+	}
+	put(t, a, th.ID, map[string]string{"a": "2"}) // another process moves the head
+	put(t, b, th.ID, map[string]string{"b2": "3"})
+	lb.waitUnlocks(t)
+	if locks, _ := lb.counts(); locks != 1 {
+		t.Errorf("a mutation that lost a race: %d locks, want 1 (taken for the rebuild)", locks)
+	}
+	_, heads0 := lb.counts()
+	lb.mu.Lock()
+	packs0, reads0 := lb.packs, lb.packReads
+	lb.mu.Unlock()
+	put(t, a, th.ID, map[string]string{"a2": "4"})
+	put(t, b, th.ID, map[string]string{"b3": "5"})
+	lb.waitUnlocks(t)
+	locks, heads := lb.counts()
+	if locks != 2 || heads != heads0 {
+		t.Errorf("the next mutation of the contended thread: %d locks and %d more Head reads, want 2 and 0", locks, heads-heads0)
+	}
+	lb.mu.Lock()
+	packs, reads := lb.packs-packs0, lb.packReads-reads0
+	lb.mu.Unlock()
+	if packs != 1 || reads != 0 {
+		t.Errorf("building on another process's commit: %d packs with the lock and %d Pack reads, want 1 and 0 (the head's pack comes with the lock)", packs, reads)
+	}
+	put(t, b, quiet.ID, map[string]string{"q2": "2"})
+	if locks, _ := lb.counts(); locks != 2 {
+		t.Errorf("a thread without races took the lock (%d locks)", locks)
+	}
+	s, _, _, err := a.Head(ctx, th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model(t, a, s, map[string]string{"b1": "1", "a": "2", "b2": "3", "a2": "4", "b3": "5"})
+}
+
+// TestContendedAppendTakesTheLock: a writer that never loses a race
+// learns from an Append that others wait for the thread's lock, and takes
+// it from its next mutation.
+func TestContendedAppendTakesTheLock(t *testing.T) {
+	ctx := context.Background()
+	m := memory.New()
+	th, err := m.Thread(ctx, "s", "shared", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := newLockingBackend(m)
+	e := New(lb, Options{})
+	e.contendFor = time.Hour
+	put(t, e, th.ID, map[string]string{"1": "1"})
+	lb.mu.Lock()
+	lb.others = true
+	lb.mu.Unlock()
+	put(t, e, th.ID, map[string]string{"2": "2"})
+	if locks, _ := lb.counts(); locks != 0 {
+		t.Fatalf("%d locks before an Append reported the thread contended", locks)
+	}
+	put(t, e, th.ID, map[string]string{"3": "3"})
+	lb.waitUnlocks(t)
+	if locks, _ := lb.counts(); locks != 1 {
+		t.Errorf("after an Append reported the thread contended: %d locks, want 1", locks)
+	}
+}
+
+// TestWaitingUpdateReusesTheHold: mutations of a contended thread that
+// wait in this process for the one holding the cross-process lock commit
+// under the same hold: one lock, one unlock for them all.
+func TestWaitingUpdateReusesTheHold(t *testing.T) {
+	ctx := context.Background()
+	m := memory.New()
+	th, err := m.Thread(ctx, "s", "shared", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := newLockingBackend(m)
+	e := New(lb, Options{})
+	e.holdFor = time.Hour // the commits' bound only, not the clock's
+	e.markContended(th.ID)
+	gate := make(chan struct{})
+	lb.mu.Lock()
+	lb.gate = gate
+	lb.mu.Unlock()
+	const n = 6 // < holdCommits
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { put(t, e, th.ID, map[string]string{fmt.Sprintf("f%d", i): "x"}) })
+	}
+	// Every mutation is in: one waits for the lock at the gate, the
+	// others for the thread's lock in this process.
+	for {
+		e.lockMu.Lock()
+		l := e.locks[th.ID]
+		refs := 0
+		if l != nil {
+			refs = l.refs
+		}
+		e.lockMu.Unlock()
+		if refs == n {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(gate)
+	wg.Wait()
+	lb.waitUnlocks(t)
+	if locks, _ := lb.counts(); locks != 1 {
+		t.Errorf("%d mutations waiting for each other: %d locks, want 1", n, locks)
+	}
+	s, _, _, err := e.Head(ctx, th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := range n {
+		want[fmt.Sprintf("f%d", i)] = "x"
+	}
+	model(t, e, s, want)
+}
