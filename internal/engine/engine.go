@@ -131,19 +131,27 @@ func (e *Engine) lock(thread int64) *threadLock {
 }
 
 func (e *Engine) unlock(thread int64, l *threadLock) {
-	if l.hold != nil {
-		e.passHold(l)
-	}
-	l.mu.Unlock()
+	// The caller's reference goes first, so that whether another
+	// mutation waits is decided by the waiters alone: counted after
+	// l.mu is released, a waiter could take l.mu, find the caller's
+	// reference still there and keep the cross-process hold for a
+	// waiter that no longer exists, and the hold would be lost with l.
 	e.lockMu.Lock()
 	l.refs--
-	if l.refs == 0 {
-		// Nobody holds it or waits for it: it is out of the map and
-		// unlocked, so it can serve the next mutation of any thread.
+	last := l.refs == 0
+	if last {
 		delete(e.locks, thread)
-		threadLocks.Put(l)
 	}
 	e.lockMu.Unlock()
+	if l.hold != nil {
+		e.passHold(l, !last)
+	}
+	l.mu.Unlock()
+	if last {
+		// Nobody holds it or waits for it: it is out of the map and
+		// unlocked, so it can serve the next mutation of any thread.
+		threadLocks.Put(l)
+	}
 }
 
 var threadLocks = sync.Pool{New: func() any { return new(threadLock) }}

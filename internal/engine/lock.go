@@ -112,15 +112,14 @@ func (e *Engine) crossLock(ctx context.Context, thread int64, l *threadLock) (he
 	return head, true, nil
 }
 
-// passHold ends a mutation under l's hold (the caller holds l.mu): the
-// hold is kept for the next mutation of the thread in this process if one
-// waits and the hold's bounds allow, else the lock is released.
-func (e *Engine) passHold(l *threadLock) {
+// passHold ends a mutation under l's hold (the caller holds l.mu and no
+// longer counts among l's references): the hold is kept for the next
+// mutation of the thread in this process if one waits (holds a reference,
+// so it will take l.mu) and the hold's bounds allow, else the lock is
+// released.
+func (e *Engine) passHold(l *threadLock, waiting bool) {
 	h := l.hold
 	h.commits++
-	e.lockMu.Lock()
-	waiting := l.refs > 1
-	e.lockMu.Unlock()
 	if waiting && h.commits < holdCommits && time.Since(h.since) < e.holdFor {
 		return
 	}

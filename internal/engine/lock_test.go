@@ -309,3 +309,46 @@ func TestWaitingUpdateReusesTheHold(t *testing.T) {
 	}
 	model(t, e, s, want)
 }
+
+// TestHoldNotLostToAFastWaiter: mutations of a contended thread that end
+// at once (their function refuses) hand the hold on to each other; the
+// one that ends last must release the lock, whichever order the waiters
+// take the in-process lock and drop their references in. A hold kept for
+// a waiter already gone is lost, and the thread's lock with it: every
+// later writer, in this process and others, waits forever.
+func TestHoldNotLostToAFastWaiter(t *testing.T) {
+	ctx := context.Background()
+	m := memory.New()
+	th, err := m.Thread(ctx, "s", "shared", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := newLockingBackend(m)
+	lb.unlocks = make(chan int64, 1<<16)
+	e := New(lb, Options{})
+	e.holdFor = time.Hour
+	refused := fmt.Errorf("refused")
+	for round := range 200 {
+		e.markContended(th.ID)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				_, _, err := e.Update(ctx, th.ID, func(tx *Tx) (CommitInfo, error) { return CommitInfo{}, refused })
+				if err != refused {
+					t.Errorf("round %d: %v, want the function's refusal", round, err)
+				}
+			})
+		}
+		wg.Wait()
+		// Every lock taken is released (the engine unlocks without
+		// waiting): the thread's token comes free.
+		deadline := time.Now().Add(30 * time.Second)
+		tok := lb.token(th.ID)
+		for len(tok) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the thread's lock is still held after every mutation ended", round)
+			}
+			runtime.Gosched()
+		}
+	}
+}
