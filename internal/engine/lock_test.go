@@ -143,6 +143,19 @@ func (l *lockingBackend) waitUnlocks(t *testing.T) {
 	}
 }
 
+// sharedThread returns an engine over a locking memory backend and a
+// thread of it, "shared".
+func sharedThread(t *testing.T) (*Engine, *lockingBackend, backend.Thread) {
+	t.Helper()
+	m := memory.New()
+	th, err := m.Thread(context.Background(), "s", "shared", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := newLockingBackend(m)
+	return New(lb, Options{}), lb, th
+}
+
 // TestUncontendedThreadNeverLocks: the writers of threads no other process
 // writes take no cross-process lock and read no head they would not read
 // without the capability.
@@ -231,14 +244,7 @@ func TestContendedThreadTakesTheLock(t *testing.T) {
 // learns from an Append that others wait for the thread's lock, and takes
 // it from its next mutation.
 func TestContendedAppendTakesTheLock(t *testing.T) {
-	ctx := context.Background()
-	m := memory.New()
-	th, err := m.Thread(ctx, "s", "shared", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := newLockingBackend(m)
-	e := New(lb, Options{})
+	e, lb, th := sharedThread(t)
 	e.contendFor = time.Hour
 	put(t, e, th.ID, map[string]string{"1": "1"})
 	lb.mu.Lock()
@@ -260,13 +266,7 @@ func TestContendedAppendTakesTheLock(t *testing.T) {
 // under the same hold: one lock, one unlock for them all.
 func TestWaitingUpdateReusesTheHold(t *testing.T) {
 	ctx := context.Background()
-	m := memory.New()
-	th, err := m.Thread(ctx, "s", "shared", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := newLockingBackend(m)
-	e := New(lb, Options{})
+	e, lb, th := sharedThread(t)
 	e.holdFor = time.Hour // the commits' bound only, not the clock's
 	e.markContended(th.ID)
 	gate := make(chan struct{})
@@ -318,14 +318,8 @@ func TestWaitingUpdateReusesTheHold(t *testing.T) {
 // later writer, in this process and others, waits forever.
 func TestHoldNotLostToAFastWaiter(t *testing.T) {
 	ctx := context.Background()
-	m := memory.New()
-	th, err := m.Thread(ctx, "s", "shared", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := newLockingBackend(m)
+	e, lb, th := sharedThread(t)
 	lb.unlocks = make(chan int64, 1<<16)
-	e := New(lb, Options{})
 	e.holdFor = time.Hour
 	refused := fmt.Errorf("refused")
 	for round := range 200 {
