@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,41 +99,14 @@ func checkReplaceDocs(t *testing.T, b backend.Backend) {
 	if res[6].Doc.Expires.IsZero() || res[6].Doc.Expires.Sub(res[6].Doc.Updated) != time.Hour {
 		t.Errorf("entry with a TTL of an hour: updated %v, expires %v", res[6].Doc.Updated, res[6].Doc.Expires)
 	}
-	for _, c := range []struct {
-		id      backend.DocID
-		ok      bool
-		version int64
-		v       string
-		hist    []string
-	}{
+	checkStoredDocs(ctx, t, docs, []storedDoc{
 		{id("a"), true, 2, "2", []string{"1"}},
 		{id("b"), true, 2, "12", []string{"10"}},
 		{id("c"), false, 0, "", nil},
 		{id("t"), true, 1, "5", nil},
 		{backend.DocID{Store: "batch", Scope: "s2", Key: "other"}, true, 1, "4", nil},
 		{backend.DocID{Store: "batch", Scope: "s1", Key: "other"}, false, 0, "", nil},
-	} {
-		d, h, ok, err := docs.GetDoc(ctx, c.id, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok != c.ok || !ok {
-			if ok != c.ok {
-				t.Errorf("%v: found = %v, want %v", c.id, ok, c.ok)
-			}
-			continue
-		}
-		if d.Version != c.version || docValue(t, d) != c.v {
-			t.Errorf("%v: version %d value %s, want version %d value %s", c.id, d.Version, docValue(t, d), c.version, c.v)
-		}
-		var hv []string
-		for _, x := range h {
-			hv = append(hv, docValue(t, x))
-		}
-		if fmt.Sprint(hv) != fmt.Sprint(c.hist) {
-			t.Errorf("%v: history %v, want %v", c.id, hv, c.hist)
-		}
-	}
+	})
 	if res, err := db.ReplaceDocs(ctx, nil); err != nil || len(res) != 0 {
 		t.Errorf("an empty batch: %v, %v", res, err)
 	}
@@ -210,6 +184,42 @@ func checkReplaceDocsConcurrent(t *testing.T, b backend.Backend) {
 					t.Fatalf("%v: found %v, version %d, %v", id, ok, d.Version, err)
 				}
 			}
+		}
+	}
+}
+
+// storedDoc is what a document should be after a batch: found or not,
+// and if found its version, value and history (newest first).
+type storedDoc struct {
+	id      backend.DocID
+	ok      bool
+	version int64
+	v       string
+	hist    []string
+}
+
+// checkStoredDocs reads each document with its history and compares it
+// with what it should be.
+func checkStoredDocs(ctx context.Context, t *testing.T, docs backend.Documents, want []storedDoc) {
+	t.Helper()
+	for _, c := range want {
+		d, h, ok, err := docs.GetDoc(ctx, c.id, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != c.ok {
+			t.Errorf("%v: found = %v, want %v", c.id, ok, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var hv []string
+		for _, x := range h {
+			hv = append(hv, docValue(t, x))
+		}
+		if d.Version != c.version || docValue(t, d) != c.v || fmt.Sprint(hv) != fmt.Sprint(c.hist) {
+			t.Errorf("%v: version %d value %s history %v, want version %d value %s history %v", c.id, d.Version, docValue(t, d), hv, c.version, c.v, c.hist)
 		}
 	}
 }

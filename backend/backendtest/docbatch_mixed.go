@@ -91,13 +91,7 @@ func checkReplaceDocsMixed(t *testing.T, b backend.Backend) {
 				i, rs[i].Scope, rs[i].Key, rs[i].Expect, r.Doc.Key, r.Doc.Version, r.Err, w.version, w.changed)
 		}
 	}
-	for _, c := range []struct {
-		id      backend.DocID
-		ok      bool
-		version int64
-		v       string
-		hist    []string
-	}{
+	checkStoredDocs(ctx, t, docs, []storedDoc{
 		{id("s1", "n1"), true, 1, "1", nil},
 		{id("s1", "u1"), true, 2, "11", []string{"10"}},
 		{id("s1", "u2"), true, 1, "20", nil},
@@ -107,26 +101,7 @@ func checkReplaceDocsMixed(t *testing.T, b backend.Backend) {
 		{id("s1", "n2"), true, 1, "4", nil},
 		{id("s2", "n3"), true, 1, "5", nil},
 		{id("s1", "n3"), false, 0, "", nil},
-	} {
-		d, h, ok, err := docs.GetDoc(ctx, c.id, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok != c.ok {
-			t.Errorf("%v: found = %v, want %v", c.id, ok, c.ok)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		var hv []string
-		for _, x := range h {
-			hv = append(hv, docValue(t, x))
-		}
-		if d.Version != c.version || docValue(t, d) != c.v || fmt.Sprint(hv) != fmt.Sprint(c.hist) {
-			t.Errorf("%v: version %d value %s history %v, want version %d value %s history %v", c.id, d.Version, docValue(t, d), hv, c.version, c.v, c.hist)
-		}
-	}
+	})
 	if k, ok := b.(backend.Keys); ok {
 		if got, want := changeLog(t, b, "s1"), []string{"n1@1", "n2@1", "u1@1", "u1@2", "u2@1", "u3@1", "u3@2", "u3@3"}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("log of changes of s1: %v, want %v (one entry per stored version, none for a refused one)", got, want)
