@@ -127,6 +127,13 @@ type NewCommit struct {
 	// transaction, recording the commit's thread and seq (ErrKeyUsed when
 	// it is live). Only backends that implement Keys are given one.
 	Key *KeyClaim
+	// Chained says that the commit was built on the entry just before it
+	// in the same Append, which is for the same thread at Seq-1, before
+	// that entry was stored: it is stored only if that entry is, else it
+	// fails with ErrStale, and never lands on another writer's commit at
+	// Seq-1. An entry marked Chained that does not follow such an entry
+	// fails with ErrStale.
+	Chained bool
 }
 
 // CommitID names a commit by thread and sequence number.
@@ -254,4 +261,16 @@ type Backend interface {
 
 	// Close releases the backend's resources.
 	Close() error
+}
+
+// ChainHolds reports whether entry i of an Append, marked Chained, may be
+// stored: it follows an entry of the same thread at Seq-1 that was stored
+// (res holds the results of the entries before i). For backends that
+// decide the entries one after the other.
+func ChainHolds(ncs []NewCommit, res []AppendResult, i int) bool {
+	if i == 0 {
+		return false
+	}
+	prev := &ncs[i-1]
+	return prev.Thread == ncs[i].Thread && prev.Seq == ncs[i].Seq-1 && res[i-1].Err == nil
 }

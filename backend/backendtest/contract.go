@@ -64,6 +64,7 @@ var contractChecks = []contractCheck{
 	{"AppendFirstAndNext", checkAppendFirstAndNext},
 	{"AppendStale", checkAppendStale},
 	{"AppendStaleHead", checkAppendStaleHead},
+	{"AppendChained", checkAppendChained},
 	{"AppendUnknownThread", checkAppendUnknownThread},
 	{"AppendEntriesIndependent", checkAppendEntriesIndependent},
 	{"AppendSameThreadTwice", checkAppendSameThreadTwice},
@@ -624,6 +625,70 @@ func checkAppendStaleHead(t *testing.T, b backend.Backend) {
 			continue
 		}
 		sameCommit(t, fmt.Sprintf("Head of a stale append at seq %d", seq), hd, want)
+	}
+}
+
+// checkAppendChained: an entry marked Chained is stored only right after
+// the entry before it in the call, of its thread at Seq-1, when that one
+// is stored; never on another writer's commit.
+func checkAppendChained(t *testing.T, b backend.Backend) {
+	ctx := t.Context()
+	th := newThread(t, b, "s", "main")
+	other := newThread(t, b, "s", "other")
+	commits(t, b, th.ID, 1)
+	chained := func(seq int64) backend.NewCommit {
+		c := nc(th.ID, seq)
+		c.Chained = true
+		return c
+	}
+	appendAll := func(what string, ncs ...backend.NewCommit) []backend.AppendResult {
+		t.Helper()
+		res, err := b.Append(ctx, ncs)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return res
+	}
+
+	// A chain of three after a plain entry: all stored, in order.
+	res := appendAll("a chain", nc(th.ID, 2), chained(3), chained(4))
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("a chain: entry %d: %v", i, r.Err)
+		}
+		if i > 0 && r.Commit.ID <= res[i-1].Commit.ID {
+			t.Errorf("a chain: entry %d has ID %d, not above the one before (%d)", i, r.Commit.ID, res[i-1].Commit.ID)
+		}
+	}
+	if got := logSeqs(t, b, th.ID, 0, 0); !slices.Equal(got, []int64{4, 3, 2, 1}) {
+		t.Errorf("log after a chain: %v, want [4 3 2 1]", got)
+	}
+
+	// Another writer took seq 5: the entry at 5 is stale, and the one
+	// chained to it must not land on the other writer's commit.
+	foreign := mustAppend(t, b, nc(th.ID, 5))
+	res = appendAll("a chain after a lost race", nc(th.ID, 5), chained(6))
+	wantErr(t, "the entry that lost the race", res[0].Err, backend.ErrStale)
+	wantErr(t, "the entry chained to it", res[1].Err, backend.ErrStale)
+	if h, _ := head(t, b, th.ID); h.ID != foreign.ID {
+		t.Errorf("head after a refused chain: %s, want the other writer's %s", fmtCommit(h), fmtCommit(foreign))
+	}
+
+	// Chained entries that follow nothing they can build on.
+	res = appendAll("chained first", chained(6))
+	wantErr(t, "a chained entry first in its call", res[0].Err, backend.ErrStale)
+	res = appendAll("chained after another thread", nc(other.ID, 1), chained(6))
+	if res[0].Err != nil {
+		t.Errorf("the other thread's entry: %v", res[0].Err)
+	}
+	wantErr(t, "a chained entry after another thread's", res[1].Err, backend.ErrStale)
+	res = appendAll("chained over a gap", nc(th.ID, 6), chained(8))
+	if res[0].Err != nil {
+		t.Errorf("the entry at 6: %v", res[0].Err)
+	}
+	wantErr(t, "a chained entry two seqs past the one before it", res[1].Err, backend.ErrStale)
+	if got := headSeq(t, b, th.ID); got != 6 {
+		t.Errorf("head seq %d after the refused chains, want 6", got)
 	}
 }
 

@@ -334,6 +334,10 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 			res[i].Err = backend.ErrNoThread
 			continue
 		}
+		if nc.Chained && !backend.ChainHolds(commits, res, i) {
+			res[i].Err = backend.ErrStale
+			continue
+		}
 		if nc.Seq != t.head+1 {
 			res[i].Err = backend.ErrStale
 			if n := len(t.log); n > 0 && t.log[n-1].Seq >= nc.Seq {

@@ -51,6 +51,7 @@ var appendKeyed = `WITH t AS (
 		AND NOT EXISTS (SELECT 1 FROM taken)
 		AND NOT EXISTS (SELECT 1 FROM used)
 		AND (SELECT ok FROM fits)
+		AND ($20::bigint IS NULL OR EXISTS (SELECT 1 FROM commits WHERE thread_id = $1 AND seq = $2::bigint - 1 AND nonce = $20::bigint))
 	ON CONFLICT (thread_id, seq) DO NOTHING
 	RETURNING id, time
 ), cp AS (

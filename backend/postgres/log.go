@@ -32,6 +32,7 @@ var appendPlain = `WITH t AS (
 	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce, files, bytes)
 	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea, $6::bigint, $7::bigint, $8::bigint FROM t, top
 	WHERE top.seq = $2::bigint - 1 AND (SELECT ok FROM fits)
+		AND ($11::bigint IS NULL OR EXISTS (SELECT 1 FROM commits WHERE thread_id = $1 AND seq = $2::bigint - 1 AND nonce = $11::bigint))
 	ON CONFLICT (thread_id, seq) DO NOTHING
 	RETURNING id, time
 ), ` + quotaUpdate("(SELECT scope FROM t)", "$10::bigint", "$9::bigint", "0", "octet_length($5::bytea)") + `
@@ -65,6 +66,7 @@ var appendFull = `WITH t AS (
 		AND ($6::bigint IS NULL OR EXISTS (SELECT 1 FROM req))
 		AND NOT EXISTS (SELECT 1 FROM taken)
 		AND (SELECT ok FROM fits)
+		AND ($14::bigint IS NULL OR EXISTS (SELECT 1 FROM commits WHERE thread_id = $1 AND seq = $2::bigint - 1 AND nonce = $14::bigint))
 	ON CONFLICT (thread_id, seq) DO NOTHING
 	RETURNING id, time
 ), cp AS (
@@ -206,6 +208,15 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 	batch := &pgx.Batch{}
 	for _, i := range order {
 		nc := &ncs[i]
+		// A chained entry names the entry before it by its nonce: its
+		// statement runs after that one's, in the same transaction.
+		var parent *int64
+		if nc.Chained {
+			if !chainable(ncs, i) {
+				continue
+			}
+			parent = &nonces[i-1]
+		}
 		if k := nc.Key; k != nil {
 			var rt, rs *int64
 			if r := nc.Requires; r != nil {
@@ -213,12 +224,12 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			}
 			batch.Queue(appendKeyed, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i],
 				k.Scope, k.Key, bytea(k.Hash), bytea(k.Result), micros(k.TTL), b.nowArg(),
-				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes)
+				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes, parent)
 			continue
 		}
 		if nc.Requires == nil && nc.Checkpoint == "" {
 			batch.Queue(appendPlain, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), nonces[i],
-				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes)
+				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes, parent)
 			continue
 		}
 		var rt, rs *int64
@@ -226,11 +237,15 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			rt, rs = &r.Thread, &r.Seq
 		}
 		batch.Queue(appendFull, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i],
-			nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes)
+			nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes, parent)
 	}
 	br := b.pool.SendBatch(ctx, batch)
 	for _, i := range order {
 		nc := &ncs[i]
+		if nc.Chained && !chainable(ncs, i) {
+			res[i] = backend.AppendResult{Err: backend.ErrStale}
+			continue
+		}
 		var (
 			id              *int64
 			at              *time.Time
@@ -297,6 +312,12 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 	// Close waits for the end of the implicit transaction: the results are
 	// returned only once the commit is durable.
 	return br.Close()
+}
+
+// chainable reports whether entry i, marked Chained, follows an entry of
+// its thread at Seq-1 (whose outcome its statement then checks).
+func chainable(ncs []backend.NewCommit, i int) bool {
+	return i > 0 && ncs[i-1].Thread == ncs[i].Thread && ncs[i-1].Seq == ncs[i].Seq-1
 }
 
 // bytea makes nil bytes an empty bytea: the columns are NOT NULL, and pgx

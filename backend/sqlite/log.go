@@ -39,6 +39,10 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		var last int64
 		dirty := map[string]bool(nil)
 		for i := range ncs {
+			if ncs[i].Chained && !backend.ChainHolds(ncs, res, i) {
+				res[i] = backend.AppendResult{Err: backend.ErrStale}
+				continue
+			}
 			c, err := st.append(&ncs[i], &known, now)
 			if err != nil && !isEntryErr(err) {
 				return known, err
