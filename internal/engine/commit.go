@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,44 +66,83 @@ type CommitInfo struct {
 // the other writer's, and an edit whose anchor moved is re-checked). fn
 // must therefore have no effects other than on tx. When fn changes nothing,
 // nothing is committed and changed is false.
+//
+// While other mutations of the thread wait in this process, a mutation
+// lets the next one build on its commit before it is stored, and they go
+// to the backend together (chain.go).
 func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (CommitInfo, error)) (c backend.Commit, changed bool, err error) {
 	e.commits.active.Add(1)
 	defer e.commits.active.Add(-1)
 	l := e.lock(thread)
-	defer e.unlock(thread, l)
+	held := true // l's in-process lock, which a published commit lets go early
+	defer func() {
+		if held {
+			e.unlock(thread, l)
+		}
+	}()
 	// hint is the head a lost compare-and-swap reported (AppendResult.Head).
 	var hint backend.Commit
 	// locked is the head read under the thread's cross-process lock, when
 	// this mutation just took it (lock.go).
 	var locked backend.Commit
 	fresh := false
-	if l.hold == nil && e.isContended(thread) {
-		if locked, fresh, err = e.crossLock(ctx, thread, l); err != nil {
-			return c, false, err
-		}
-	}
+	// lost is the outcome of the last attempt when it lost the head's
+	// compare-and-swap, and lostSeq that attempt's seq.
+	var lost *backend.AppendResult
+	var lostSeq int64
 	for attempt := 0; ; attempt++ {
+		if !held {
+			l = e.lock(thread)
+			held = true
+		}
+		parent := e.parentOf(thread, l)
+		if parent == nil && l.hold == nil && e.locker != nil && (lost != nil || attempt == 0 && e.isContended(thread)) {
+			// Another process wrote: wait for its writers instead of
+			// racing them (again).
+			if locked, fresh, err = e.crossLock(ctx, thread, l); err != nil {
+				return c, false, err
+			}
+		}
+		if lost != nil {
+			if !fresh && lost.Head.Seq >= lostSeq {
+				hint = lost.Head
+			}
+			lost = nil
+		}
 		// The head this process last committed is tried first, saving a
 		// query, and after a lost race the head the backend reported. It
 		// is only trusted if the commit succeeds (the compare-and-swap
 		// checks it): any other outcome (an error, nothing to change,
 		// storage collected by another process) may come from a stale
 		// head, so fn runs again on the backend's head. A head read under
-		// the cross-process lock is the backend's.
-		head, cached := e.heads.get(thread)
-		cached = cached && attempt == 0
-		switch {
-		case fresh:
-			head, cached, fresh = locked, false, false
-		case hint.Seq > 0:
-			head, cached, hint = hint, true, backend.Commit{}
-		case !cached:
-			var err error
-			if head, _, err = e.b.Head(ctx, thread); err != nil {
-				return c, false, err
+		// the cross-process lock is the backend's. A commit of this
+		// process not yet stored (parent) is trusted once it is.
+		var head backend.Commit
+		var tx *Tx
+		cached := false
+		if parent != nil {
+			head = parent.commit()
+		} else {
+			head, cached = e.heads.get(thread)
+			cached = cached && attempt == 0
+			switch {
+			case fresh:
+				head, cached, fresh = locked, false, false
+			case hint.Seq > 0:
+				head, cached, hint = hint, true, backend.Commit{}
+			case !cached:
+				var err error
+				if head, _, err = e.b.Head(ctx, thread); err != nil {
+					return c, false, err
+				}
 			}
 		}
 		retry := func() bool {
+			if parent != nil {
+				// An outcome on a commit not yet stored stands only
+				// once it is.
+				return !e.settle(thread, parent)
+			}
 			e.heads.forget(thread)
 			return cached
 		}
@@ -112,15 +152,22 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			}
 			return c, false, err
 		}
-		root, err := decodeRoot(head.Root, head.ID)
-		if err != nil {
-			return c, false, err
+		if parent != nil {
+			tx = parent.tx.chain(time.Now().UnixMicro())
+		} else {
+			root, err := decodeRoot(head.Root, head.ID)
+			if err != nil {
+				return c, false, err
+			}
+			tx = &Tx{e: e, base: root, now: time.Now().UnixMicro()}
 		}
-		tx := &Tx{e: e, base: root, now: time.Now().UnixMicro()}
 		info, err := fn(tx)
 		if err == nil && !tx.Changed() {
 			if retry() {
 				continue
+			}
+			if parent != nil {
+				head = parent.req.res.Commit
 			}
 			return head, false, nil
 		}
@@ -146,10 +193,15 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			}
 			return c, false, err
 		}
+		baseFiles, baseBytes := tx.baseFiles, tx.baseBytes
+		if parent != nil {
+			baseFiles, baseBytes = parent.files, parent.bytes
+		}
 		nc := backend.NewCommit{
 			Thread: thread, Seq: head.Seq + 1, Root: encodeRoot(newRoot), Meta: info.Meta,
 			Checkpoint: info.Checkpoint, Key: info.Key,
-			Files: files, Bytes: bytes, DeltaFiles: files - tx.baseFiles, DeltaBytes: bytes - tx.baseBytes,
+			Files: files, Bytes: bytes, DeltaFiles: files - baseFiles, DeltaBytes: bytes - baseBytes,
+			Chained: parent != nil,
 		}
 		var parts []string
 		if e.commits.parts != nil {
@@ -157,12 +209,33 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 		} else {
 			nc.Pack = bd.pb.bytes()
 		}
-		res, err := e.commits.do(ctx, nc, parts)
+		r := &commitReq{nc: nc, parts: parts}
+		depth := 1
+		if parent != nil {
+			r.after, depth = parent.req, parent.depth+1
+		}
+		p := e.publishable(thread, l, tx, depth)
+		if p {
+			r.fin = make(chan struct{})
+		}
+		leadNow := e.commits.enqueue(r)
+		var pc *pendingCommit
+		if p {
+			// The next mutation of the thread builds on this commit
+			// now; this one waits for its outcome without the lock.
+			pc = &pendingCommit{req: r, tx: tx, bd: &bd, depth: depth, files: files, bytes: bytes}
+			l.pending = pc
+			e.unlock(thread, l)
+			held = false
+		} else {
+			l.pending = nil
+		}
+		res, err := e.commits.await(ctx, r, leadNow)
 		if err != nil {
 			e.heads.forget(thread)
 			return c, false, err
 		}
-		if res.Contended && l.hold == nil {
+		if res.Contended && (!held || l.hold == nil) {
 			// Writers of other processes wait for the thread's lock:
 			// this one takes it too from its next mutation.
 			e.markContended(thread)
@@ -171,16 +244,7 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			e.heads.forget(thread)
 			e.markContended(thread)
 			if attempt < e.retries {
-				if l.hold == nil && e.locker != nil {
-					// Another process wrote: wait for its writers
-					// instead of racing them again.
-					if locked, fresh, err = e.crossLock(ctx, thread, l); err != nil {
-						return c, false, err
-					}
-				}
-				if !fresh && res.Head.Seq >= nc.Seq {
-					hint = res.Head
-				}
+				lost, lostSeq = &res, nc.Seq
 				continue
 			}
 			return c, false, ErrConflict
@@ -189,8 +253,12 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			e.heads.forget(thread)
 			return c, false, res.Err
 		}
-		e.stored(res.Commit.ID, &bd)
-		e.heads.set(thread, res.Commit)
+		if pc != nil {
+			e.storedOnce(pc)
+		} else {
+			e.stored(res.Commit.ID, &bd)
+		}
+		e.heads.setNewer(thread, res.Commit)
 		return res.Commit, true, nil
 	}
 }
@@ -211,6 +279,7 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 	}
 	l := e.lock(thread)
 	defer e.unlock(thread, l)
+	e.settlePending(thread, l)
 	for attempt := 0; ; attempt++ {
 		head, cached := e.heads.get(thread)
 		if !cached || attempt > 0 {
@@ -280,6 +349,7 @@ func Unguarded(ctx context.Context) context.Context {
 func (e *Engine) Mark(ctx context.Context, thread int64, meta []byte, check func(head backend.Commit) (skip bool, err error)) (backend.Commit, bool, error) {
 	l := e.lock(thread)
 	defer e.unlock(thread, l)
+	e.settlePending(thread, l)
 	for attempt := 0; ; attempt++ {
 		head, _, err := e.b.Head(ctx, thread)
 		if err != nil {
@@ -405,6 +475,20 @@ func (h *headCache) set(thread int64, c backend.Commit) {
 	h.m[thread] = c
 }
 
+// setNewer is set, unless the head cached for thread is newer than c: the
+// commits of a chain learn their outcomes in any order.
+func (h *headCache) setNewer(thread int64, c backend.Commit) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old, ok := h.m[thread]; ok && old.Seq > c.Seq {
+		return
+	}
+	if h.m == nil || len(h.m) >= maxCachedHeads {
+		h.m = map[int64]backend.Commit{}
+	}
+	h.m[thread] = c
+}
+
 func (h *headCache) forget(thread int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -438,7 +522,26 @@ type commitReq struct {
 	// lead is set, before done is closed, on a waiter taken out of the
 	// queue and handed a slot: it stores the next batch, its own first.
 	lead bool
+	// after is the commit this one was built on before it was stored
+	// (nc.Chained): it travels in the same batch, right after it, or
+	// waits among after's held until after's batch is stored, and then
+	// goes as a plain commit if after landed, and not at all if not.
+	after *commitReq
+	held  []*commitReq
+	state reqState // under the committer's mu
+	// fin, when made (a commit others may be chained to), is closed once
+	// res and err are set.
+	fin chan struct{}
 }
+
+type reqState int8
+
+const (
+	reqQueued  reqState = iota // in the committer's queue
+	reqHeld                    // among after's held
+	reqSending                 // in a batch being stored
+	reqDone                    // res and err are set
+)
 
 const maxBatch = 256
 
@@ -457,7 +560,33 @@ func newCommitter(b backend.Backend) *committer {
 
 func (c *committer) do(ctx context.Context, nc backend.NewCommit, parts []string) (backend.AppendResult, error) {
 	r := &commitReq{nc: nc, parts: parts}
+	return c.await(ctx, r, c.enqueue(r))
+}
+
+// enqueue places r: it reports true when a slot is r's at once (await
+// then stores r's batch), false when r waits for a batch to carry it.
+func (c *committer) enqueue(r *commitReq) (leadNow bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a := r.after; a != nil {
+		switch a.state {
+		case reqQueued:
+			// The batch that takes a takes r too (lead).
+			r.done, r.state = make(chan struct{}), reqQueued
+			c.queue = append(c.queue, r)
+			return false
+		case reqHeld, reqSending:
+			r.done, r.state = make(chan struct{}), reqHeld
+			a.held = append(a.held, r)
+			return false
+		case reqDone:
+			if !landed(a) {
+				c.finishLocked(r, backend.AppendResult{Err: backend.ErrStale}, nil)
+				return false
+			}
+			r.after, r.nc.Chained = nil, false // a is stored: r is a plain commit on it
+		}
+	}
 	// A batch goes out at once when none is in flight; beside others,
 	// only once it would carry fullBatch commits. A second transaction of
 	// one commit next to one in flight costs the server (and, on this
@@ -465,18 +594,111 @@ func (c *committer) do(ctx context.Context, nc backend.NewCommit, parts []string
 	// for the slot costs in latency (decision 0064).
 	if c.inflight == 0 || c.inflight < c.limit && len(c.queue)+1 >= fullBatch {
 		c.inflight++
-		c.mu.Unlock()
-		c.lead(ctx, r)
-		return r.res, r.err
+		r.state = reqSending
+		return true
 	}
-	r.done = make(chan struct{}) // only a waiter needs one
+	r.done, r.state = make(chan struct{}), reqQueued // only a waiter needs one
 	c.queue = append(c.queue, r)
-	c.mu.Unlock()
-	<-r.done
-	if r.lead {
+	return false
+}
+
+// await returns r's outcome once it is durable (or refused), storing
+// batches when handed a slot.
+func (c *committer) await(ctx context.Context, r *commitReq, leadNow bool) (backend.AppendResult, error) {
+	if !leadNow && r.done != nil {
+		<-r.done
+	}
+	if leadNow || r.lead {
 		c.lead(ctx, r)
 	}
 	return r.res, r.err
+}
+
+// chainOrder puts each chained commit of a batch right after the one it
+// was built on (backend.NewCommit.Chained), the others in their order.
+func chainOrder(batch []*commitReq) []*commitReq {
+	var next map[*commitReq][]*commitReq
+	for _, q := range batch {
+		if q.after != nil {
+			if next == nil {
+				next = map[*commitReq][]*commitReq{}
+			}
+			next[q.after] = append(next[q.after], q)
+		}
+	}
+	if next == nil {
+		return batch
+	}
+	out := make([]*commitReq, 0, len(batch))
+	var add func(q *commitReq)
+	add = func(q *commitReq) {
+		out = append(out, q)
+		for _, f := range next[q] {
+			add(f)
+		}
+	}
+	for _, q := range batch {
+		if q.after == nil {
+			add(q)
+		}
+	}
+	if len(out) < len(batch) {
+		// A chained commit whose parent is not in the batch (never
+		// queued so): it goes last, and the backend refuses it.
+		in := make(map[*commitReq]bool, len(out))
+		for _, q := range out {
+			in[q] = true
+		}
+		for _, q := range batch {
+			if !in[q] {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// landed reports whether a finished request's commit was stored.
+func landed(r *commitReq) bool { return r.err == nil && r.res.Err == nil }
+
+// finishLocked sets r's outcome and wakes whoever waits for it (c.mu is
+// held).
+func (c *committer) finishLocked(r *commitReq, res backend.AppendResult, err error) {
+	r.res, r.err, r.state = res, err, reqDone
+	if r.fin != nil {
+		close(r.fin)
+	}
+	if r.done != nil && !r.lead {
+		close(r.done)
+	}
+}
+
+// releaseLocked moves the commits held for r, which is done, on: into the
+// queue (after them, those chained to them) when r landed, else they are
+// refused as stale, and so are those chained to them.
+func (c *committer) releaseLocked(r *commitReq) {
+	held := r.held
+	r.held = nil
+	for _, h := range held {
+		if landed(r) {
+			h.after, h.nc.Chained = nil, false
+			c.requeueLocked(h)
+			continue
+		}
+		c.finishLocked(h, backend.AppendResult{Err: backend.ErrStale}, nil)
+		c.releaseLocked(h)
+	}
+}
+
+// requeueLocked queues h and, right after it, the commits chained to it.
+func (c *committer) requeueLocked(h *commitReq) {
+	h.state = reqQueued
+	c.queue = append(c.queue, h)
+	held := h.held
+	h.held = nil
+	for _, g := range held {
+		c.requeueLocked(g)
+	}
 }
 
 // lead stores one batch, r's commit first and then the waiters', in the
@@ -493,11 +715,19 @@ func (c *committer) lead(ctx context.Context, r *commitReq) {
 	}
 	c.mu.Lock()
 	n := min(len(c.queue), maxBatch-1)
+	// A chain is never cut: its commits travel in one Append.
+	for n < len(c.queue) && c.queue[n].after != nil && (c.queue[n].after == r || slices.Contains(c.queue[:n], c.queue[n].after)) {
+		n++
+	}
 	batch := make([]*commitReq, 0, n+1)
 	batch = append(batch, r)
 	batch = append(batch, c.queue[:n]...)
 	c.queue = c.queue[n:]
+	for _, q := range batch {
+		q.state = reqSending
+	}
 	c.mu.Unlock()
+	batch = chainOrder(batch)
 
 	ncs := make([]backend.NewCommit, len(batch))
 	for i, q := range batch {
@@ -520,17 +750,17 @@ func (c *committer) lead(ctx context.Context, r *commitReq) {
 	if err == nil && len(results) != len(batch) {
 		err = fmt.Errorf("engine: backend returned %d results for %d commits", len(results), len(batch))
 	}
+	c.mu.Lock()
 	for i, q := range batch {
 		if err != nil {
-			q.err = err
+			c.finishLocked(q, backend.AppendResult{}, err)
 		} else {
-			q.res = results[i]
-		}
-		if q != r {
-			close(q.done)
+			c.finishLocked(q, results[i], nil)
 		}
 	}
-	c.mu.Lock()
+	for _, q := range batch {
+		c.releaseLocked(q)
+	}
 	if len(c.queue) > 0 {
 		next := c.queue[0]
 		c.queue = c.queue[1:]

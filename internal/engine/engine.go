@@ -37,6 +37,10 @@ type Options struct {
 	// only right after the head Guard accepted. Package satchel refuses
 	// the writes to an archived thread with it.
 	Guard func(head backend.Commit) error
+	// NoChaining turns chained commits off (chain.go): every mutation
+	// of a thread waits for the one before it to be stored. For
+	// benchmarks' baseline.
+	NoChaining bool
 }
 
 // Engine runs versioned workspaces over one backend.
@@ -58,6 +62,8 @@ type Engine struct {
 	// keepReplaced (benchmarks' baseline) keeps the nodes a commit
 	// replaced in the node cache, as before stored dropped them.
 	keepReplaced bool
+	// noChain is Options.NoChaining.
+	noChain bool
 
 	// locker is b when it locks threads across processes: the writers of
 	// a contended thread then wait for each other instead of racing
@@ -83,6 +89,9 @@ type threadLock struct {
 	// hold is the cross-process lock of the thread while this process
 	// holds it (lock.go); under mu.
 	hold *crossHold
+	// pending is the last commit of the thread published before it was
+	// stored (chain.go); under mu.
+	pending *pendingCommit
 }
 
 // New returns an engine over b.
@@ -107,6 +116,7 @@ func New(b backend.Backend, o Options) *Engine {
 		commits:     c,
 		retries:     o.MaxRetries,
 		guard:       o.Guard,
+		noChain:     o.NoChaining,
 		locks:       map[int64]*threadLock{},
 	}
 }
@@ -145,6 +155,9 @@ func (e *Engine) unlock(thread int64, l *threadLock) {
 	e.lockMu.Unlock()
 	if l.hold != nil {
 		e.passHold(l, !last)
+	}
+	if last {
+		l.pending = nil
 	}
 	l.mu.Unlock()
 	if last {

@@ -126,6 +126,16 @@ func (e *Engine) passHold(l *threadLock, waiting bool) {
 	l.hold = nil
 	// The unlock is a round trip the mutation need not wait for: the
 	// commit is durable, and the lock's next holder reads the head once
-	// it has the lock.
-	go h.unlock()
+	// it has the lock. A commit published before it is stored (chain.go)
+	// is waited for first: the next holder must find it.
+	var fin chan struct{}
+	if l.pending != nil {
+		fin = l.pending.req.fin
+	}
+	go func() {
+		if fin != nil {
+			<-fin
+		}
+		h.unlock()
+	}()
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -77,6 +79,9 @@ type Tx struct {
 	// baseFiles and baseBytes are the base's totals, once counted.
 	baseFiles, baseBytes int64
 	counted              bool
+	// changes counts the changes made by this transaction's own
+	// mutation (a chained one starts with another's: chain).
+	changes int
 	// last is the last path looked up in the base tree, which never
 	// changes: a mutation looks its path up in its checks, then again to
 	// apply it.
@@ -255,6 +260,7 @@ func (tx *Tx) setPending(path string, p *pendingFile) {
 	}
 	was := tx.pending[path] != nil
 	tx.pending[path] = p
+	tx.changes++
 	if tx.under == nil {
 		if len(tx.pending) <= smallPending {
 			return
@@ -439,22 +445,33 @@ func (tx *Tx) Append(ctx context.Context, path, text string) error {
 	}
 	var prefix []part
 	var tail string // the old content that is rewritten with text
-	cs, err := tx.chunksOf(ctx, &old)
-	if err != nil {
-		return err
-	}
-	if len(cs) > 1 {
-		prefix = make([]part, 1, 2) // and the last part
-		prefix[0].chunks = cs[: len(cs)-1 : len(cs)-1]
-		if tail, err = tx.e.chunk(ctx, cs[len(cs)-1].Ref); err != nil {
+	known := 0      // how much of tail is an old last chunk (no cut in it)
+	if p := tx.pending[path]; p != nil && len(p.parts) > 0 && p.parts[len(p.parts)-1].text != "" {
+		// A file this transaction changed: its last new part grows, as
+		// a stored file's last chunk does (a chained mutation appending
+		// to the file its parent appended to).
+		last := p.parts[len(p.parts)-1]
+		prefix = slices.Clip(p.parts[:len(p.parts)-1])
+		tail, known = last.text, last.known
+	} else {
+		cs, err := tx.chunksOf(ctx, &old)
+		if err != nil {
 			return err
 		}
-	} else if tail, err = tx.Content(ctx, &old); err != nil {
-		return err
-	}
-	if len(tail) > 0 && len(cs) <= 1 && int(old.Size)+len(text) > singleChunkMax {
-		// A small file outgrowing one chunk is cut from its start.
-		prefix = nil
+		if len(cs) > 1 {
+			prefix = make([]part, 1, 2) // and the last part
+			prefix[0].chunks = cs[: len(cs)-1 : len(cs)-1]
+			if tail, err = tx.e.chunk(ctx, cs[len(cs)-1].Ref); err != nil {
+				return err
+			}
+			known = len(tail) // a last chunk of a cut file: no cut inside it
+		} else if tail, err = tx.Content(ctx, &old); err != nil {
+			return err
+		}
+		if len(tail) > 0 && len(cs) <= 1 && int(old.Size)+len(text) > singleChunkMax {
+			// A small file outgrowing one chunk is cut from its start.
+			prefix = nil
+		}
 	}
 	ent := old
 	ent.Chunks, ent.List = nil, Ref{}
@@ -476,10 +493,6 @@ func (tx *Tx) Append(ctx context.Context, path, text string) error {
 	k := incompleteTail(tail)
 	ent.JSONBytes = old.JSONBytes - int64(jsonsize.String(tail[len(tail)-k:])-2) +
 		int64(jsonsize.String(tail[len(tail)-k:]+text)-2)
-	known := 0
-	if len(cs) > 1 {
-		known = len(tail) // a last chunk of a cut file: no cut inside it
-	}
 	parts := append(prefix, part{text: tx.e.tails.join(tail, text), known: known})
 	return tx.set(ctx, &pendingFile{ent: ent, parts: parts}, &old)
 }
@@ -553,8 +566,38 @@ func (tx *Tx) Rename(ctx context.Context, from, to string) error {
 	return tx.set(ctx, p, dp)
 }
 
-// Changed reports whether the transaction changed anything.
-func (tx *Tx) Changed() bool { return len(tx.pending) > 0 }
+// Changed reports whether the transaction's mutation changed anything.
+func (tx *Tx) Changed() bool { return tx.changes > 0 }
+
+// chain returns a transaction over tx's base that starts with tx's
+// changes: the next mutation of the thread, built while tx's commit is on
+// its way to the backend. Its commit carries tx's changes again, in its
+// own pack, since it cannot name the objects of a pack not yet stored
+// (decision 0092). Pending files are never modified once set, so they are
+// shared.
+func (tx *Tx) chain(now int64) *Tx {
+	c := &Tx{
+		e: tx.e, base: tx.base, now: now,
+		pending: maps.Clone(tx.pending), under: maps.Clone(tx.under),
+		files: tx.files, bytes: tx.bytes, baseFiles: tx.baseFiles, baseBytes: tx.baseBytes,
+		counted: tx.counted, last: tx.last,
+	}
+	return c
+}
+
+// pendingText is the new text the transaction holds: what a commit
+// chained to it stores again.
+func (tx *Tx) pendingText() int {
+	n := 0
+	for _, p := range tx.pending {
+		if p != nil {
+			for _, pt := range p.parts {
+				n += len(pt.text)
+			}
+		}
+	}
+	return n
+}
 
 // Paths returns the paths the transaction changed, sorted.
 func (tx *Tx) Paths() []string {
