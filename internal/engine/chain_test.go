@@ -265,30 +265,45 @@ func (s *staleSpy) Append(ctx context.Context, ncs []backend.NewCommit) ([]backe
 	return res, err
 }
 
+type concurrentSpy struct{ *staleSpy }
+
+func (concurrentSpy) AppendConcurrency() int { return 4 }
+
 // TestChainsOfThreadsShareABatch: the chains of several threads, in one
-// process, go in shared batches; none is ever refused (each chained
-// commit follows its parent in the Append).
+// process, go in shared batches, one at a time or several at once
+// (backend.ConcurrentAppender); none is ever refused: each chained commit
+// follows its parent in its Append.
 func TestChainsOfThreadsShareABatch(t *testing.T) {
-	ctx := context.Background()
-	m := memory.New()
-	sp := &staleSpy{Backend: m, t: t}
-	e := New(sp, Options{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		th, err := m.Thread(ctx, "s", fmt.Sprintf("t%d", w), true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 4 {
-			wg.Go(func() {
-				for k := range 5 {
-					put(t, e, th.ID, map[string]string{fmt.Sprintf("w%d-%d", i, k): "x"})
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprintf("concurrent=%v", parallel), func(t *testing.T) {
+			ctx := context.Background()
+			m := memory.New()
+			sp := &staleSpy{Backend: m, t: t}
+			var b backend.Backend = sp
+			if parallel {
+				b = concurrentSpy{sp}
+			}
+			e := New(b, Options{})
+			var wg sync.WaitGroup
+			for w := range 6 {
+				th, err := m.Thread(ctx, "s", fmt.Sprintf("t%d", w), true)
+				if err != nil {
+					t.Fatal(err)
 				}
-			})
-		}
-	}
-	wg.Wait()
-	if sp.n > 0 {
-		t.Errorf("%d entries refused in one process", sp.n)
+				for i := range 4 {
+					wg.Go(func() {
+						for k := range 10 {
+							put(t, e, th.ID, map[string]string{fmt.Sprintf("w%d-%d", i, k): "x"})
+						}
+					})
+				}
+			}
+			wg.Wait()
+			sp.mu.Lock()
+			defer sp.mu.Unlock()
+			if sp.n > 0 {
+				t.Errorf("%d entries refused in one process", sp.n)
+			}
+		})
 	}
 }

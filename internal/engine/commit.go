@@ -614,6 +614,47 @@ func (c *committer) await(ctx context.Context, r *commitReq, leadNow bool) (back
 	return r.res, r.err
 }
 
+// takeLocked takes r's batch out of the queue: r, then the queued
+// commits in their order, up to maxBatch. A chained commit goes only with
+// the commit it was built on, and past maxBatch still, so that a chain is
+// never cut; one whose parent is in another batch (a waiter handed a slot
+// and not yet leading it) is left for that batch.
+func (c *committer) takeLocked(r *commitReq) []*commitReq {
+	batch := make([]*commitReq, 0, min(len(c.queue), maxBatch-1)+1)
+	batch = append(batch, r)
+	r.state = reqSending
+	var in map[*commitReq]bool // the batch, once a chain is queued
+	rest := c.queue[:0]
+	for i, q := range c.queue {
+		if q.after == nil && len(batch) < maxBatch {
+			batch = append(batch, q)
+			q.state = reqSending
+			if in != nil {
+				in[q] = true
+			}
+			continue
+		}
+		if q.after != nil {
+			if in == nil {
+				in = make(map[*commitReq]bool, len(batch)+len(c.queue)-i)
+				for _, b := range batch {
+					in[b] = true
+				}
+			}
+			if in[q.after] {
+				batch = append(batch, q)
+				q.state = reqSending
+				in[q] = true
+				continue
+			}
+		}
+		rest = append(rest, q)
+	}
+	clear(c.queue[len(rest):])
+	c.queue = rest
+	return batch
+}
+
 // chainOrder puts each chained commit of a batch right after the one it
 // was built on (backend.NewCommit.Chained), the others in their order.
 func chainOrder(batch []*commitReq) []*commitReq {
@@ -714,18 +755,7 @@ func (c *committer) lead(ctx context.Context, r *commitReq) {
 		runtime.Gosched()
 	}
 	c.mu.Lock()
-	n := min(len(c.queue), maxBatch-1)
-	// A chain is never cut: its commits travel in one Append.
-	for n < len(c.queue) && c.queue[n].after != nil && (c.queue[n].after == r || slices.Contains(c.queue[:n], c.queue[n].after)) {
-		n++
-	}
-	batch := make([]*commitReq, 0, n+1)
-	batch = append(batch, r)
-	batch = append(batch, c.queue[:n]...)
-	c.queue = c.queue[n:]
-	for _, q := range batch {
-		q.state = reqSending
-	}
+	batch := c.takeLocked(r)
 	c.mu.Unlock()
 	batch = chainOrder(batch)
 
@@ -761,10 +791,16 @@ func (c *committer) lead(ctx context.Context, r *commitReq) {
 	for _, q := range batch {
 		c.releaseLocked(q)
 	}
-	if len(c.queue) > 0 {
-		next := c.queue[0]
-		c.queue = c.queue[1:]
-		next.lead = true
+	// The slot goes to the first waiter that is not chained (a chained
+	// one goes with the commit it was built on, which is queued before
+	// it or leads a batch that takes it). From now on it counts as
+	// sending: a commit chained to it meanwhile waits among its held.
+	for i, next := range c.queue {
+		if next.after != nil {
+			continue
+		}
+		c.queue = slices.Delete(c.queue, i, i+1)
+		next.lead, next.state = true, reqSending
 		c.mu.Unlock()
 		close(next.done)
 		return
