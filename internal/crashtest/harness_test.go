@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend/postgres"
@@ -125,18 +128,31 @@ type child struct {
 	cmd    *exec.Cmd
 	lines  chan string
 	stderr *strings.Builder
+	// app names the child's PostgreSQL sessions, server is its database
+	// (without the name); both empty on SQLite.
+	app, server string
 }
 
 // startChild starts the test binary as a child of role.
 func startChild(t *testing.T, role, dsn, args string) *child {
 	t.Helper()
+	c := &child{lines: make(chan string, 1<<16), stderr: &strings.Builder{}}
+	if strings.HasPrefix(dsn, "postgres://") {
+		// Named, so that wait can tell when its server sessions are gone.
+		c.app = fmt.Sprintf("satchel_crash_child_%d_%d", os.Getpid(), children.Add(1))
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		c.server, dsn = dsn, dsn+sep+"application_name="+c.app
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"="+role, dsnEnv+"="+dsn, argsEnv+"="+args)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: cmd, lines: make(chan string, 1<<16), stderr: &strings.Builder{}}
+	c.cmd = cmd
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -153,11 +169,47 @@ func startChild(t *testing.T, role, dsn, args string) *child {
 }
 
 // wait waits for the child to end and returns every line it printed
-// (those not yet received) and its exit error.
+// (those not yet received) and its exit error. On PostgreSQL it also waits
+// until the child's server sessions have ended: a transaction a killed
+// child sent may still commit on the server after the child died, and
+// what the test reads next must see it.
 func (c *child) wait() ([]string, error) {
 	var rest []string
 	for l := range c.lines {
 		rest = append(rest, l)
 	}
-	return rest, c.cmd.Wait()
+	err := c.cmd.Wait()
+	if c.app != "" {
+		if gerr := sessionsGone(c.server, c.app); gerr != nil {
+			return rest, gerr
+		}
+	}
+	return rest, err
+}
+
+var children atomic.Int64
+
+// sessionsGone waits until no server session carries application name app.
+func sessionsGone(dsn, app string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", app).Scan(&n); err != nil {
+			return fmt.Errorf("the sessions of %s: %w", app, err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the sessions of %s: %d still open after a minute", app, n)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
