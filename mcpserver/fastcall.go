@@ -70,6 +70,19 @@ type callParams struct {
 	RequestState   json.RawMessage `json:"requestState"`
 }
 
+// parseCall reads a tools/call's params as the SDK does; false when they
+// are not an object or have a field the fast path leaves to the SDK.
+func parseCall(params []byte) (callParams, bool) {
+	var p callParams
+	if len(params) == 0 || params[0] != '{' {
+		return p, false
+	}
+	if rest, err := json.Parse(params, &p, parseFlags); err != nil || len(bytes.TrimSpace(rest)) > 0 {
+		return p, false
+	}
+	return p, p.Meta == nil && p.InputResponses == nil && p.RequestState == nil
+}
+
 // take returns the request of m to serve on the fast path, or nil when m
 // is for the SDK.
 func (f *fastCalls) take(ss *mcp.ServerSession, m jsonrpc.Message) *mcp.CallToolRequest {
@@ -77,17 +90,14 @@ func (f *fastCalls) take(ss *mcp.ServerSession, m jsonrpc.Message) *mcp.CallTool
 		return nil
 	}
 	req, ok := m.(*jsonrpc.Request)
-	if !ok || req.Method != "tools/call" || !req.IsCall() || len(req.Params) == 0 || req.Params[0] != '{' {
+	if !ok || req.Method != "tools/call" || !req.IsCall() {
 		return nil
 	}
 	if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion >= newestVersion {
 		return nil
 	}
-	var p callParams
-	if rest, err := json.Parse(req.Params, &p, parseFlags); err != nil || len(bytes.TrimSpace(rest)) > 0 {
-		return nil
-	}
-	if p.Meta != nil || p.InputResponses != nil || p.RequestState != nil {
+	p, ok := parseCall(req.Params)
+	if !ok {
 		return nil
 	}
 	if _, ok := f.tools[p.Name]; !ok {
@@ -147,14 +157,22 @@ func sdkMarshal(v any) ([]byte, error) {
 }
 
 // encodeToolResponse returns the wire form of a response whose id is a
-// number and whose result is text content only, byte for byte what the
-// SDK makes of it; nil for any other.
+// number and whose result is text content (and structured content),
+// byte for byte what the SDK makes of it; nil for any other.
 func encodeToolResponse(id jsonrpc.ID, r *mcp.CallToolResult) []byte {
 	n, ok := id.Raw().(int64)
-	if !ok || r.Meta != nil || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" || r.GetError() != nil {
+	if !ok || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.GetError() != nil {
 		return nil
 	}
-	size := 64
+	var structured []byte
+	if r.StructuredContent != nil {
+		// The SDK's json.Marshal of the result encodes it so (HTML escaped).
+		var err error
+		if structured, err = stdjson.Marshal(r.StructuredContent); err != nil {
+			return nil
+		}
+	}
+	size := 64 + len(structured)
 	for _, c := range r.Content {
 		t, ok := c.(*mcp.TextContent)
 		if !ok || t == nil || t.Meta != nil || t.Annotations != nil {
@@ -175,6 +193,10 @@ func encodeToolResponse(id jsonrpc.ID, r *mcp.CallToolResult) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, ']')
+	if structured != nil {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, structured...)
+	}
 	if r.IsError {
 		b = append(b, `,"isError":true`...)
 	}
