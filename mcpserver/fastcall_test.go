@@ -2,9 +2,16 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
+	stdjson "encoding/json"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/segmentio/encoding/json"
+
+	"github.com/satchel-dev/satchel"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,4 +113,86 @@ func FuzzParseCall(f *testing.F) {
 			t.Fatalf("read %q %q, the SDK %q %q", p.Name, p.Arguments, sdk.Name, sdk.Arguments)
 		}
 	})
+}
+
+// TestFastPathAnswersAsTheSDK: over streamable HTTP, a tool call the fast
+// path serves is answered byte for byte as the SDK answers the same call
+// (one with _meta, which goes to the SDK), refusals and unknown tools
+// included. (Over stdio, TestIOTransportAsSDK compares the transports.)
+func TestFastPathAnswersAsTheSDK(t *testing.T) {
+	f := newHTTP(t, Config{})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	h := rawSession(t, f, secret, "2025-11-25")
+	html := `<b>"x" & y</b>` + "\u2028\xff\n"
+	calls := []string{
+		`"name":"write_file","arguments":{"path":"a.md","content":` + mustJSON(t, html) + `}`,
+		`"name":"read_file","arguments":{"path":"a.md"}`,
+		`"name":"read_file","arguments":{"path":"a.md","start_line":1,"end_line":1,"numbered":false}`,
+		`"name":"read_file","arguments":{"path":"missing.md"}`,
+		`"name":"read_file","arguments":{"path":"../x"}`,
+		`"name":"read_file","arguments":null`,
+		`"name":"read_file"`,
+		`"name":"glob","arguments":{"pattern":"*.md"}`,
+		`"name":"list_files","arguments":{}`,
+		`"name":"no_such_tool","arguments":{}`,
+	}
+	for i, c := range calls {
+		fast := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s}}`, 10+i, c)
+		sdk := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{},%s}}`, 10+i, c)
+		var bodies [2]string
+		for k, body := range []string{sdk, fast} {
+			code, b, resp := post(t, f.url+MCPPath, secret, h, body)
+			if code != 200 || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("%s: %d %q", body, code, b)
+			}
+			bodies[k] = b
+		}
+		if strings.HasPrefix(c, `"name":"write_file"`) {
+			continue // the second write changes nothing: its answer differs
+		}
+		if bodies[0] != bodies[1] {
+			t.Errorf("call %s:\nfast path %s\nSDK       %s", c, bodies[1], bodies[0])
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := stdjson.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestFastPathCancelled: notifications/cancelled cancels a call running on
+// the fast path, as the SDK cancels its own; the call is still answered.
+func TestFastPathCancelled(t *testing.T) {
+	started := make(chan struct{})
+	slow := func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	pass := func(next mcp.MethodHandler) mcp.MethodHandler { return next }
+	fc := newFastConn(newFastCalls(map[string]mcp.ToolHandler{"slow": slow}, pass))
+	defer fc.close()
+	id := mustID(t, 7.0)
+	done := make(chan []byte)
+	go func() { done <- fc.serve(id, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "slow"}}) }()
+	<-started
+	fc.cancelled(&jsonrpc.Request{Method: "notifications/cancelled", Params: []byte(`{"requestId":8}`)})
+	select {
+	case <-done:
+		t.Fatal("another call's cancellation stopped the call")
+	case <-time.After(50 * time.Millisecond):
+	}
+	fc.cancelled(&jsonrpc.Request{Method: "notifications/cancelled", Params: []byte(`{"requestId":7,"reason":"x"}`)})
+	select {
+	case out := <-done:
+		if !strings.Contains(string(out), `"id":7`) || !strings.Contains(string(out), "context canceled") {
+			t.Errorf("answer %q", out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call still runs")
+	}
 }
