@@ -44,6 +44,10 @@ import (
 // written, where the SDK's transport refuses it from the moment the
 // server handles initialize: only a client that sends a batch before it
 // has the answer to its initialize can tell them apart.
+//
+// Under Server.Run, a plain tool call that comes alone is served without
+// the SDK's dispatch, through the same middleware and handler (decision
+// 0086, fastcall.go).
 type IOTransport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
