@@ -62,21 +62,25 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, name, bas
 	if out != nil && out.stored > 0 {
 		s.metrics.stored.Add(float64(out.stored))
 	}
-	attrs := []any{
-		"request_id", rid, "session", se.label, "tool", name,
-		"scope", se.id.Scope, "agent", se.id.Agent, "thread", se.id.Thread,
-		"duration_ms", float64(d.Microseconds()) / 1000,
-	}
+	level, msg := slog.LevelInfo, "tool call"
 	if err != nil {
-		level := slog.LevelInfo
+		msg = "tool call refused"
 		var se *satchel.Error
 		var ve *satchel.ValidationError
 		if !errors.As(err, &se) && !errors.As(err, &ve) {
 			level = slog.LevelError // not a refusal: a failure
 		}
-		s.log.Log(ctx, level, "tool call refused", append(attrs, "error", err.Error(), "kind", errorKind(err))...)
-	} else {
-		s.log.Info("tool call", attrs...)
+	}
+	if s.log.Enabled(ctx, level) {
+		// Attrs, not key-value pairs: a line a call, without boxing each value.
+		attrs := make([]slog.Attr, 0, 9)
+		attrs = append(attrs, slog.String("request_id", rid), slog.String("session", se.label), slog.String("tool", name),
+			slog.String("scope", se.id.Scope), slog.String("agent", se.id.Agent), slog.String("thread", se.id.Thread),
+			slog.Float64("duration_ms", float64(d.Microseconds())/1000))
+		if err != nil {
+			attrs = append(attrs, slog.String("error", err.Error()), slog.String("kind", errorKind(err)))
+		}
+		s.log.LogAttrs(ctx, level, msg, attrs...)
 	}
 	return res, nil
 }

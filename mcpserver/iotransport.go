@@ -44,6 +44,10 @@ import (
 // written, where the SDK's transport refuses it from the moment the
 // server handles initialize: only a client that sends a batch before it
 // has the answer to its initialize can tell them apart.
+//
+// Under Server.Run, a plain tool call that comes alone is served without
+// the SDK's dispatch, through the same middleware and handler (decision
+// 0086, fastcall.go).
 type IOTransport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
@@ -54,6 +58,9 @@ type IOTransport struct {
 	// calls, when set (Server.Run sets it), counts the calls read and not
 	// yet answered; the end of input waits for their answers.
 	calls *pendingCalls
+	// fast, when set (Server.Run sets it), serves plain tool calls
+	// without the SDK's dispatch (fastcall.go).
+	fast *fastConn
 }
 
 // Connect implements mcp.Transport.
@@ -68,6 +75,7 @@ func (t *IOTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan incoming),
 		closed:   make(chan struct{}),
 		calls:    t.calls,
+		fast:     t.fast,
 	}
 	fr := &frameReader{r: t.Reader, limit: limit, buf: make([]byte, 0, 64<<10)}
 	// Reads happen on a goroutine of their own, so that Read returns as
@@ -115,6 +123,7 @@ type ioConn struct {
 	initPending atomic.Int32        // len(initIDs), read without the lock
 
 	calls *pendingCalls // nil: not counted
+	fast  *fastConn     // nil: every message goes to the SDK
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -130,30 +139,63 @@ type batch struct {
 
 func (c *ioConn) SessionID() string { return "" }
 
-// Read implements mcp.Connection.
+// Read implements mcp.Connection. A plain tool call that came alone
+// (not in a batch) is served on the fast path, and Read goes on to the
+// next message.
 func (c *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		m, alone, err := c.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.fast.cancelled(m)
+		c.received(m)
+		if alone {
+			if req := c.fast.take(m); req != nil {
+				c.dispatch(m.(*jsonrpc.Request).ID, req)
+				continue
+			}
+		}
+		return m, nil
+	}
+}
+
+// dispatch serves the call id on the fast path and writes its answer.
+func (c *ioConn) dispatch(id jsonrpc.ID, req *mcp.CallToolRequest) {
+	c.fast.run(func() {
+		data := append(c.fast.serve(id, req), '\n')
+		c.writeMu.Lock()
+		_, _ = c.w.Write(data)
+		c.writeMu.Unlock()
+		if c.calls != nil {
+			c.calls.answer()
+		}
+	})
+}
+
+// next returns the next message and whether it came alone.
+func (c *ioConn) next(ctx context.Context) (jsonrpc.Message, bool, error) {
 	select {
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	default:
 	}
 	if len(c.queue) > 0 {
 		m := c.queue[0]
 		c.queue = c.queue[1:]
-		c.received(m)
-		return m, nil
+		return m, false, nil
 	}
 	var in incoming
 	select {
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	case in = <-c.incoming:
 		if in.err != nil {
 			select {
 			case <-c.closed:
 				// Close closed the reader under the read loop: its
 				// error is Close's doing, not the input's.
-				return nil, io.EOF
+				return nil, false, io.EOF
 			default:
 			}
 			if in.err == io.EOF && c.calls != nil {
@@ -162,14 +204,14 @@ func (c *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				// answer every call read first.
 				c.calls.awaitAnswers(ctx)
 			}
-			return nil, in.err
+			return nil, false, in.err
 		}
 	case <-c.closed:
-		return nil, io.EOF
+		return nil, false, io.EOF
 	}
 	if in.batch {
 		if v := c.negotiated(); v >= batchlessVersion {
-			return nil, fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchlessVersion, v)
+			return nil, false, fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchlessVersion, v)
 		}
 		var b *batch
 		for _, m := range in.msgs {
@@ -183,20 +225,19 @@ func (c *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				b = &batch{unresolved: map[jsonrpc.ID]int{}}
 			}
 			if _, dup := b.unresolved[req.ID]; dup {
-				return nil, fmt.Errorf("duplicate message ID %q", req.ID)
+				return nil, false, fmt.Errorf("duplicate message ID %q", req.ID)
 			}
 			b.unresolved[req.ID] = len(b.responses)
 			b.responses = append(b.responses, nil)
 		}
 		if b != nil {
 			if err := c.addBatch(b); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 	}
 	c.queue = in.msgs[1:]
-	c.received(in.msgs[0])
-	return in.msgs[0], nil
+	return in.msgs[0], !in.batch, nil
 }
 
 // batchlessVersion is the first protocol version without JSON-RPC batches.
@@ -360,6 +401,7 @@ func encodeResponse(r *jsonrpc.Response) []byte {
 // Close implements mcp.Connection.
 func (c *ioConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.fast.close()
 		// closed first: a Read that the reader's closing wakes must
 		// find it so (and report EOF, not the closed reader's error).
 		close(c.closed)

@@ -143,6 +143,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	servers map[serverKey]*mcp.Server
+	fast    map[*mcp.Server]*fastCalls // each server's fast path for tools/call
 
 	sessions sync.Map // *mcp.ServerSession -> *session
 	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
@@ -220,6 +221,7 @@ func New(cfg Config) (*Server, error) {
 		metrics: newMetrics(),
 		fixed:   Identity{Scope: cfg.Scope, Agent: cfg.Agent, Thread: cfg.Thread},
 		servers: map[serverKey]*mcp.Server{},
+		fast:    map[*mcp.Server]*fastCalls{},
 		guards:  newGuard(cfg),
 		tokens:  newTokenCache(cfg.TokenCheckInterval, time.Now),
 	}
@@ -256,16 +258,23 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	// the negotiated protocol version): by satchel's transport itself, or
 	// else by the middleware, from a call's start to its handler's return.
 	p := newPendingCalls(s.cfg.ShutdownTimeout)
+	var fast *fastConn
 	if it, ok := t.(*IOTransport); ok {
 		counted := *it
 		counted.calls = p
+		fast = newFastConn(s.fastCalls(srv))
+		counted.fast = fast
 		t = &counted
 	} else {
 		p.viaMiddleware = true
 	}
 	ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
+		fast.close()
 		return err
+	}
+	if fast != nil {
+		fast.ss.Store(ss) // from now on, calls may take the fast path
 	}
 	if p.viaMiddleware {
 		s.counted.Store(ss, p)
@@ -351,6 +360,13 @@ func (s *Server) server(key serverKey) (*mcp.Server, error) {
 	return srv, nil
 }
 
+// fastCalls returns the fast path of srv, a server s built.
+func (s *Server) fastCalls(srv *mcp.Server) *fastCalls {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fast[srv]
+}
+
 // allServers returns the MCP servers built so far.
 func (s *Server) allServers() []*mcp.Server {
 	s.mu.Lock()
@@ -382,9 +398,14 @@ func (s *Server) build(key serverKey) (*mcp.Server, error) {
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
 	names := map[string]bool{}
+	handlers := map[string]mcp.ToolHandler{}
+	add := func(t *mcp.Tool, h mcp.ToolHandler) {
+		names[t.Name] = true
+		handlers[t.Name] = h
+		srv.AddTool(t, h)
+	}
 	for _, t := range fileTools(s.cfg) {
-		names[t.tool.Name] = true
-		srv.AddTool(t.tool, s.fileHandler(t))
+		add(t.tool, s.fileHandler(t))
 	}
 	if s.cfg.Collections != nil && key.agent != "" {
 		tools, err := s.cfg.Collections.Tools(key.agent)
@@ -395,19 +416,19 @@ func (s *Server) build(key serverKey) (*mcp.Server, error) {
 			if names[ct.Name] {
 				return nil, fmt.Errorf("collection tool %q has the name of a file tool", ct.Name)
 			}
-			names[ct.Name] = true
-			srv.AddTool(ct.mcpTool(), s.collectionHandler(ct))
+			add(ct.mcpTool(), s.collectionHandler(ct))
 		}
 	}
 	for _, t := range s.cfg.Tools {
 		if names[t.Name] {
 			return nil, fmt.Errorf("tool %q is defined twice", t.Name)
 		}
-		names[t.Name] = true
-		srv.AddTool(t.mcpTool(), s.customHandler(t))
+		add(t.mcpTool(), s.customHandler(t))
 	}
 	s.addResources(srv)
-	srv.AddReceivingMiddleware(s.middleware(key, names))
+	mw := s.middleware(key, names)
+	srv.AddReceivingMiddleware(mw)
+	s.fast[srv] = newFastCalls(handlers, mw)
 	return srv, nil
 }
 

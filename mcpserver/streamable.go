@@ -64,6 +64,7 @@ type httpSession struct {
 	credential string // of the token that opened it ("" without authentication)
 	ss         *mcp.ServerSession
 	conn       *httpConn
+	fast       *fastConn // serves plain tool calls without the SDK's dispatch
 
 	infoMu sync.Mutex
 	info   *auth.TokenInfo // the last caller's, reused while the caller is the same
@@ -233,6 +234,15 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c := hs.conn
+	for _, m := range msgs {
+		hs.fast.cancelled(m)
+	}
+	if !batch && p != nil {
+		if req := hs.fast.take(msgs[0]); req != nil {
+			h.serveFast(w, hs, p, req)
+			return
+		}
+	}
 	if p == nil {
 		// Notifications and responses only (MCP: 202, no body).
 		for _, m := range msgs {
@@ -270,13 +280,46 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 		c.forget(p)
 		return
 	}
-	out := p.body()
+	writeJSON(w, p.body(), opened && hs.ss.InitializeParams() != nil, hs.id)
+}
+
+// serveFast answers the POST of one plain tool call on the fast path,
+// in the POST's goroutine, as post answers it through the SDK: the call's
+// id is in flight meanwhile, and the call runs on when its client leaves.
+func (h *streamable) serveFast(w http.ResponseWriter, hs *httpSession, p *pendingPost, req *mcp.CallToolRequest) {
+	c := hs.conn
+	if dup, ok := c.await(p); !ok {
+		writeRPCError(w, http.StatusBadRequest, dup, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", dup.Raw())})
+		return
+	}
+	defer c.forget(p)
+	select {
+	case <-c.done:
+		http.Error(w, "session is closing", http.StatusNotFound)
+		return
+	default:
+	}
+	out := hs.fast.serve(p.ids[0], req)
+	select {
+	case <-c.done:
+		// The session's end cancelled the call: through the SDK, its
+		// answer would not be written either.
+		http.Error(w, "session closed before the call was answered", http.StatusNotFound)
+		return
+	default:
+	}
+	writeJSON(w, out, false, "")
+}
+
+// writeJSON writes a POST's JSON answer, with the session's id when the
+// POST opened it.
+func writeJSON(w http.ResponseWriter, out []byte, withID bool, id string) {
 	hd := w.Header()
 	hd["Content-Type"] = contentJSON
 	hd["Cache-Control"] = noCache
 	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
-	if opened && hs.ss.InitializeParams() != nil {
-		hd[sessionIDHeader] = []string{hs.id}
+	if withID {
+		hd[sessionIDHeader] = []string{id}
 	}
 	_, _ = w.Write(out)
 }
@@ -303,6 +346,10 @@ func (h *streamable) open(r *http.Request) (*httpSession, error) {
 		return nil, fmt.Errorf("failed connection: %w", err)
 	}
 	hs.ss = ss
+	hs.fast = newFastConn(h.s.fastCalls(srv))
+	if hs.fast != nil {
+		hs.fast.ss.Store(ss)
+	}
 	if h.idle > 0 {
 		hs.idle = h.idle
 		hs.timer = time.AfterFunc(h.idle, func() { _ = ss.Close() })
@@ -312,6 +359,7 @@ func (h *streamable) open(r *http.Request) (*httpSession, error) {
 	h.mu.Unlock()
 	go func() {
 		_ = ss.Wait()
+		hs.fast.close()
 		hs.stopTimer()
 		h.mu.Lock()
 		delete(h.sessions, hs.id)
