@@ -158,13 +158,23 @@ func gatedStore(t *testing.T, b backend.Backend, fail string) (*Store, *gatedDoc
 }
 
 // queueOf waits until n sets wait in the store's committer.
-func queueOf(st *Store, n int) {
+func queueOf(st *Store, n int) { queueOfUntil(st, n, nil) }
+
+// queueOfUntil waits until n sets wait in the store's committer or stop
+// is closed, whichever comes first: a watcher that may miss a short-lived
+// queue must not wait for it forever.
+func queueOfUntil(st *Store, n int, stop <-chan struct{}) {
 	for {
 		st.docs.mu.Lock()
 		l := len(st.docs.queue)
 		st.docs.mu.Unlock()
 		if l >= n {
 			return
+		}
+		select {
+		case <-stop:
+			return
+		default:
 		}
 		runtime.Gosched()
 	}
@@ -348,13 +358,18 @@ func TestDocGroupCommitMixed(t *testing.T) {
 			}
 			keyed := make(chan error, 1)
 			var keyedV int64
+			formed := make(chan struct{})
 			go func() {
-				queueOf(st, 1) // the batch is forming
+				// While the batch is forming; on a loaded machine this
+				// goroutine may not run until the batch has gone, and then
+				// the keyed set runs after it, which must hold as well.
+				queueOfUntil(st, 1, formed)
 				_, v, err := c.Set(ctx, map[string]any{"id": "kk", "n": 5, "kind": "keep"}, IdempotencyKey("key-kk"))
 				keyedV = v
 				keyed <- err
 			}()
 			res := leadAndQueue(t, st, g, c, map[string]any{"id": "lead", "n": 1, "kind": "keep"}, docs)
+			close(formed)
 			if err := <-keyed; err != nil || keyedV != 1 {
 				t.Fatalf("the keyed set: version %d, %v", keyedV, err)
 			}
