@@ -358,18 +358,18 @@ func TestDocGroupCommitMixed(t *testing.T) {
 			}
 			keyed := make(chan error, 1)
 			var keyedV int64
-			formed := make(chan struct{})
+			gone := make(chan struct{}) // closed once the batch has been stored
 			go func() {
 				// While the batch is forming; on a loaded machine this
 				// goroutine may not run until the batch has gone, and then
 				// the keyed set runs after it, which must hold as well.
-				queueOfUntil(st, 1, formed)
+				queueOfUntil(st, 1, gone)
 				_, v, err := c.Set(ctx, map[string]any{"id": "kk", "n": 5, "kind": "keep"}, IdempotencyKey("key-kk"))
 				keyedV = v
 				keyed <- err
 			}()
 			res := leadAndQueue(t, st, g, c, map[string]any{"id": "lead", "n": 1, "kind": "keep"}, docs)
-			close(formed)
+			close(gone)
 			if err := <-keyed; err != nil || keyedV != 1 {
 				t.Fatalf("the keyed set: version %d, %v", keyedV, err)
 			}
