@@ -104,9 +104,11 @@ func (w *walIndex) release() {
 		return
 	}
 	delete(walIndexes.m, w.key)
+	// mem itself is left as it is: a Head racing with its Backend's
+	// Close may still be reading it, and faults (see header).
+	w.broken.Store(true)
 	if w.mem != nil {
 		_ = syscall.Munmap(w.mem)
-		w.mem = nil
 	}
 	_ = w.f.Close()
 }
