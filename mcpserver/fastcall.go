@@ -8,10 +8,13 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/segmentio/encoding/json"
+
+	"github.com/satchel-dev/satchel"
 )
 
 // fastCalls serves a session's plain tools/call requests without the
@@ -165,14 +168,19 @@ func encodeToolResponse(id jsonrpc.ID, r *mcp.CallToolResult) []byte {
 		return nil
 	}
 	var structured []byte
-	if r.StructuredContent != nil {
+	read, isRead := r.StructuredContent.(satchel.ReadResult)
+	size := 64
+	switch {
+	case isRead:
+		size += 64 + len(read.Text) + len(read.Text)/8 + len(read.Notice) + len(read.Type)
+	case r.StructuredContent != nil:
 		// The SDK's json.Marshal of the result encodes it so (HTML escaped).
 		var err error
 		if structured, err = stdjson.Marshal(r.StructuredContent); err != nil {
 			return nil
 		}
+		size += len(structured)
 	}
-	size := 64 + len(structured)
 	for _, c := range r.Content {
 		t, ok := c.(*mcp.TextContent)
 		if !ok || t == nil || t.Meta != nil || t.Annotations != nil {
@@ -193,7 +201,11 @@ func encodeToolResponse(id jsonrpc.ID, r *mcp.CallToolResult) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, ']')
-	if structured != nil {
+	switch {
+	case isRead:
+		b = append(b, `,"structuredContent":`...)
+		b = appendReadResult(b, read)
+	case structured != nil:
 		b = append(b, `,"structuredContent":`...)
 		b = append(b, structured...)
 	}
@@ -203,33 +215,95 @@ func encodeToolResponse(id jsonrpc.ID, r *mcp.CallToolResult) []byte {
 	return append(b, "}}"...)
 }
 
-// appendString appends s as encoding/json's Marshal writes a string: with
-// HTML escaping (the SDK marshals each content with json.Marshal), invalid
-// UTF-8 as U+FFFD.
-func appendString(b []byte, s string) []byte {
-	// Most text needs no escape: copy it in one go.
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			plain = false
-			break
-		}
+// appendReadResult appends r as encoding/json's Marshal writes it (its
+// fields' tags, their order, omitempty): read_file's structured content,
+// whose text would otherwise be encoded through reflection a second time
+// (FuzzReadResultJSON compares the two, and TestReadResultFields fails
+// when ReadResult gains a field this does not write).
+func appendReadResult(b []byte, r satchel.ReadResult) []byte {
+	b = append(b, `{"text":`...)
+	b = appendString(b, r.Text)
+	if r.Truncated {
+		b = append(b, `,"truncated":true`...)
 	}
-	if plain {
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
+	if r.NextLine != 0 {
+		b = append(b, `,"next_line":`...)
+		b = strconv.AppendInt(b, int64(r.NextLine), 10)
 	}
-	buf := stringBufs.Get().(*bytes.Buffer)
-	buf.Reset()
-	enc := stdjson.NewEncoder(buf)
-	_ = enc.Encode(s) // a string always encodes
-	b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-	stringBufs.Put(buf)
-	return b
+	if r.Notice != "" {
+		b = append(b, `,"notice":`...)
+		b = appendString(b, r.Notice)
+	}
+	if r.Binary {
+		b = append(b, `,"binary":true`...)
+	}
+	if r.Type != "" {
+		b = append(b, `,"type":`...)
+		b = appendString(b, r.Type)
+	}
+	if r.Size != 0 {
+		b = append(b, `,"size":`...)
+		b = strconv.AppendInt(b, r.Size, 10)
+	}
+	return append(b, '}')
 }
 
-var stringBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// appendString appends s as encoding/json's Marshal writes a string: with
+// HTML escaping (the SDK marshals each content with json.Marshal), invalid
+// UTF-8 as U+FFFD, U+2028 and U+2029 escaped (encoding/json's documented
+// escaping; FuzzEncodeToolResponse compares the two). Text has line ends,
+// so this is the common case, not the exception: it is written here
+// rather than through a json.Encoder, which allocated for every string.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default: // other control bytes, and < > &
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
 
 // fastConn is what one connection keeps to serve calls on the fast path:
 // its session (known once Connect returned it), the calls running, to

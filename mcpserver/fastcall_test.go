@@ -5,6 +5,7 @@ import (
 	"context"
 	stdjson "encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func FuzzEncodeToolResponse(f *testing.F) {
 	f.Add(int32(0), "<a href=\"x\">&amp;</a>\t\u00e9\u2028\u2029 \\ end\x00\x1f", "k<", true, true)
 	f.Add(int32(-7), "bad utf-8 \xff\xfe and \"quotes\"\n", "path", false, true)
 	f.Add(int32(1<<31-1), "", "", true, false)
+	f.Add(int32(3), "line 1\r\nline 2\b\f\x7f\u00e9\u2029x\xe2\x80", "\xe2\x80\xa8", false, true)
 	f.Fuzz(func(t *testing.T, id int32, text, key string, isError, withStructured bool) {
 		r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: key + text}}, IsError: isError}
 		if withStructured {
@@ -47,6 +49,44 @@ func FuzzEncodeToolResponse(f *testing.F) {
 			t.Fatalf("fast path:\n%q\nSDK:\n%q", got, want)
 		}
 	})
+}
+
+// FuzzReadResultJSON: read_file's structured content is written as
+// encoding/json writes a ReadResult, alone and inside the whole answer.
+func FuzzReadResultJSON(f *testing.F) {
+	f.Add("line 1\nline 2 <b>&\u2028", false, 0, "", false, "", int64(0))
+	f.Add("", true, 41, "[truncated at 100 characters: read on from line 41]\t\xff", false, "", int64(0))
+	f.Add("", false, -3, "", true, "image/png", int64(1<<40))
+	f.Fuzz(func(t *testing.T, text string, truncated bool, next int, notice string, binary bool, typ string, size int64) {
+		r := satchel.ReadResult{Text: text, Truncated: truncated, NextLine: next, Notice: notice, Binary: binary, Type: typ, Size: size, Data: text}
+		want, err := stdjson.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendReadResult(nil, r); !bytes.Equal(got, want) {
+			t.Fatalf("appendReadResult:\n%s\nencoding/json:\n%s", got, want)
+		}
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: r}
+		if got, want := encodeToolResponse(mustID(t, 5.0), res), sdkResponse(t, 5, res); !bytes.Equal(got, want) {
+			t.Fatalf("fast path:\n%s\nSDK:\n%s", got, want)
+		}
+	})
+}
+
+// TestReadResultFields: appendReadResult writes every field ReadResult
+// has; a new field fails here until it does.
+func TestReadResultFields(t *testing.T) {
+	want := []string{"Text text", "Truncated truncated,omitempty", "NextLine next_line,omitempty", "Notice notice,omitempty",
+		"Binary binary,omitempty", "Type type,omitempty", "Size size,omitempty", "Data -"}
+	var got []string
+	rt := reflect.TypeFor[satchel.ReadResult]()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		got = append(got, f.Name+" "+f.Tag.Get("json"))
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("ReadResult's fields changed: update appendReadResult (fastcall.go) and this list\ngot  %q\nwant %q", got, want)
+	}
 }
 
 // TestEncodeToolResponseDeclines: what the encoder does not write as the

@@ -26,6 +26,13 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if p := os.Getenv(childHeadsEnv); p != "" {
+		if err := headsChild(context.Background(), p, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if p := os.Getenv(childPathEnv); p != "" {
 		target, _ := strconv.ParseInt(os.Getenv(childTargetEnv), 10, 64)
 		if err := raceAppends(context.Background(), p, os.Getenv(childNameEnv), target, os.Stdout); err != nil {

@@ -272,9 +272,22 @@ func (b *Backend) threadMissing(ctx context.Context, thread int64) (bool, error)
 
 // Head returns the newest commit of a thread. The newest commit is never
 // dropped, so it is the retained commit with the highest seq.
+//
+// Between commits to the database a thread's head is answered from memory
+// (readheads.go): the WAL index's header, read first, shows whether any
+// connection of any process has committed since it was read.
 func (b *Backend) Head(ctx context.Context, thread int64) (backend.Commit, bool, error) {
+	hdr, cached := b.readHeads.current()
+	if cached {
+		if c, ok := b.readHeads.get(hdr, thread); ok {
+			return c, true, nil
+		}
+	}
 	c, err := scanCommit(b.rs.head.QueryRowContext(ctx, thread), thread)
 	if err == nil {
+		if cached {
+			b.readHeads.put(hdr, c)
+		}
 		return c, true, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {

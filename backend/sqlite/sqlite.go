@@ -128,6 +128,9 @@ type Backend struct {
 	// read-only backend, which writes nothing).
 	reg *sqlmigrate.Registration
 
+	// readHeads answers Head between commits (readheads.go).
+	readHeads readHeads
+
 	clock     atomic.Pointer[func() time.Time]
 	closeOnce sync.Once
 	closeErr  error
@@ -271,6 +274,9 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 		b.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
+	// The writer's connection has the WAL index open (it migrated and
+	// registered the process), so the index exists at its full size.
+	b.readHeads.idx = openWALIndex(path)
 	return b, nil
 }
 
@@ -424,6 +430,9 @@ func (b *Backend) Close() error {
 		if b.w != nil {
 			b.closeErr = errors.Join(b.closeErr, b.w.Close())
 		}
+		// After the connections: its descriptor's close drops the
+		// process's locks on the index (walindex_unix.go).
+		b.readHeads.idx.release()
 	})
 	return b.closeErr
 }
