@@ -240,3 +240,14 @@ type Keys interface {
 type ThreadLocker interface {
 	LockThread(ctx context.Context, thread, known int64) (head Commit, found bool, pack string, unlock func(), err error)
 }
+
+// HeadPackReader is implemented by backends whose every query is a network
+// round trip (PostgreSQL): HeadPack is Head, and in the same round trip
+// the head's pack as Pack would return it, unless the head is commit known
+// (whose pack the caller has) or its pack is empty. A reader of a thread
+// that another process wrote needs the new head's pack first (its root is
+// there), so this saves the round trip of each such read; a thread only
+// this process writes costs nothing more (its head is the one known).
+type HeadPackReader interface {
+	HeadPack(ctx context.Context, thread, known int64) (head Commit, found bool, pack string, err error)
+}

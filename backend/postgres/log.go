@@ -404,6 +404,39 @@ func (b *Backend) Head(ctx context.Context, thread int64) (backend.Commit, bool,
 	return c, found, nil
 }
 
+// headPackReadSQL is headSQL with the head's pack unless the head is commit
+// $2 or its pack is empty (octet_length does not decompress a stored
+// pack).
+const headPackReadSQL = `SELECT EXISTS (SELECT 1 FROM threads WHERE id = $1), c.id, c.seq, c.time, c.root, c.meta,
+	CASE WHEN c.id <> $2 AND octet_length(c.pack) > 0 THEN c.pack END
+FROM (SELECT 1) AS one LEFT JOIN commits AS c
+	ON c.thread_id = $1 AND c.seq = (SELECT max(seq) FROM commits WHERE thread_id = $1) AND c.dropped_at IS NULL`
+
+var _ backend.HeadPackReader = (*Backend)(nil)
+
+// HeadPack implements backend.HeadPackReader in one statement.
+func (b *Backend) HeadPack(ctx context.Context, thread, known int64) (backend.Commit, bool, string, error) {
+	var (
+		exists     bool
+		id, seq    *int64
+		at         *time.Time
+		root, meta []byte
+		pack       []byte
+	)
+	err := b.pool.QueryRow(ctx, headPackReadSQL, thread, known).Scan(&exists, &id, &seq, &at, &root, &meta, &pack)
+	switch {
+	case err != nil:
+		return backend.Commit{}, false, "", fmt.Errorf("postgres: head: %w", err)
+	case !exists:
+		return backend.Commit{}, false, "", backend.ErrNoThread
+	case id == nil:
+		return backend.Commit{}, false, "", nil
+	}
+	// pack was allocated for this scan and is referenced nowhere else.
+	return backend.Commit{ID: *id, Thread: thread, Seq: *seq, Root: root, Meta: meta, Time: at.UTC()}, true,
+		unsafe.String(unsafe.SliceData(pack), len(pack)), nil
+}
+
 // CommitAt returns a retained commit by sequence number.
 func (b *Backend) CommitAt(ctx context.Context, thread, seq int64) (backend.Commit, error) {
 	c, found, exists, err := b.oneCommit(ctx, thread, commitAtSQL, thread, seq)

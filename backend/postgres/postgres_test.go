@@ -373,3 +373,43 @@ func TestDiskSizeAndVacuum(t *testing.T) {
 	}
 	t.Logf("empty %d bytes, 40 packs of 64 KiB %d bytes, after deleting 39 and vacuuming %d bytes", empty, full, after)
 }
+
+// TestPackCompression stores a pack large enough to be compressed and
+// checks the method the server used: lz4 where the server has it
+// (migration 0007), pglz otherwise; the pack reads back whole either way.
+func TestPackCompression(t *testing.T) {
+	b := openTest(t)
+	ctx := t.Context()
+	var lz4 bool
+	if err := b.pool.QueryRow(ctx, `SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'`).Scan(&lz4); err != nil {
+		t.Fatal(err)
+	}
+	th, err := b.CreateThread(ctx, "s", "packs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := []byte(strings.Repeat("line of a text file that compresses well\n", 2000))
+	res, err := b.Append(ctx, []backend.NewCommit{{Thread: th.ID, Seq: 1, Root: []byte("r"), Meta: []byte("{}"), Pack: pack}})
+	if err != nil || res[0].Err != nil {
+		t.Fatal(err, res[0].Err)
+	}
+	var method *string
+	if err := b.pool.QueryRow(ctx, "SELECT pg_column_compression(pack) FROM commits WHERE id = $1", res[0].Commit.ID).Scan(&method); err != nil {
+		t.Fatal(err)
+	}
+	want := "pglz"
+	if lz4 {
+		want = "lz4"
+	}
+	if method == nil || *method != want {
+		got := "none"
+		if method != nil {
+			got = *method
+		}
+		t.Errorf("pack stored with compression %s, want %s", got, want)
+	}
+	got, err := b.Pack(ctx, res[0].Commit.ID)
+	if err != nil || got != string(pack) {
+		t.Errorf("Pack read back %d bytes (%v), want the %d stored", len(got), err, len(pack))
+	}
+}

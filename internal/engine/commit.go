@@ -20,7 +20,7 @@ var ErrConflict = errors.New("engine: too many concurrent writers")
 // Head returns the snapshot at a thread's head and the head commit (ok is
 // false for a thread without commits: an empty tree).
 func (e *Engine) Head(ctx context.Context, thread int64) (*Snapshot, backend.Commit, bool, error) {
-	c, ok, err := e.b.Head(ctx, thread)
+	c, ok, err := e.readHead(ctx, thread)
 	if err != nil || !ok {
 		return &Snapshot{e: e}, c, ok, err
 	}
@@ -29,6 +29,43 @@ func (e *Engine) Head(ctx context.Context, thread int64) (*Snapshot, backend.Com
 		return nil, c, false, err
 	}
 	return &Snapshot{e: e, root: root}, c, true, nil
+}
+
+// readHead reads a thread's head from the backend. From a HeadPackReader
+// the head's pack comes along unless the cache has it, and goes into the
+// cache: the read that follows starts at the head's root, in that pack.
+func (e *Engine) readHead(ctx context.Context, thread int64) (backend.Commit, bool, error) {
+	if e.headPacks == nil {
+		return e.b.Head(ctx, thread)
+	}
+	c, ok, pack, err := e.headPacks.HeadPack(ctx, thread, e.knownHead(thread))
+	if err != nil || !ok {
+		return c, ok, err
+	}
+	e.seen.set(thread, c)
+	if pack != "" {
+		if v, err := parsePack(c.ID, pack); err == nil {
+			e.packs.put(c.ID, v, int64(len(pack))+64)
+		}
+	}
+	return c, ok, nil
+}
+
+// knownHead is the newest head of thread that this process committed or
+// read whose pack is in the cache, or 0: the head whose pack HeadPack need
+// not send.
+func (e *Engine) knownHead(thread int64) int64 {
+	c, ok := e.seen.get(thread)
+	if h, mine := e.heads.get(thread); mine && (!ok || h.Seq > c.Seq) {
+		c, ok = h, true
+	}
+	if !ok || c.ID == 0 {
+		return 0
+	}
+	if _, cached := e.packs.get(c.ID); !cached {
+		return 0
+	}
+	return c.ID
 }
 
 // NewThread tells the engine that thread was just created, empty, so its
@@ -132,7 +169,7 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 				head, cached, hint = hint, true, backend.Commit{}
 			case !cached:
 				var err error
-				if head, _, err = e.b.Head(ctx, thread); err != nil {
+				if head, _, err = e.readHead(ctx, thread); err != nil {
 					return c, false, err
 				}
 			}
@@ -284,7 +321,7 @@ func (e *Engine) Point(ctx context.Context, thread int64, src backend.Commit, me
 		head, cached := e.heads.get(thread)
 		if !cached || attempt > 0 {
 			var err error
-			if head, _, err = e.b.Head(ctx, thread); err != nil {
+			if head, _, err = e.readHead(ctx, thread); err != nil {
 				return backend.Commit{}, err
 			}
 		}
@@ -351,7 +388,7 @@ func (e *Engine) Mark(ctx context.Context, thread int64, meta []byte, check func
 	defer e.unlock(thread, l)
 	e.settlePending(thread, l)
 	for attempt := 0; ; attempt++ {
-		head, _, err := e.b.Head(ctx, thread)
+		head, _, err := e.readHead(ctx, thread)
 		if err != nil {
 			return backend.Commit{}, false, err
 		}

@@ -53,9 +53,14 @@ type Engine struct {
 	// from it, not cached.
 	partsReader backend.PartsReader
 	heads       headCache
-	tails       tails
-	retries     int
-	guard       func(head backend.Commit) error
+	// headPacks is b when it sends a head's pack with the head (one round
+	// trip for a read of another process's commit); seen holds the heads
+	// read through it, whose packs went into the cache.
+	headPacks backend.HeadPackReader
+	seen      headCache
+	tails     tails
+	retries   int
+	guard     func(head backend.Commit) error
 	// visits, when set (by tests), counts the nodes read: what a test
 	// asserts instead of a time, to show what an operation walks.
 	visits *atomic.Int64
@@ -105,7 +110,12 @@ func New(b backend.Backend, o Options) *Engine {
 	c := newCommitter(b)
 	pr, _ := b.(backend.PartsReader)
 	tl, _ := b.(backend.ThreadLocker)
+	hp, _ := b.(backend.HeadPackReader)
+	if pr != nil {
+		hp = nil // nothing is cached: the pack would be read again anyway
+	}
 	return &Engine{
+		headPacks:   hp,
 		locker:      tl,
 		holdFor:     holdFor,
 		contendFor:  contendedFor,

@@ -202,6 +202,11 @@ func (c *countingBackend) LockThread(ctx context.Context, thread, known int64) (
 	return c.pg.LockThread(ctx, thread, known)
 }
 
+// HeadPack implements backend.HeadPackReader.
+func (c *countingBackend) HeadPack(ctx context.Context, thread, known int64) (backend.Commit, bool, string, error) {
+	return c.pg.HeadPack(ctx, thread, known)
+}
+
 func (c *countingBackend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
 	t0 := time.Now()
 	res, err := c.Backend.Append(ctx, ncs)
