@@ -100,6 +100,7 @@ var contractChecks = []contractCheck{
 	{"ReplaceDocsMixed", checkReplaceDocsMixed},
 	{"ReplaceDocsRefusedWhole", checkReplaceDocsRefusedWhole},
 	{"ThreadLocker", checkThreadLocker},
+	{"PacksReader", checkPacksReader},
 }
 
 // ---- helpers ----
