@@ -10,14 +10,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/sqlite"
-	"github.com/satchel-dev/satchel/satcheltest"
 )
-
-// noPacks is a SQLite backend that reads each pack on its own.
-type noPacks struct {
-	*sqlite.Backend
-	satcheltest.HidePacksReader
-}
 
 // BenchmarkGrepPacks greps 5,000 files, each written in a commit of its
 // own, through a cache too small to hold their packs, with the packs read
