@@ -17,7 +17,8 @@ import (
 // (docs/decisions/0088-batched-pack-reads.md).
 
 // The bounds of one read-ahead call: how many packs it names, and how many
-// bytes the backend reads at once. They bound what a walk that stops
+// bytes the backend reads at once (less through a cache under 16 MiB:
+// see read). They bound what a walk that stops
 // early (a grep's limit or budget) reads for nothing, and what a call
 // holds in memory besides the cache.
 const (
@@ -57,7 +58,10 @@ func (ra *readAhead) read(ctx context.Context, e *Engine, end int) (int, error) 
 	if len(ra.ids) == 0 {
 		return end, nil
 	}
-	packs, rest, err := e.packsReader.Packs(ctx, ra.ids, aheadBytes)
+	// A window takes at most a sixteenth of the cache, or through a small
+	// cache it would evict packs the walk still needs (its own, the
+	// nodes above it) before the walk reads them.
+	packs, rest, err := e.packsReader.Packs(ctx, ra.ids, min(aheadBytes, e.packs.max/16))
 	if err != nil {
 		return 0, err
 	}

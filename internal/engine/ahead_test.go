@@ -137,8 +137,13 @@ type scanned struct {
 // scanFiles reads every file ScanFiles gives, with a fresh engine (and so
 // a cold cache) over b.
 func scanFiles(t *testing.T, b backend.Backend, root backend.Commit, from, to string, want func(string) bool) ([]scanned, error) {
+	return scanFilesCache(t, b, root, from, to, want, 0)
+}
+
+// scanFilesCache is scanFiles with a cache of cacheBytes (0: the default).
+func scanFilesCache(t *testing.T, b backend.Backend, root backend.Commit, from, to string, want func(string) bool, cacheBytes int64) ([]scanned, error) {
 	t.Helper()
-	e := New(b, Options{})
+	e := New(b, Options{CacheBytes: cacheBytes})
 	snap, err := e.At(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
@@ -242,6 +247,42 @@ func TestScanFilesBound(t *testing.T) {
 	if packs2 < 2 || pack2+packs2 >= pack1 {
 		t.Errorf("with PacksReader: %d calls of Pack and %d of Packs, against %d calls of Pack without", pack2, packs2, pack1)
 	}
+}
+
+// TestScanFilesSmallCache: with a cache smaller than a window of packs,
+// the read-ahead reads no more at once than the cache keeps, so that its
+// packs are not evicted before the walk reads them: the walk reads no
+// more packs in all than it does reading each on its own.
+func TestScanFilesSmallCache(t *testing.T) {
+	ps := newPackStore()
+	root, files := fillPacks(t, ps, 300, 2000)
+	ps.calls()
+	total := func(reads map[int64]int) (n int) {
+		for _, r := range reads {
+			n += r
+		}
+		return n
+	}
+	one, err := scanFilesCache(t, ps, root, "", "", nil, 256<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, readsOne := ps.calls()
+	many, err := scanFilesCache(t, manyPacks{ps}, root, "", "", nil, 256<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack, packs, _, readsMany := ps.calls()
+	if diff := cmp.Diff(one, many); diff != "" || len(many) != len(files) {
+		t.Errorf("the walk with PacksReader differs (-without +with):\n%s", diff)
+	}
+	if total(readsMany) > total(readsOne) {
+		t.Errorf("through a 256 KiB cache, the walk read %d packs with PacksReader, %d without", total(readsMany), total(readsOne))
+	}
+	if pack+packs >= len(readsOne) {
+		t.Errorf("%d calls of Pack and %d of Packs, against %d without", pack, packs, total(readsOne))
+	}
+	t.Logf("packs read without: %d, with: %d in %d calls of Pack and %d of Packs", total(readsOne), total(readsMany), pack, packs)
 }
 
 // TestScanFilesWant: ScanFiles gives fn only the entries want accepts,
