@@ -290,13 +290,15 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	if dir != "" {
 		from = dir + "/"
 	}
-	err = v.Scan(ctx, from, upper(from), func(ent *engine.Entry) (bool, error) {
-		if include != nil && !vpath.IncludeMatch(include, dir, ent.Path) {
-			return true, nil
+	// The files grep reads are those want accepts: the scan reads their
+	// packs ahead when the backend can read many at once.
+	var want func(string) bool
+	if include != nil || o.Accept != nil {
+		want = func(path string) bool {
+			return (include == nil || vpath.IncludeMatch(include, dir, path)) && (o.Accept == nil || o.Accept(path))
 		}
-		if o.Accept != nil && !o.Accept(ent.Path) {
-			return true, nil
-		}
+	}
+	err = v.ScanFiles(ctx, from, upper(from), want, func(ent *engine.Entry) (bool, error) {
 		if !budget.spend(1) {
 			return false, nil
 		}

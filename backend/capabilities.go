@@ -57,6 +57,22 @@ type PartsReader interface {
 	PackParts(ctx context.Context, id int64) ([]string, error)
 }
 
+// PacksReader is implemented by backends for which reading many packs in
+// one query saves a round trip for each (PostgreSQL): a walk of a whole
+// tree (grep) reads the packs of every file it visits. Packs reads the
+// packs of ids, named in any order and each read once however often it is
+// named, and returns those it read by ID. An ID without a pack (never
+// stored, or collected: Pack returns ErrNoPack) is in neither result.
+// maxBytes bounds the bytes read at once: Packs returns in rest, unread,
+// the IDs whose packs exist but would take the packs read past maxBytes,
+// for the caller to ask for again; which ones is the backend's choice, but
+// a call with IDs of existing packs reads at least one of them, whatever
+// its size, so that asking again always makes progress. Without it the
+// engine calls Pack for each pack (docs/decisions/0088-batched-pack-reads.md).
+type PacksReader interface {
+	Packs(ctx context.Context, ids []int64, maxBytes int64) (packs map[int64]string, rest []int64, err error)
+}
+
 // Vacuumer is implemented by backends that can give freed space back
 // (SQLite's incremental vacuum). The engine calls Vacuum after a garbage
 // collection that deleted or rewrote packs; without it, freed space is

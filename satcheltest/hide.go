@@ -46,6 +46,13 @@ type HidePartsReader struct{}
 // PackParts is the name it hides.
 func (HidePartsReader) PackParts() {}
 
+// HidePacksReader hides backend.PacksReader: every pack is then read
+// on its own.
+type HidePacksReader struct{}
+
+// Packs is the name it hides.
+func (HidePacksReader) Packs() {}
+
 // HideVacuumer hides backend.Vacuumer.
 type HideVacuumer struct{}
 

@@ -101,6 +101,7 @@ var contractChecks = []contractCheck{
 	{"ReplaceDocsRefusedWhole", checkReplaceDocsRefusedWhole},
 	{"ThreadLocker", checkThreadLocker},
 	{"HeadPackReader", checkHeadPackReader},
+	{"PacksReader", checkPacksReader},
 }
 
 // ---- helpers ----

@@ -68,12 +68,24 @@ func TestConformance(t *testing.T) {
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noConcurrent{Backend: openDocs(t)} })
 	})
+	t.Run("NoPacksReader", func(t *testing.T) {
+		if _, ok := backend.Backend(noPacks{}).(backend.PacksReader); ok {
+			t.Fatal("the PacksReader is not hidden")
+		}
+		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noPacks{Backend: openDocs(t)} })
+	})
 	t.Run("NoThreadLocker", func(t *testing.T) {
 		if _, ok := backend.Backend(noLocker{}).(backend.ThreadLocker); ok {
 			t.Fatal("the ThreadLocker is not hidden")
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noLocker{Backend: openDocs(t)} })
 	})
+}
+
+// noPacks is a PostgreSQL backend that reads each pack on its own.
+type noPacks struct {
+	*postgres.Backend
+	satcheltest.HidePacksReader
 }
 
 type noLocker struct {

@@ -502,6 +502,43 @@ func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
 	return unsafe.String(unsafe.SliceData(p), len(p)), nil
 }
 
+// Packs reads many packs in one query (backend.PacksReader). The packs
+// are taken in the order of their IDs while their running total stays
+// within maxBytes (the first is taken whatever its size); the query sends
+// the IDs of the others without their packs, which are not read from
+// TOAST (octet_length of a bytea does not read its value).
+func (b *Backend) Packs(ctx context.Context, ids []int64, maxBytes int64) (map[int64]string, []int64, error) {
+	if len(ids) == 0 {
+		return map[int64]string{}, nil, nil
+	}
+	rows, err := b.pool.Query(ctx, `SELECT id, taken, CASE WHEN taken THEN pack END FROM (
+		SELECT id, pack, sum(octet_length(pack)) OVER w <= $2 OR row_number() OVER w = 1 AS taken
+		FROM commits WHERE id = ANY($1) WINDOW w AS (ORDER BY id)
+	) s`, ids, maxBytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: packs: %w", err)
+	}
+	packs := make(map[int64]string, len(ids))
+	var rest []int64
+	var id int64
+	var taken bool
+	var p []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &taken, &p}, func() error {
+		if !taken {
+			rest = append(rest, id)
+			return nil
+		}
+		// p is allocated for each row's scan and referenced nowhere else.
+		packs[id] = unsafe.String(unsafe.SliceData(p), len(p))
+		p = nil
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: packs: %w", err)
+	}
+	return packs, rest, nil
+}
+
 // SetCheckpoint names a retained commit. The commit is read FOR SHARE, so
 // a concurrent Drop of it happens entirely before (ErrNoCommit) or after
 // (and deletes the checkpoint).

@@ -33,6 +33,12 @@ type noHeads struct {
 	satcheltest.HideHeadsLister
 }
 
+// noPacks is a SQLite backend that reads each pack on its own.
+type noPacks struct {
+	*sqlite.Backend
+	satcheltest.HidePacksReader
+}
+
 // noBatch is a SQLite backend that stores each set in its own transaction.
 type noBatch struct {
 	*sqlite.Backend
@@ -60,6 +66,12 @@ func TestConformance(t *testing.T) {
 			t.Fatal("the DocBatcher is not hidden")
 		}
 		satcheltest.RunDocuments(t, func(t *testing.T) backend.Backend { return noBatch{Backend: open(t)} })
+	})
+	t.Run("NoPacksReader", func(t *testing.T) {
+		if _, ok := backend.Backend(noPacks{}).(backend.PacksReader); ok {
+			t.Fatal("the PacksReader is not hidden")
+		}
+		satcheltest.RunBehaviour(t, func(t *testing.T) backend.Backend { return noPacks{Backend: open(t)} })
 	})
 }
 

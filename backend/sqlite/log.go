@@ -373,6 +373,47 @@ func (b *Backend) Pack(ctx context.Context, id int64) (string, error) {
 	return p, nil
 }
 
+// packsSQL reads the packs of the IDs of the JSON array ?1 in the order
+// of their IDs while their running total stays within ?2 bytes (the
+// first whatever its size), and the IDs of the others without their
+// packs: length of a blob is read from its record's header, not from the
+// overflow pages that hold it.
+const packsSQL = `WITH s AS (
+	SELECT id, sum(length(pack)) OVER w <= ?2 OR row_number() OVER w = 1 AS taken
+	FROM commits WHERE id IN (SELECT value FROM json_each(?1)) WINDOW w AS (ORDER BY id)
+) SELECT s.id, s.taken, CASE WHEN s.taken THEN c.pack END FROM s JOIN commits c ON c.id = s.id`
+
+// Packs reads many packs in one statement (backend.PacksReader).
+func (b *Backend) Packs(ctx context.Context, ids []int64, maxBytes int64) (map[int64]string, []int64, error) {
+	packs := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return packs, nil, nil
+	}
+	rows, err := b.rs.packs.QueryContext(ctx, jsonInts(ids), maxBytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: packs: %w", err)
+	}
+	defer rows.Close()
+	var rest []int64
+	for rows.Next() {
+		var id int64
+		var taken bool
+		var p sql.NullString
+		if err := rows.Scan(&id, &taken, &p); err != nil {
+			return nil, nil, fmt.Errorf("sqlite: packs: %w", err)
+		}
+		if taken {
+			packs[id] = p.String
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("sqlite: packs: %w", err)
+	}
+	return packs, rest, nil
+}
+
 // SetCheckpoint names a retained commit.
 func (b *Backend) SetCheckpoint(ctx context.Context, thread int64, name string, seq int64) error {
 	err := b.write(ctx, func(tx *sql.Tx) error {

@@ -55,6 +55,7 @@ type readStmts struct {
 	commitAt     *sql.Stmt
 	log          *sql.Stmt
 	pack         *sql.Stmt
+	packs        *sql.Stmt
 	threadExists *sql.Stmt
 	threadByName *sql.Stmt
 	setting      *sql.Stmt
@@ -109,6 +110,7 @@ func (b *Backend) prepare(ctx context.Context) error {
 		{&b.rs.commitAt, "SELECT " + commitCols + threadCommits + "WHERE v.thread_id = ? AND v.seq = ? AND c.dropped_at IS NULL"},
 		{&b.rs.log, "SELECT " + commitCols + threadCommits + "WHERE v.thread_id = ? AND v.seq < ? AND c.dropped_at IS NULL ORDER BY v.seq DESC LIMIT ?"},
 		{&b.rs.pack, "SELECT pack FROM commits WHERE id = ?"},
+		{&b.rs.packs, packsSQL},
 		{&b.rs.threadExists, threadByID},
 		{&b.rs.threadByName, threadByKey},
 		{&b.rs.setting, "SELECT value FROM settings WHERE scope = ? AND thread = ? AND key = ?"},

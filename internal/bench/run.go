@@ -33,6 +33,10 @@ type Result struct {
 	OldReadUs          float64 `json:"old_read_us,omitempty"`
 	HeadReadUs         float64 `json:"head_read_us,omitempty"`
 
+	// RTTus is the round trip, in µs, that a proxy added between satchel
+	// and PostgreSQL (W1 with --rtt).
+	RTTus int64 `json:"rtt_us,omitempty"`
+
 	// Clients is how many clients ran the phase at once (W2).
 	Clients int `json:"clients,omitempty"`
 

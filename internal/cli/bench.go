@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -23,6 +25,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/internal/bench"
+	"github.com/satchel-dev/satchel/internal/delayproxy"
 )
 
 // benchBackends are the backends `satchel bench` knows, in the order it
@@ -44,6 +47,7 @@ type benchFlags struct {
 	cpuProfile          string
 	clients             string
 	keys                bool // --idempotency-keys
+	cacheBytes          int64
 
 	// W4.
 	transports, concurrency, nodeDir, satchelBin string
@@ -94,6 +98,11 @@ Its JSON lines: system, workload, phase, processes, rtt_us, ops_per_s,
 p50_us, p99_us, stale_commits, cpu_idle, cpu_us_per_op, lost,
 duplicated.
 
+--rtt with W1 (on --backend postgres only) puts the same proxy between
+satchel and PostgreSQL, adding that round trip to every query, as a
+database on another machine would; its JSON lines add rtt_us. The schema
+is made and migrated over a direct connection, outside the timed phases.
+
 W4 starts this binary's "serve" (or --satchel's) on a new SQLite database
 for each transport (--transport) and number of calls in flight
 (--concurrency), and drives it with an MCP client; it runs on the sqlite
@@ -111,6 +120,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
   satchel bench --workload w2 --clients 1,16 --backend sqlite,postgres --n 20000
   satchel bench --workload w4 --backend sqlite --peer-filesystem
   satchel bench --workload w5 --backend postgres --processes 1,2,4 --rtt 1ms
+  satchel bench --workload w1 --backend postgres --n 10000 --rtt 500us --json
   satchel bench --workload w1 --n 1000 --backend memory,sqlite,postgres --pg postgres://localhost/bench`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -133,6 +143,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.StringVar(&f.satchelBin, "satchel", "", "W4: the satchel `BINARY` whose serve is measured (default this one)")
 	fl.BoolVar(&f.noTargets, "no-targets", false, "do not print the figures held against their targets (plain output)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (for go tool pprof)")
+	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "bound of each store's cache of packs and nodes, in bytes (default the store's own, 256 MiB): a small one makes walks read from the database")
 	fl.BoolVar(&f.keys, "idempotency-keys", false, "W1: run each backend twice, the second time (system satchel-B+keys) with an idempotency key on every write and append")
 	f.w5.register(fl)
 	return cmd
@@ -226,6 +237,17 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 	backends := splitList(f.backends)
 	if len(ws) == 0 || len(backends) == 0 {
 		return usagef("nothing to run: give at least one workload and one backend")
+	}
+	if f.w5.rtt != 0 {
+		if f.w5.rtt < 0 || f.w5.rtt > time.Second {
+			return usagef("--rtt must be from 0 to 1s, was %v", f.w5.rtt)
+		}
+		if len(ws) != 1 || ws[0].Name != "W1" {
+			return usagef("--rtt applies to W1 and W5 only: give --workload w1 (or w5) alone")
+		}
+		if !slices.Equal(backends, []string{"postgres"}) {
+			return usagef("--rtt runs on the postgres backend only (the proxy sits between satchel and the server): give --backend postgres")
+		}
 	}
 	for _, b := range backends {
 		if !slices.Contains(benchBackends, b) {
@@ -331,7 +353,14 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 
 // benchOne runs workload w on a fresh store of backend b.
 func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int, clients []int, f benchFlags, keys bool, report func(bench.Result) error) error {
-	st, cleanup, err := benchStore(ctx, b, pg)
+	var st *satchel.Store
+	var cleanup func()
+	var err error
+	if f.w5.rtt > 0 {
+		st, cleanup, err = benchPostgresRTT(ctx, pg, f.w5.rtt, f.storeOptions()...)
+	} else {
+		st, cleanup, err = benchStore(ctx, b, pg, f.storeOptions()...)
+	}
 	if err != nil {
 		return err
 	}
@@ -352,6 +381,7 @@ func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int
 		Progress: func() { done.Add(1) },
 	}, func(r bench.Result) {
 		r.N = n
+		r.RTTus = f.w5.rtt.Microseconds()
 		if err := report(r); err != nil && reportErr == nil {
 			reportErr = err
 		}
@@ -365,10 +395,10 @@ func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int
 
 // benchStore opens a fresh, empty store of a backend and returns what
 // removes it.
-func benchStore(ctx context.Context, b, pg string) (*satchel.Store, func(), error) {
+func benchStore(ctx context.Context, b, pg string, opts ...satchel.Option) (*satchel.Store, func(), error) {
 	switch b {
 	case "memory":
-		st, err := satchel.Open(ctx, "memory:")
+		st, err := satchel.Open(ctx, "memory:", opts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -378,14 +408,14 @@ func benchStore(ctx context.Context, b, pg string) (*satchel.Store, func(), erro
 		if err != nil {
 			return nil, nil, err
 		}
-		st, err := satchel.Open(ctx, filepath.Join(dir, "bench.db"))
+		st, err := satchel.Open(ctx, filepath.Join(dir, "bench.db"), opts...)
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, nil, err
 		}
 		return st, func() { st.Close(); os.RemoveAll(dir) }, nil
 	case "postgres":
-		return benchPostgres(ctx, pg)
+		return benchPostgres(ctx, pg, opts...)
 	}
 	return nil, nil, usagef("unknown backend %q", b)
 }
@@ -476,16 +506,70 @@ func printBenchTable(w io.Writer, rs []bench.Result) error {
 // benchPostgres creates a new schema on the server at url and opens a
 // store in it; the function it returns closes the store and drops the
 // schema.
-func benchPostgres(ctx context.Context, url string) (*satchel.Store, func(), error) {
+func benchPostgres(ctx context.Context, url string, opts ...satchel.Option) (*satchel.Store, func(), error) {
 	schema := benchSchemaName()
 	b, err := postgres.OpenFresh(ctx, url, schema)
 	if err != nil {
 		_ = postgres.DropSchema(context.WithoutCancel(ctx), url, schema)
 		return nil, nil, err
 	}
-	st := satchel.New(b)
+	st := satchel.New(b, opts...)
 	return st, func() {
 		st.Close()
 		_ = postgres.DropSchema(context.WithoutCancel(ctx), url, schema)
 	}, nil
+}
+
+// benchPostgresRTT is benchPostgres whose store reaches the server
+// through a proxy that adds rtt to each round trip (--rtt). The schema is
+// made and migrated over a direct connection first.
+func benchPostgresRTT(ctx context.Context, pg string, rtt time.Duration, opts ...satchel.Option) (*satchel.Store, func(), error) {
+	u, err := url.Parse(pg)
+	if err != nil {
+		return nil, nil, usagef("--pg: %v", err)
+	}
+	q := u.Query()
+	if q.Has("host") || u.Host == "" || strings.Contains(u.Host, ",") {
+		return nil, nil, usagef("--rtt needs a PostgreSQL server reached over TCP as postgres://HOST:PORT/...: the proxy sits on that link")
+	}
+	target := u.Host
+	if u.Port() == "" {
+		target = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	schema := benchSchemaName()
+	direct, err := postgres.OpenFresh(ctx, pg, schema)
+	if err != nil {
+		_ = postgres.DropSchema(context.WithoutCancel(ctx), pg, schema)
+		return nil, nil, err
+	}
+	direct.Close()
+	drop := func() { _ = postgres.DropSchema(context.WithoutCancel(ctx), pg, schema) }
+	proxy, err := delayproxy.Start(target, rtt)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	u.Host = proxy.Addr()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	b, err := postgres.Open(ctx, u.String())
+	if err != nil {
+		proxy.Close()
+		drop()
+		return nil, nil, err
+	}
+	st := satchel.New(b, opts...)
+	return st, func() {
+		st.Close()
+		proxy.Close()
+		drop()
+	}, nil
+}
+
+// storeOptions are the options of the stores the benchmarks open.
+func (f benchFlags) storeOptions() []satchel.Option {
+	if f.cacheBytes > 0 {
+		return []satchel.Option{satchel.WithCacheBytes(f.cacheBytes)}
+	}
+	return nil
 }

@@ -112,6 +112,10 @@ func TestBenchScalesAndW5Usage(t *testing.T) {
 		{[]string{"bench", "--workload", "w5", "--backend", "postgres", "--duration", "10ms"}, "--duration must be at least 1s"},
 		{[]string{"bench", "--workload", "w5", "--backend", "postgres", "--phase", "cold"}, `unknown W5 phase "cold"`},
 		{[]string{"bench", "--w5-client", "nonsense"}, "--w5-client takes"},
+		{[]string{"bench", "--workload", "w1", "--backend", "sqlite", "--rtt", "1ms"}, "--rtt runs on the postgres backend only"},
+		{[]string{"bench", "--workload", "w1,w2", "--backend", "postgres", "--rtt", "1ms"}, "--rtt applies to W1 and W5 only"},
+		{[]string{"bench", "--workload", "w3", "--backend", "postgres", "--rtt", "1ms"}, "--rtt applies to W1 and W5 only"},
+		{[]string{"bench", "--workload", "w1", "--backend", "postgres", "--rtt", "2s"}, "--rtt must be from 0 to 1s"},
 	} {
 		r := h.run(c.args...)
 		if r.Code != 2 || !strings.Contains(r.Err, c.msg) {

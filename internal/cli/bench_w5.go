@@ -30,7 +30,7 @@ type w5Flags struct {
 
 func (f *w5Flags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.processes, "processes", "1,2,4", "W5: numbers of satchel processes, comma-separated")
-	fl.DurationVar(&f.rtt, "rtt", 0, "W5: round trip the proxy adds between each process and PostgreSQL (e.g. 1ms)")
+	fl.DurationVar(&f.rtt, "rtt", 0, "W1 and W5 on postgres: round trip a proxy adds between satchel (each process of W5) and PostgreSQL (e.g. 1ms)")
 	fl.DurationVar(&f.duration, "duration", w5.DefaultDuration, "W5: how long each phase runs at each number of processes")
 	fl.StringVar(&f.phases, "phase", strings.Join(w5.Phases, ","), "W5: phases, comma-separated: "+strings.Join(w5.Phases, ", "))
 	fl.StringVar(&f.client, "w5-client", "", "")

@@ -52,6 +52,10 @@ type Engine struct {
 	// partsReader is b when it keeps packs in memory: its packs are read
 	// from it, not cached.
 	partsReader backend.PartsReader
+	// packsReader is b when it reads many packs in one call (and keeps
+	// them elsewhere than in memory): walks read packs ahead with it
+	// (ahead.go).
+	packsReader backend.PacksReader
 	heads       headCache
 	// headPacks is b when it sends a head's pack with the head (one round
 	// trip for a read of another process's commit); seen holds the heads
@@ -109,6 +113,10 @@ func New(b backend.Backend, o Options) *Engine {
 	}
 	c := newCommitter(b)
 	pr, _ := b.(backend.PartsReader)
+	var psr backend.PacksReader
+	if pr == nil {
+		psr, _ = b.(backend.PacksReader)
+	}
 	tl, _ := b.(backend.ThreadLocker)
 	hp, _ := b.(backend.HeadPackReader)
 	if pr != nil {
@@ -120,6 +128,7 @@ func New(b backend.Backend, o Options) *Engine {
 		holdFor:     holdFor,
 		contendFor:  contendedFor,
 		partsReader: pr,
+		packsReader: psr,
 		b:           b,
 		packs:       newLRU[int64, *packView](o.CacheBytes * 3 / 4),
 		nodes:       newLRU[uint64, *node](o.CacheBytes / 4),
@@ -342,10 +351,19 @@ func childFor(n *node, key string) int {
 // range. fn returns false to stop.
 // When full is false, the entries hold only their paths.
 func (e *Engine) scan(ctx context.Context, root Ref, from, to string, full bool, fn func(*Entry) (bool, error)) error {
+	return e.scanFiles(ctx, root, from, to, full, false, nil, fn)
+}
+
+// scanFiles is scan that calls fn only for the entries for which want
+// returns true (all when want is nil). With files set, the caller reads
+// the content of those entries: when the backend reads many packs at once
+// (backend.PacksReader) the scan reads their packs ahead (ahead.go), and
+// the packs of the nodes it is about to visit.
+func (e *Engine) scanFiles(ctx context.Context, root Ref, from, to string, full, files bool, want func(string) bool, fn func(*Entry) (bool, error)) error {
 	if root.IsZero() {
 		return nil
 	}
-	sc := scanner{full: full}
+	sc := scanner{full: full, want: want, ahead: files && full && e.packsReader != nil}
 	_, err := sc.node(ctx, e, root, from, to, fn)
 	return err
 }
@@ -356,6 +374,19 @@ type scanner struct {
 	full   bool // decode whole entries, not only paths
 	ent    Entry
 	chunks []Chunk
+	// want, when set, picks the entries fn is called for.
+	want func(string) bool
+	// decided holds want's answers for the walk's next entries, which the
+	// read-ahead asked (ahead.go).
+	decided []bool
+	// ahead reads the packs of the walk's next nodes and files ahead
+	// (ahead.go); ra and aheadChunks are its storage.
+	ahead       bool
+	ra          readAhead
+	aheadChunks []Chunk
+	// covered is set while the walk visits a leaf whose files its parent
+	// read ahead.
+	covered bool
 }
 
 func (sc *scanner) node(ctx context.Context, e *Engine, r Ref, from, to string, fn func(*Entry) (bool, error)) (bool, error) {
@@ -364,9 +395,22 @@ func (sc *scanner) node(ctx context.Context, e *Engine, r Ref, from, to string, 
 		return false, err
 	}
 	if n.leaf {
-		for i := sort.Search(n.count(), func(i int) bool { return n.key(i) >= from }); i < n.count(); i++ {
+		start := sort.Search(n.count(), func(i int) bool { return n.key(i) >= from })
+		aheadAt := start
+		if sc.covered {
+			aheadAt = n.count()
+		}
+		for i := start; i < n.count(); i++ {
 			if to != "" && n.key(i) >= to {
 				return false, nil
+			}
+			if sc.ahead && i >= aheadAt {
+				if aheadAt, err = sc.entriesAhead(ctx, e, n, i, to); err != nil {
+					return false, err
+				}
+			}
+			if !sc.wants(n.key(i)) {
+				continue
 			}
 			if !sc.full {
 				sc.ent.Path = n.key(i)
@@ -380,10 +424,17 @@ func (sc *scanner) node(ctx context.Context, e *Engine, r Ref, from, to string, 
 		}
 		return true, nil
 	}
+	aheadAt, covered := 0, 0
 	for i := childFor(n, from); i < n.count(); i++ {
 		if to != "" && n.key(i) >= to {
 			return false, nil
 		}
+		if sc.ahead && i >= aheadAt {
+			if aheadAt, covered, err = sc.childrenAhead(ctx, e, n, i, from, to); err != nil {
+				return false, err
+			}
+		}
+		sc.covered = i < covered
 		more, err := sc.node(ctx, e, n.ref(i), from, to, fn)
 		if err != nil || !more {
 			return more, err

@@ -21,6 +21,12 @@ type View interface {
 	// which is valid only during the call (its Path may be kept),
 	// in path order, until fn returns false.
 	Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error
+	// ScanFiles is Scan for callers that read the content of the entries
+	// they are given: it calls fn only for the entries for which want
+	// returns true (all when want is nil), and may read their packs, and
+	// the tree's, ahead of fn, many in one call to the backend. want
+	// must answer for a path alone: it may be asked more than once.
+	ScanFiles(ctx context.Context, from, to string, want func(path string) bool, fn func(*Entry) (bool, error)) error
 	// ScanPaths is Scan for callers that need only the paths (glob, list):
 	// it decodes nothing else.
 	ScanPaths(ctx context.Context, from, to string, fn func(path string) (bool, error)) error
@@ -47,6 +53,11 @@ func (s *Snapshot) Content(ctx context.Context, ent *Entry) (string, error) {
 // Scan implements View.
 func (s *Snapshot) Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, error)) error {
 	return s.e.scan(ctx, s.root, from, to, true, fn)
+}
+
+// ScanFiles implements View.
+func (s *Snapshot) ScanFiles(ctx context.Context, from, to string, want func(string) bool, fn func(*Entry) (bool, error)) error {
+	return s.e.scanFiles(ctx, s.root, from, to, true, true, want, fn)
 }
 
 // ScanPaths implements View.
@@ -156,6 +167,11 @@ func (tx *Tx) Scan(ctx context.Context, from, to string, fn func(*Entry) (bool, 
 	return tx.scan(ctx, from, to, true, fn)
 }
 
+// ScanFiles implements View.
+func (tx *Tx) ScanFiles(ctx context.Context, from, to string, want func(string) bool, fn func(*Entry) (bool, error)) error {
+	return tx.scanFiles(ctx, from, to, true, true, want, fn)
+}
+
 // ScanPaths implements View.
 func (tx *Tx) ScanPaths(ctx context.Context, from, to string, fn func(string) (bool, error)) error {
 	return tx.scan(ctx, from, to, false, func(ent *Entry) (bool, error) { return fn(ent.Path) })
@@ -164,14 +180,22 @@ func (tx *Tx) ScanPaths(ctx context.Context, from, to string, fn func(string) (b
 // scan is Scan; when full is false, the entries of the base tree hold
 // only their paths.
 func (tx *Tx) scan(ctx context.Context, from, to string, full bool, fn func(*Entry) (bool, error)) error {
+	return tx.scanFiles(ctx, from, to, full, false, nil, fn)
+}
+
+// scanFiles is scan that passes fn only the entries want accepts, and
+// reads the base tree's packs ahead when files is set (Engine.scanFiles).
+// A deleted path (a nil pending entry) hides its base entry whatever want
+// says of it.
+func (tx *Tx) scanFiles(ctx context.Context, from, to string, full, files bool, want func(string) bool, fn func(*Entry) (bool, error)) error {
 	var keys []string
-	for k := range tx.pending {
-		if k >= from && (to == "" || k < to) {
+	for k, p := range tx.pending {
+		if k >= from && (to == "" || k < to) && (p == nil || want == nil || want(k)) {
 			keys = append(keys, k)
 		}
 	}
 	if len(keys) == 0 {
-		return tx.e.scan(ctx, tx.base, from, to, full, fn)
+		return tx.e.scanFiles(ctx, tx.base, from, to, full, files, want, fn)
 	}
 	sort.Strings(keys)
 	stopped := false
@@ -190,7 +214,7 @@ func (tx *Tx) scan(ctx context.Context, from, to string, full bool, fn func(*Ent
 		}
 		return true, nil
 	}
-	err := tx.e.scan(ctx, tx.base, from, to, full, func(ent *Entry) (bool, error) {
+	err := tx.e.scanFiles(ctx, tx.base, from, to, full, files, want, func(ent *Entry) (bool, error) {
 		if more, err := emitUpTo(ent.Path, false); !more {
 			return false, err
 		}

@@ -186,7 +186,7 @@ func retryConflicts(n *atomic.Int64, do func() error) error {
 
 // countingBackend counts what a client process asks of PostgreSQL. It
 // declares the optional capabilities of the backend that the commit path
-// uses, which embedding the Backend interface alone would hide (package
+// and the walks use, which embedding the Backend interface alone would hide (package
 // backend, capabilities.go).
 type countingBackend struct {
 	backend.Backend
@@ -205,6 +205,12 @@ func (c *countingBackend) LockThread(ctx context.Context, thread, known int64) (
 // HeadPack implements backend.HeadPackReader.
 func (c *countingBackend) HeadPack(ctx context.Context, thread, known int64) (backend.Commit, bool, string, error) {
 	return c.pg.HeadPack(ctx, thread, known)
+}
+
+// Packs implements backend.PacksReader, so that a client's walks read
+// packs as they would from the backend itself.
+func (c *countingBackend) Packs(ctx context.Context, ids []int64, maxBytes int64) (map[int64]string, []int64, error) {
+	return c.pg.Packs(ctx, ids, maxBytes)
 }
 
 func (c *countingBackend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
