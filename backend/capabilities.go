@@ -187,6 +187,19 @@ type DocCounter interface {
 	DocsByScope(ctx context.Context) ([]ScopeDocs, error)
 }
 
+// Remote is implemented by backends whose every call is a round trip to a
+// server (PostgreSQL). On them the engine chains a commit to one of its
+// thread still in flight whatever the chained commit stores again of its
+// parents' changes (up to a bound): a round trip saved pays for it.
+// Without it (an embedded database, whose Append is the writer's own work
+// of microseconds) a commit is chained only while it stores again little
+// of its parents' changes, as when each rewrites the same file
+// (docs/decisions/0095-chains-that-pay.md).
+type Remote interface {
+	// Remote does nothing: implementing it is the declaration.
+	Remote()
+}
+
 // ConcurrentAppender is implemented by backends that store several
 // Appends at once to advantage: a server that runs transactions side by
 // side on a pool of connections (PostgreSQL). AppendConcurrency is how

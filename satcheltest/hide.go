@@ -92,6 +92,13 @@ type HideConcurrentAppender struct{}
 // AppendConcurrency is the name it hides.
 func (HideConcurrentAppender) AppendConcurrency() {}
 
+// HideRemote hides backend.Remote: commits are then chained as on an
+// embedded database.
+type HideRemote struct{}
+
+// Remote is the name it hides.
+func (HideRemote) Remote() {}
+
 // HideKeys hides backend.Keys: satchel then refuses idempotency keys and
 // logs no document changes.
 type HideKeys struct{}

@@ -62,9 +62,14 @@ func TestConformance(t *testing.T) {
 		}
 		satcheltest.RunDocuments(t, func(t *testing.T) backend.Backend { return noBatch{Backend: openDocs(t)} })
 	})
-	t.Run("NoConcurrentAppender", func(t *testing.T) {
+	// Both are what makes the engine treat the backend as a server a
+	// round trip away; without them it commits as on an embedded one.
+	t.Run("NoConcurrentAppenderNoRemote", func(t *testing.T) {
 		if _, ok := backend.Backend(noConcurrent{}).(backend.ConcurrentAppender); ok {
 			t.Fatal("the ConcurrentAppender is not hidden")
+		}
+		if _, ok := backend.Backend(noConcurrent{}).(backend.Remote); ok {
+			t.Fatal("Remote is not hidden")
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noConcurrent{Backend: openDocs(t)} })
 	})
@@ -103,6 +108,7 @@ type noBatch struct {
 type noConcurrent struct {
 	*postgres.Backend
 	satcheltest.HideConcurrentAppender
+	satcheltest.HideRemote
 }
 
 type noHeads struct {

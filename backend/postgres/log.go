@@ -618,3 +618,7 @@ func (b *Backend) CheckpointSeq(ctx context.Context, thread int64, name string) 
 func (b *Backend) AppendConcurrency() int {
 	return max(2, int(b.pool.Config().MaxConns)/2)
 }
+
+// Remote implements backend.Remote: every call is a round trip to the
+// server, which a chained commit saves.
+func (*Backend) Remote() {}

@@ -28,6 +28,12 @@ const (
 	// maxChainText bounds the new text a commit chained to a mutation
 	// stores again (the mutation's changes and those it was chained to).
 	maxChainText = 256 << 10
+	// maxInheritedLocal bounds, on a backend that is not a round trip away
+	// (backend.Remote), the text a chained commit stores again of its
+	// parents' changes that it did not rewrite itself: past it, the
+	// commit waits for its parent and is built again on the stored head
+	// (decision 0095).
+	maxInheritedLocal = 512
 )
 
 // pendingCommit is a commit of this process published before it is stored.
@@ -105,12 +111,33 @@ func (e *Engine) settlePending(thread int64, l *threadLock) {
 	}
 }
 
+// chainPays reports whether tx, built on the pending commit parent, is
+// worth storing as a chained commit: on an embedded backend, only when
+// it stores again little of its parents' changes. Waiting for the parent
+// costs such a backend microseconds, less than storing their files again
+// (a chain of writes of distinct files would store them quadratically).
+//
+// When it does not, the next maxChain commits of the thread are not
+// published (l.unpaid), so that the writers of distinct files do not each
+// build their change twice. The caller holds l.
+func (e *Engine) chainPays(l *threadLock, tx *Tx, parent *pendingCommit) bool {
+	if e.remote || tx.inheritedText(parent.tx) <= maxInheritedLocal {
+		return true
+	}
+	l.unpaid = maxChain
+	return false
+}
+
 // publishable reports whether a mutation of l's thread (whose lock the
 // caller holds) publishes its commit before it is stored: another
 // mutation waits for the thread, the chain is within its bounds, and the
 // thread is either not contended across processes or held.
 func (e *Engine) publishable(thread int64, l *threadLock, tx *Tx, depth int) bool {
 	if e.noChain || depth >= maxChain {
+		return false
+	}
+	if l.unpaid > 0 {
+		l.unpaid--
 		return false
 	}
 	e.lockMu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,14 +37,38 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkOneThreadWriters runs 16 writers appending a line each to one
-// thread's log on SQLite, every append a durable commit, with chained
-// commits (chain.go) and without: side by side, it shows what chaining
-// gives a thread many clients write (commits per Append, commits/s) and
-// what it costs (pack bytes and CPU per commit).
+// BenchmarkOneThreadWriters runs 16 writers of one thread on SQLite,
+// every mutation a durable commit, with chained commits (chain.go) and
+// without: side by side, it shows what chaining gives a thread many
+// clients write (commits per Append, commits/s) and what it costs (pack
+// bytes and CPU per commit). The writers append a line each to one log
+// (append), or each write a new file of W4's size (write: a chained
+// commit stores its parents' files again).
 func BenchmarkOneThreadWriters(b *testing.B) {
-	for _, mode := range []string{"chained", "serial"} {
-		b.Run(mode, func(b *testing.B) {
+	text := strings.Repeat("a line of a note an agent wrote, about forty bytes\n", 60)
+	loads := map[string]func(e *Engine, thread int64, i int64) error{
+		"append": func(e *Engine, thread int64, i int64) error {
+			return appendLine(e, thread, "log.txt", fmt.Sprintf("line %d of the shared log\n", i), nil)
+		},
+		"write": func(e *Engine, thread int64, i int64) error {
+			_, _, err := e.Update(context.Background(), thread, func(tx *Tx) (CommitInfo, error) {
+				return CommitInfo{Meta: []byte(`{}`)}, tx.Put(context.Background(), fmt.Sprintf("w/%07d.md", i), text)
+			})
+			return err
+		},
+	}
+	for _, load := range []string{"append", "write"} {
+		for _, mode := range []string{"chained", "serial"} {
+			b.Run(load+"/"+mode, func(b *testing.B) {
+				oneThreadWriters(b, mode, loads[load])
+			})
+		}
+	}
+}
+
+func oneThreadWriters(b *testing.B, mode string, op func(e *Engine, thread int64, i int64) error) {
+	{
+		{
 			ctx := context.Background()
 			sb, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "one.db"))
 			if err != nil {
@@ -70,7 +95,7 @@ func BenchmarkOneThreadWriters(b *testing.B) {
 						if i >= int64(b.N) {
 							return
 						}
-						if err := appendLine(e, th.ID, "log.txt", fmt.Sprintf("line %d of the shared log\n", i), nil); err != nil {
+						if err := op(e, th.ID, i); err != nil {
 							b.Error(err)
 							return
 						}
@@ -82,7 +107,7 @@ func BenchmarkOneThreadWriters(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e3, "cpu-µs/commit")
 			b.ReportMetric(float64(cb.commits.Load())/float64(max(1, cb.appends.Load())), "commits/append")
 			b.ReportMetric(float64(cb.packBytes.Load())/float64(max(1, cb.commits.Load())), "pack-B/commit")
-		})
+		}
 	}
 }
 

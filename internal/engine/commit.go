@@ -127,6 +127,10 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 	// compare-and-swap, and lostSeq that attempt's seq.
 	var lost *backend.AppendResult
 	var lostSeq int64
+	// unchained is set when the last attempt, built on a commit not yet
+	// stored, waited for it instead (chainPays): its head, cached when it
+	// landed, is tried first again.
+	unchained := false
 	for attempt := 0; ; attempt++ {
 		if !held {
 			l = e.lock(thread)
@@ -161,7 +165,8 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			head = parent.commit()
 		} else {
 			head, cached = e.heads.get(thread)
-			cached = cached && attempt == 0
+			cached = cached && (attempt == 0 || unchained)
+			unchained = false
 			switch {
 			case fresh:
 				head, cached, fresh = locked, false, false
@@ -199,6 +204,13 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			tx = &Tx{e: e, base: root, now: time.Now().UnixMicro()}
 		}
 		info, err := fn(tx)
+		if err == nil && parent != nil && tx.Changed() && !e.chainPays(l, tx, parent) {
+			// Stored as it was built, the commit would store again
+			// more of its parents' changes than waiting for them costs:
+			// build it on the stored head instead.
+			unchained = e.settle(thread, parent)
+			continue
+		}
 		if err == nil && !tx.Changed() {
 			if retry() {
 				continue

@@ -73,6 +73,9 @@ type Engine struct {
 	keepReplaced bool
 	// noChain is Options.NoChaining.
 	noChain bool
+	// remote is set when b is a round trip away (backend.Remote): chains
+	// may then store again more of their parents' changes (chain.go).
+	remote bool
 
 	// locker is b when it locks threads across processes: the writers of
 	// a contended thread then wait for each other instead of racing
@@ -101,6 +104,9 @@ type threadLock struct {
 	// pending is the last commit of the thread published before it was
 	// stored (chain.go); under mu.
 	pending *pendingCommit
+	// unpaid counts the next commits of the thread that are not
+	// published, after a chain on it did not pay (chain.go); under mu.
+	unpaid int
 }
 
 // New returns an engine over b.
@@ -122,6 +128,7 @@ func New(b backend.Backend, o Options) *Engine {
 	if pr != nil {
 		hp = nil // nothing is cached: the pack would be read again anyway
 	}
+	_, remote := b.(backend.Remote)
 	return &Engine{
 		headPacks:   hp,
 		locker:      tl,
@@ -136,6 +143,7 @@ func New(b backend.Backend, o Options) *Engine {
 		retries:     o.MaxRetries,
 		guard:       o.Guard,
 		noChain:     o.NoChaining,
+		remote:      remote,
 		locks:       map[int64]*threadLock{},
 	}
 }
@@ -176,7 +184,7 @@ func (e *Engine) unlock(thread int64, l *threadLock) {
 		e.passHold(l, !last)
 	}
 	if last {
-		l.pending = nil
+		l.pending, l.unpaid = nil, 0
 	}
 	l.mu.Unlock()
 	if last {

@@ -623,6 +623,21 @@ func (tx *Tx) pendingText() int {
 	return n
 }
 
+// inheritedText is the new text of the changes tx took over from from, the
+// transaction it was chained to (chain), and left as they were: what its
+// commit stores again.
+func (tx *Tx) inheritedText(from *Tx) int {
+	n := 0
+	for path, p := range tx.pending {
+		if p != nil && from.pending[path] == p {
+			for _, pt := range p.parts {
+				n += len(pt.text)
+			}
+		}
+	}
+	return n
+}
+
 // Paths returns the paths the transaction changed, sorted.
 func (tx *Tx) Paths() []string {
 	out := make([]string, 0, len(tx.pending))

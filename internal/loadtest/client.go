@@ -197,6 +197,9 @@ type countingBackend struct {
 // AppendConcurrency implements backend.ConcurrentAppender.
 func (c *countingBackend) AppendConcurrency() int { return c.pg.AppendConcurrency() }
 
+// Remote implements backend.Remote.
+func (c *countingBackend) Remote() {}
+
 // LockThread implements backend.ThreadLocker.
 func (c *countingBackend) LockThread(ctx context.Context, thread, known int64) (backend.Commit, bool, string, func(), error) {
 	return c.pg.LockThread(ctx, thread, known)
