@@ -34,29 +34,35 @@ func openDocs(t *testing.T) *postgres.Backend {
 }
 
 // TestConformance runs the whole suite on PostgreSQL, each subtest in a
-// schema of its own, then again with each optional capability hidden.
+// schema of its own, then again with each optional capability hidden:
+// those runs side by side (each waits on the server as much as it
+// computes).
 func TestConformance(t *testing.T) {
 	testenv.PostgresURL(t)
 	satcheltest.Run(t, func(t *testing.T) backend.Backend { return openDocs(t) })
 	t.Run("NoForker", func(t *testing.T) {
+		t.Parallel()
 		if _, ok := backend.Backend(noForker{}).(backend.Forker); ok {
 			t.Fatal("the Forker is not hidden")
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noForker{Backend: openDocs(t)} })
 	})
 	t.Run("NoCheckpointResolver", func(t *testing.T) {
+		t.Parallel()
 		if _, ok := backend.Backend(noResolver{}).(backend.CheckpointResolver); ok {
 			t.Fatal("the CheckpointResolver is not hidden")
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noResolver{Backend: openDocs(t)} })
 	})
 	t.Run("NoHeadsLister", func(t *testing.T) {
+		t.Parallel()
 		if _, ok := backend.Backend(noHeads{}).(backend.HeadsLister); ok {
 			t.Fatal("the HeadsLister is not hidden")
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: openDocs(t)} })
 	})
 	t.Run("NoDocBatcher", func(t *testing.T) {
+		t.Parallel()
 		if _, ok := backend.Backend(noBatch{}).(backend.DocBatcher); ok {
 			t.Fatal("the DocBatcher is not hidden")
 		}
@@ -65,6 +71,7 @@ func TestConformance(t *testing.T) {
 	// Both are what makes the engine treat the backend as a server a
 	// round trip away; without them it commits as on an embedded one.
 	t.Run("NoConcurrentAppenderNoRemote", func(t *testing.T) {
+		t.Parallel()
 		if _, ok := backend.Backend(noConcurrent{}).(backend.ConcurrentAppender); ok {
 			t.Fatal("the ConcurrentAppender is not hidden")
 		}
@@ -74,12 +81,14 @@ func TestConformance(t *testing.T) {
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noConcurrent{Backend: openDocs(t)} })
 	})
 	t.Run("NoPacksReader", func(t *testing.T) {
+		t.Parallel()
 		if _, ok := backend.Backend(noPacks{}).(backend.PacksReader); ok {
 			t.Fatal("the PacksReader is not hidden")
 		}
 		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noPacks{Backend: openDocs(t)} })
 	})
 	t.Run("NoThreadLocker", func(t *testing.T) {
+		t.Parallel()
 		if _, ok := backend.Backend(noLocker{}).(backend.ThreadLocker); ok {
 			t.Fatal("the ThreadLocker is not hidden")
 		}
