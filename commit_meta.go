@@ -1,5 +1,7 @@
 package satchel
 
+import "github.com/satchel-dev/satchel/internal/jsonquote"
+
 // commitMeta is what every commit records (DESIGN §2.6). It is stored as
 // the JSON that json.Marshal gives it; appendMeta writes that JSON by hand
 // (every commit makes one, and reflection cost a write about 2% of its
@@ -114,5 +116,5 @@ func appendMeta(b []byte, op string, sum []byte, a Actor, key string) []byte {
 // appendHTMLString quotes s as json.Marshal does: appendString's escapes,
 // and also <, > and & (encoding/json's HTML escaping, on by default).
 func appendHTMLString[S string | []byte](b []byte, s S) []byte {
-	return appendQuoted(b, s, &htmlSafe)
+	return jsonquote.Append(b, s, true)
 }
