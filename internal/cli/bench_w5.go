@@ -104,15 +104,16 @@ func runW5(ctx context.Context, a *app, f w5Flags, backends []string, pg string)
 
 func printW5Table(a *app, rs []w5.Result) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tprocesses\trtt µs\tops/s\t× 1 process\tp50 µs\tp99 µs\tstale\tconflicts\tidle\tCPU µs/op\tlost\tduplicated\tround trips/op\tcommits/Append\tµs/Append\t")
+	fmt.Fprintln(tw, "phase\tprocesses\trtt µs\tops/s\t× 1 process\tp50 µs\tp99 µs\tstale\tconflicts\tidle\tCPU µs/op\tlost\tduplicated\tround trips/op\tcommits/Append\tµs/Append\tsatchel µs/op\tpostgres µs/op\tproxy µs/op\t")
 	base := map[string]float64{}
 	for _, r := range rs {
 		if _, ok := base[r.Phase]; !ok {
 			base[r.Phase] = r.OpsPerSec
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.0f\t%.0f\t%d\t%d\t%.0f%%\t%.0f\t%d\t%d\t%.1f\t%.1f\t%.0f\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.0f\t%.0f\t%d\t%d\t%.0f%%\t%.0f\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.0f\t%.0f\t%.0f\t\n",
 			r.Phase, r.Processes, r.RTTus, r.OpsPerSec, r.OpsPerSec/max(1e-9, base[r.Phase]), r.P50us, r.P99us,
-			r.StaleCommits, r.Conflicts, 100*r.CPUIdle, r.CPUusPerOp, r.Lost, r.Duplicated, r.RoundTripsPerOp, r.CommitsPerAppend, r.AppendUs)
+			r.StaleCommits, r.Conflicts, 100*r.CPUIdle, r.CPUusPerOp, r.Lost, r.Duplicated, r.RoundTripsPerOp, r.CommitsPerAppend, r.AppendUs,
+			r.SatchelUsPerOp, r.PostgresUsPerOp, r.ProxyUsPerOp)
 	}
 	_ = tw.Flush()
 }

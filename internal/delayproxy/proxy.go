@@ -138,16 +138,10 @@ func (p *Proxy) pipe(dst, src net.Conn, count *atomic.Int64) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var timer *time.Timer
+		w := newWaiter()
+		defer w.close()
 		for ch := range q {
-			if d := time.Until(ch.due); d > 0 {
-				if timer == nil {
-					timer = time.NewTimer(d)
-				} else {
-					timer.Reset(d)
-				}
-				<-timer.C
-			}
+			w.until(ch.due)
 			if _, err := dst.Write(ch.b); err != nil {
 				// Drain so that the reader is never blocked on a dead link.
 				for range q {

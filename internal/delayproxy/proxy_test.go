@@ -131,3 +131,39 @@ func TestCloseCutsConnections(t *testing.T) {
 		t.Fatal("a negative RTT was accepted")
 	}
 }
+
+// TestWaitNotEarly checks that no wait ends before its due time, for
+// delays below and above the millisecond the runtime's poller sleeps in.
+func TestWaitNotEarly(t *testing.T) {
+	w := newWaiter()
+	defer w.close()
+	for _, d := range []time.Duration{0, 50 * time.Microsecond, 300 * time.Microsecond, 1500 * time.Microsecond} {
+		for range 20 {
+			due := time.Now().Add(d)
+			w.until(due)
+			if early := time.Until(due); early > 0 {
+				t.Fatalf("a wait of %v ended %v early", d, early)
+			}
+		}
+	}
+}
+
+// BenchmarkWait measures how late a wait of 500 µs ends, with the
+// platform's waiter and with a time.Timer (decision 0096).
+func BenchmarkWait(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		w    waiter
+	}{{"platform", newWaiter()}, {"timer", newTimerWaiter()}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer c.w.close()
+			var late time.Duration
+			for b.Loop() {
+				due := time.Now().Add(500 * time.Microsecond)
+				c.w.until(due)
+				late += time.Since(due)
+			}
+			b.ReportMetric(float64(late.Microseconds())/float64(b.N), "µs-late/op")
+		})
+	}
+}

@@ -18,6 +18,7 @@ type CPUSample struct {
 	busy, idle float64 // seconds, all cores
 	postgres   float64 // seconds, every process named postgres
 	satchel    float64 // seconds, the client processes
+	self       float64 // seconds, this process (the bench and its proxy)
 	ok         bool
 }
 
@@ -25,7 +26,10 @@ type CPUSample struct {
 // CPU per second of wall time).
 type CPUShares struct {
 	Satchel, Postgres, Other, Idle float64
-	Cores                          int
+	// Self is this process's share (in W5, the bench and its delay
+	// proxy), part of Other.
+	Self  float64
+	Cores int
 	// IdleShare is the machine's idle share of its CPU time, 0 to 1.
 	IdleShare float64
 	// Seconds is the wall time between the samples.
@@ -68,6 +72,9 @@ func SampleCPU(clients, backends []int) CPUSample {
 			s.satchel += secs
 		}
 	}
+	if _, secs, ok := procCPU("/proc/self"); ok {
+		s.self = secs
+	}
 	s.ok = true
 	return s
 }
@@ -103,6 +110,7 @@ func (s CPUSample) Since(s0 CPUSample) CPUShares {
 	}
 	out.Satchel = max(0, s.satchel-s0.satchel) / el
 	out.Postgres = max(0, s.postgres-s0.postgres) / el
+	out.Self = max(0, s.self-s0.self) / el
 	out.Other = max(0, (s.busy-s0.busy)/el-out.Satchel-out.Postgres)
 	out.Idle = (s.idle - s0.idle) / el
 	if all := (s.busy + s.idle) - (s0.busy + s0.idle); all > 0 {

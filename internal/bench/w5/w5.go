@@ -62,7 +62,14 @@ type Result struct {
 	// per operation (about one round trip each); CommitsPerAppend the
 	// commits batched in one Append to PostgreSQL; AppendUs the time of
 	// one Append.
-	RoundTripsPerOp  float64 `json:"-"`
+	RoundTripsPerOp float64 `json:"-"`
+	// SatchelUsPerOp and PostgresUsPerOp split CPUusPerOp; ProxyUsPerOp
+	// is the bench's own CPU per operation, almost all of it the delay
+	// proxy's: a cost of the simulation that a real network does not put
+	// on the machine, though it counts in the machine's idle share.
+	SatchelUsPerOp   float64 `json:"-"`
+	PostgresUsPerOp  float64 `json:"-"`
+	ProxyUsPerOp     float64 `json:"-"`
 	CommitsPerAppend float64 `json:"-"`
 	AppendUs         float64 `json:"-"`
 }
@@ -285,6 +292,9 @@ func runOne(ctx context.Context, o Options, mix string, procs int) (Result, erro
 	}
 	if res.OpsPerSec > 0 {
 		res.CPUusPerOp = (shares.Satchel + shares.Postgres) / res.OpsPerSec * 1e6
+		res.SatchelUsPerOp = shares.Satchel / res.OpsPerSec * 1e6
+		res.PostgresUsPerOp = shares.Postgres / res.OpsPerSec * 1e6
+		res.ProxyUsPerOp = shares.Self / res.OpsPerSec * 1e6
 	}
 	return res, nil
 }

@@ -1,0 +1,61 @@
+package postgres
+
+import (
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/delayproxy"
+)
+
+// BenchmarkAppendRTT appends batches of one and of seven commits through
+// the delay proxy, without and with a round trip of 1 ms: what a batch
+// costs beyond the round trip (the server's work and the flush).
+func BenchmarkAppendRTT(b *testing.B) {
+	u0 := testURL(b)
+	schema := testSchema()
+	be0, err := OpenFresh(b.Context(), u0, schema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer DropSchema(b.Context(), u0, schema)
+	defer be0.Close()
+	pu, _ := url.Parse(u0)
+	for _, rtt := range []time.Duration{0, time.Millisecond} {
+		px, err := delayproxy.Start(pu.Host, rtt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u := *pu
+		u.Host = px.Addr()
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		be, err := Open(b.Context(), u.String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []int{1, 7} {
+			b.Run(fmt.Sprintf("rtt=%v/n=%d", rtt, n), func(b *testing.B) {
+				th := benchThread(b, be, fmt.Sprintf("t%v%d", rtt, n))
+				var seq int64
+				for b.Loop() {
+					ncs := make([]backend.NewCommit, n)
+					for i := range ncs {
+						seq++
+						ncs[i] = packNC(th, seq, smallPack)
+					}
+					res, err := be.Append(b.Context(), ncs)
+					if err != nil || res[0].Err != nil {
+						b.Fatal(err, res[0].Err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "us/append")
+			})
+		}
+		be.Close()
+		px.Close()
+	}
+}
