@@ -65,6 +65,7 @@ var contractChecks = []contractCheck{
 	{"AppendStale", checkAppendStale},
 	{"AppendStaleHead", checkAppendStaleHead},
 	{"AppendChained", checkAppendChained},
+	{"AppendChainedQuota", checkAppendChainedQuota},
 	{"AppendUnknownThread", checkAppendUnknownThread},
 	{"AppendEntriesIndependent", checkAppendEntriesIndependent},
 	{"AppendSameThreadTwice", checkAppendSameThreadTwice},

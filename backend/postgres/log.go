@@ -206,7 +206,13 @@ func (b *Backend) claimOwn(ctx context.Context, ncs []backend.NewCommit, nonces 
 
 func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order []int, nonces []int64, res []backend.AppendResult) error {
 	batch := &pgx.Batch{}
-	for _, i := range order {
+	for p := 0; p < len(order); p++ {
+		if run := runAt(ncs, order, p); len(run) > 1 {
+			queueRun(batch, ncs, run, nonces)
+			p += len(run) - 1
+			continue
+		}
+		i := order[p]
 		nc := &ncs[i]
 		// A chained entry names the entry before it by its nonce: its
 		// statement runs after that one's, in the same transaction.
@@ -240,7 +246,16 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes, parent)
 	}
 	br := b.pool.SendBatch(ctx, batch)
-	for _, i := range order {
+	for p := 0; p < len(order); p++ {
+		if run := runAt(ncs, order, p); len(run) > 1 {
+			if err := scanRun(br, ncs, run, res); err != nil {
+				br.Close()
+				return err
+			}
+			p += len(run) - 1
+			continue
+		}
+		i := order[p]
 		nc := &ncs[i]
 		if nc.Chained && !chainable(ncs, i) {
 			res[i] = backend.AppendResult{Err: backend.ErrStale}
