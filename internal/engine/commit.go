@@ -136,6 +136,9 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			l = e.lock(thread)
 			held = true
 		}
+		// tookLock is set when this attempt took the thread's
+		// cross-process lock: its commit gathers the waiters' (gather).
+		tookLock := false
 		parent := e.parentOf(thread, l)
 		if parent == nil && l.hold == nil && e.locker != nil && (lost != nil || attempt == 0 && e.isContended(thread)) {
 			// Another process wrote: wait for its writers instead of
@@ -143,6 +146,7 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 			if locked, fresh, err = e.crossLock(ctx, thread, l); err != nil {
 				return c, false, err
 			}
+			tookLock = fresh
 		}
 		if lost != nil {
 			if !fresh && lost.Head.Seq >= lostSeq {
@@ -266,6 +270,9 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 		p := e.publishable(thread, l, tx, depth)
 		if p {
 			r.fin = make(chan struct{})
+			if tookLock {
+				r.gather = e.waiters(l)
+			}
 		}
 		leadNow := e.commits.enqueue(r)
 		var pc *pendingCommit
@@ -554,8 +561,11 @@ type committer struct {
 	b     backend.Backend
 	parts backend.PartsAppender // b, when it takes packs as parts
 	limit int                   // batches in flight at most
-	mu    sync.Mutex
-	queue []*commitReq
+	// gatherFor bounds a gathering commit's wait (gatherFor in lock.go;
+	// tests lengthen it).
+	gatherFor time.Duration
+	mu        sync.Mutex
+	queue     []*commitReq
 	// inflight counts the batches being stored (the slots taken).
 	inflight int
 	// active counts the mutations of this process in progress (Update).
@@ -581,6 +591,11 @@ type commitReq struct {
 	// fin, when made (a commit others may be chained to), is closed once
 	// res and err are set.
 	fin chan struct{}
+	// gather, when not 0, is the number of commits chained to this one
+	// (directly or not) that its batch waits for, at most gatherFor;
+	// gathered is closed once they are queued (under the committer's mu).
+	gather, joined int
+	gathered       chan struct{}
 }
 
 type reqState int8
@@ -599,7 +614,7 @@ const maxBatch = 256
 const fullBatch = 4
 
 func newCommitter(b backend.Backend) *committer {
-	c := &committer{b: b, limit: 1}
+	c := &committer{b: b, limit: 1, gatherFor: gatherFor}
 	c.parts, _ = b.(backend.PartsAppender)
 	if ca, ok := b.(backend.ConcurrentAppender); ok {
 		c.limit = max(1, ca.AppendConcurrency())
@@ -623,6 +638,7 @@ func (c *committer) enqueue(r *commitReq) (leadNow bool) {
 			// The batch that takes a takes r too (lead).
 			r.done, r.state = make(chan struct{}), reqQueued
 			c.queue = append(c.queue, r)
+			c.joinLocked(r)
 			return false
 		case reqHeld, reqSending:
 			r.done, r.state = make(chan struct{}), reqHeld
@@ -644,6 +660,10 @@ func (c *committer) enqueue(r *commitReq) (leadNow bool) {
 	if c.inflight == 0 || c.inflight < c.limit && len(c.queue)+1 >= fullBatch {
 		c.inflight++
 		r.state = reqSending
+		if r.gather > 0 {
+			// Queued, for the commits chained to it, until it leads.
+			r.state, r.gathered = reqQueued, make(chan struct{})
+		}
 		return true
 	}
 	r.done, r.state = make(chan struct{}), reqQueued // only a waiter needs one
@@ -661,6 +681,22 @@ func (c *committer) await(ctx context.Context, r *commitReq, leadNow bool) (back
 		c.lead(ctx, r)
 	}
 	return r.res, r.err
+}
+
+// joinLocked counts r, queued behind a commit still queued, for the
+// commit its chain starts with, when that one gathers (commitReq.gather).
+func (c *committer) joinLocked(r *commitReq) {
+	root := r.after
+	for root.after != nil {
+		root = root.after
+	}
+	if root.gathered == nil || root.state != reqQueued {
+		return
+	}
+	root.joined++
+	if root.joined == root.gather {
+		close(root.gathered)
+	}
 }
 
 // takeLocked takes r's batch out of the queue: r, then the queued
@@ -800,7 +836,14 @@ func (c *committer) lead(ctx context.Context, r *commitReq) {
 	// does not (a yield costs it time). Waiting longer for writers still
 	// building measured slower once SQLite's Append got cheaper: the
 	// leader idled while the other core built (decisions 0006, 0015).
-	if c.active.Load() > 1 {
+	if r.gathered != nil {
+		t := time.NewTimer(c.gatherFor)
+		select {
+		case <-r.gathered:
+		case <-t.C:
+		}
+		t.Stop()
+	} else if c.active.Load() > 1 {
 		runtime.Gosched()
 	}
 	c.mu.Lock()

@@ -29,6 +29,10 @@ const (
 	// processes' writers.
 	holdCommits = 16
 	holdFor     = 50 * time.Millisecond
+	// gatherFor bounds how long the first commit under a hold waits for
+	// the commits of the mutations that waited for the lock in this
+	// process to be chained to it, so that they go in one Append.
+	gatherFor = 2 * time.Millisecond
 	// maxContended bounds the threads remembered as contended.
 	maxContended = 1024
 )
@@ -110,6 +114,14 @@ func (e *Engine) crossLock(ctx context.Context, thread int64, l *threadLock) (he
 		}
 	}
 	return head, true, nil
+}
+
+// waiters counts the mutations of l's thread that wait for it in this
+// process (the caller holds l).
+func (e *Engine) waiters(l *threadLock) int {
+	e.lockMu.Lock()
+	defer e.lockMu.Unlock()
+	return l.refs - 1
 }
 
 // passHold ends a mutation under l's hold (the caller holds l.mu and no

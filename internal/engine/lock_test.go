@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +35,8 @@ type lockingBackend struct {
 	unlocked int
 	// others makes every Append report the thread contended.
 	others bool
+	// batches are the sizes of the Appends, in order.
+	batches []int
 }
 
 func newLockingBackend(m *memory.Backend) *lockingBackend {
@@ -98,6 +102,7 @@ func (l *lockingBackend) Head(ctx context.Context, thread int64) (backend.Commit
 func (l *lockingBackend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backend.AppendResult, error) {
 	res, err := l.Backend.Append(ctx, ncs)
 	l.mu.Lock()
+	l.batches = append(l.batches, len(ncs))
 	others := l.others
 	l.mu.Unlock()
 	for i := range res {
@@ -118,6 +123,12 @@ func (l *lockingBackend) Pack(ctx context.Context, id int64) (string, error) {
 type hidePartsReader struct{}
 
 func (hidePartsReader) PackParts() {}
+
+func (l *lockingBackend) batchSizes() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.batches)
+}
 
 func (l *lockingBackend) counts() (locks, heads int) {
 	l.mu.Lock()
@@ -345,4 +356,105 @@ func TestHoldNotLostToAFastWaiter(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
+}
+
+// holdWithWaiters starts n appends to a contended thread whose lock is
+// gated, waits until all are in (one at the lock, the others for the
+// thread in this process), and opens the gate.
+func holdWithWaiters(t *testing.T, e *Engine, lb *lockingBackend, th int64, n int, do func(i int)) *sync.WaitGroup {
+	t.Helper()
+	e.markContended(th)
+	gate := make(chan struct{})
+	lb.mu.Lock()
+	lb.gate = gate
+	lb.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { do(i) })
+	}
+	for {
+		e.lockMu.Lock()
+		l := e.locks[th]
+		refs := 0
+		if l != nil {
+			refs = l.refs
+		}
+		e.lockMu.Unlock()
+		if refs == n {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(gate)
+	return &wg
+}
+
+// TestHoldGathersWaiters: when a mutation takes a contended thread's
+// cross-process lock while others of this process wait for the thread,
+// their commits, chained to its, go with it in one Append: the hold pays
+// one round trip for them, not one for the first and another for the
+// rest.
+func TestHoldGathersWaiters(t *testing.T) {
+	e, lb, th := sharedThread(t)
+	e.holdFor = time.Hour
+	e.commits.gatherFor = time.Hour // only the waiters end the gathering
+	const n = 8
+	wg := holdWithWaiters(t, e, lb, th.ID, n, func(i int) {
+		if err := appendLine(e, th.ID, "log.txt", fmt.Sprintf("line %d\n", i), nil); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Wait()
+	lb.waitUnlocks(t)
+	if got := lb.batchSizes(); !slices.Equal(got, []int{n}) {
+		t.Errorf("the hold's commits went in Appends of %v, want one of %d", got, n)
+	}
+	if got := strings.Count(readLog(t, e, th.ID), "\n"); got != n {
+		t.Errorf("%d lines in the log, want %d", got, n)
+	}
+}
+
+// TestGatherEndsInTime: a waiter whose mutation changes nothing never
+// chains a commit: the gathering commit goes once gatherFor has passed,
+// with the commits that did chain, and every line lands.
+func TestGatherEndsInTime(t *testing.T) {
+	ctx := context.Background()
+	e, lb, th := sharedThread(t)
+	e.holdFor = time.Hour
+	e.commits.gatherFor = 20 * time.Millisecond
+	const n = 6
+	wg := holdWithWaiters(t, e, lb, th.ID, n, func(i int) {
+		if i == n-1 {
+			_, _, err := e.Update(ctx, th.ID, func(tx *Tx) (CommitInfo, error) { return CommitInfo{}, nil })
+			if err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		if err := appendLine(e, th.ID, "log.txt", fmt.Sprintf("line %d\n", i), nil); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Wait()
+	lb.waitUnlocks(t)
+	if got := strings.Count(readLog(t, e, th.ID), "\n"); got != n-1 {
+		t.Errorf("%d lines in the log, want %d", got, n-1)
+	}
+}
+
+func readLog(t *testing.T, e *Engine, th int64) string {
+	t.Helper()
+	s, _, _, err := e.Head(context.Background(), th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ent, ok, err := s.Get(context.Background(), "log.txt")
+	if err != nil || !ok {
+		t.Fatal(err, ok)
+	}
+	text, err := s.Content(context.Background(), &ent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }
