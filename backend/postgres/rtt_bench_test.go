@@ -45,11 +45,7 @@ func BenchmarkAppendRTT(b *testing.B) {
 				th := benchThread(b, be, fmt.Sprintf("t%v%d", rtt, n))
 				var seq int64
 				for b.Loop() {
-					ncs := make([]backend.NewCommit, n)
-					for i := range ncs {
-						seq++
-						ncs[i] = packNC(th, seq, smallPack)
-					}
+					ncs := chainOf(th, &seq, n, false)
 					res, err := be.Append(b.Context(), ncs)
 					if err != nil || res[0].Err != nil {
 						b.Fatal(err, res[0].Err)
@@ -83,12 +79,7 @@ func BenchmarkAppendRun(b *testing.B) {
 				th := benchThread(b, be, fmt.Sprintf("t%d", threads))
 				var seq int64
 				for b.Loop() {
-					ncs := make([]backend.NewCommit, n)
-					for i := range ncs {
-						seq++
-						ncs[i] = packNC(th, seq, smallPack)
-						ncs[i].Chained = i > 0
-					}
+					ncs := chainOf(th, &seq, n, true)
 					res, err := be.Append(b.Context(), ncs)
 					if err != nil {
 						b.Fatal(err)
@@ -103,4 +94,17 @@ func BenchmarkAppendRun(b *testing.B) {
 			})
 		}
 	}
+}
+
+// chainOf returns n commits of 1 KB packs to thread th after *seq, which
+// it advances; chained marks each after the first as chained to the one
+// before it.
+func chainOf(th int64, seq *int64, n int, chained bool) []backend.NewCommit {
+	ncs := make([]backend.NewCommit, n)
+	for i := range ncs {
+		*seq++
+		ncs[i] = packNC(th, *seq, smallPack)
+		ncs[i].Chained = chained && i > 0
+	}
+	return ncs
 }

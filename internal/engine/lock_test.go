@@ -279,32 +279,10 @@ func TestWaitingUpdateReusesTheHold(t *testing.T) {
 	ctx := context.Background()
 	e, lb, th := sharedThread(t)
 	e.holdFor = time.Hour // the commits' bound only, not the clock's
-	e.markContended(th.ID)
-	gate := make(chan struct{})
-	lb.mu.Lock()
-	lb.gate = gate
-	lb.mu.Unlock()
-	const n = 6 // < holdCommits
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { put(t, e, th.ID, map[string]string{fmt.Sprintf("f%d", i): "x"}) })
-	}
-	// Every mutation is in: one waits for the lock at the gate, the
-	// others for the thread's lock in this process.
-	for {
-		e.lockMu.Lock()
-		l := e.locks[th.ID]
-		refs := 0
-		if l != nil {
-			refs = l.refs
-		}
-		e.lockMu.Unlock()
-		if refs == n {
-			break
-		}
-		runtime.Gosched()
-	}
-	close(gate)
+	const n = 6           // < holdCommits
+	wg := holdWithWaiters(t, e, lb, th.ID, n, func(i int) {
+		put(t, e, th.ID, map[string]string{fmt.Sprintf("f%d", i): "x"})
+	})
 	wg.Wait()
 	lb.waitUnlocks(t)
 	if locks, _ := lb.counts(); locks != 1 {
@@ -358,9 +336,9 @@ func TestHoldNotLostToAFastWaiter(t *testing.T) {
 	}
 }
 
-// holdWithWaiters starts n appends to a contended thread whose lock is
-// gated, waits until all are in (one at the lock, the others for the
-// thread in this process), and opens the gate.
+// holdWithWaiters starts n mutations (do) of a contended thread whose
+// lock is gated, waits until all are in (one at the lock, the others for
+// the thread in this process), and opens the gate.
 func holdWithWaiters(t *testing.T, e *Engine, lb *lockingBackend, th int64, n int, do func(i int)) *sync.WaitGroup {
 	t.Helper()
 	e.markContended(th)
