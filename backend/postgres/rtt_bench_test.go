@@ -33,10 +33,7 @@ func BenchmarkAppendRTT(b *testing.B) {
 		}
 		u := *pu
 		u.Host = px.Addr()
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		be, err := Open(b.Context(), u.String())
+		be, err := Open(b.Context(), withSearchPath(u.String(), schema))
 		if err != nil {
 			b.Fatal(err)
 		}
