@@ -211,21 +211,15 @@ func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]b
 }
 
 func (b *Backend) replaceDocsOnce(ctx context.Context, rs []backend.DocReplace, order []int, now *time.Time, out []backend.DocResult) error {
-	batch := &pgx.Batch{}
-	for _, i := range order {
-		r := &rs[i]
-		if ch := r.Change; ch != nil {
-			// Logged with the set (a keyed set is never batched: its
-			// claim needs a transaction of its own, replaceDocAs).
-			batch.Queue(replaceDocLogged, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, now,
-				r.Version, r.Expect, r.Archive, r.Live, ch.Scope, bytea(ch.Meta))
-			continue
-		}
-		batch.Queue(replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, now,
-			r.Version, r.Expect, r.Archive, r.Live)
-	}
+	batch, bulk, alone := docBatch(rs, order, now)
 	br := b.pool.SendBatch(ctx, batch)
-	for _, i := range order {
+	if bulk != nil {
+		if err := readInsertDocs(br, rs, order, bulk, out); err != nil {
+			br.Close()
+			return err
+		}
+	}
+	for _, i := range alone {
 		r := &rs[i]
 		d := backend.Doc{Key: r.Key, JSON: r.JSON}
 		var done bool
@@ -253,6 +247,36 @@ func (b *Backend) replaceDocsOnce(ctx context.Context, rs []backend.DocReplace, 
 	// Close waits for the end of the implicit transaction: the results are
 	// returned only once it is durable.
 	return br.Close()
+}
+
+// docBatch is the pipeline of a batch: the first sets of new keys in one
+// statement, first (bulk, positions in order; docbulk.go), then the
+// others (alone, indexes of rs), one statement each, in key order.
+func docBatch(rs []backend.DocReplace, order []int, now *time.Time) (batch *pgx.Batch, bulk, alone []int) {
+	batch = &pgx.Batch{}
+	bulk = bulkEntries(rs, order)
+	if bulk != nil {
+		queueInsertDocs(batch, rs, order, bulk, now)
+	}
+	alone = make([]int, 0, len(order)-len(bulk))
+	for p, i := range order {
+		if _, in := slices.BinarySearch(bulk, p); !in {
+			alone = append(alone, i)
+		}
+	}
+	for _, i := range alone {
+		r := &rs[i]
+		if ch := r.Change; ch != nil {
+			// Logged with the set (a keyed set is never batched: its
+			// claim needs a transaction of its own, replaceDocAs).
+			batch.Queue(replaceDocLogged, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, now,
+				r.Version, r.Expect, r.Archive, r.Live, ch.Scope, bytea(ch.Meta))
+			continue
+		}
+		batch.Queue(replaceDoc, r.Store, r.Scope, r.Key, string(r.JSON), ttlArg(r.TTL), r.Keep, now,
+			r.Version, r.Expect, r.Archive, r.Live)
+	}
+	return batch, bulk, alone
 }
 
 // getDoc returns the current version (h = 0, with whether it is visible)
