@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/satchel-dev/satchel/backend"
 )
@@ -50,20 +47,8 @@ func TestDocBatchShape(t *testing.T) {
 func TestBulkKeyCreatedMeanwhile(t *testing.T) {
 	b := openTest(t)
 	ctx := t.Context()
-	other, err := pgx.ConnectConfig(ctx, b.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
-	tx, err := other.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `INSERT INTO docs (store, scope, key, version, updated, doc)
-		VALUES ('bulk', 's', 'k2', 7, now(), '{"theirs":true}')`); err != nil {
-		t.Fatal(err)
-	}
+	commit := openRival(t, b, `INSERT INTO docs (store, scope, key, version, updated, doc)
+		VALUES ('bulk', 's', 'k2', 7, now(), '{"theirs":true}')`)
 	rs := []backend.DocReplace{bulkPut("k1", 1, 0), bulkPut("k2", 1, 0), bulkPut("k3", 1, 0)}
 	type outcome struct {
 		res []backend.DocResult
@@ -74,23 +59,8 @@ func TestBulkKeyCreatedMeanwhile(t *testing.T) {
 		res, err := b.ReplaceDocs(ctx, rs)
 		done <- outcome{res, err}
 	}()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		var waiting bool
-		if err := b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%unnest%')`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the batch never waited for the other writer's key")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	awaitArraysWaiting(t, b, "the batch")
+	commit()
 	o := <-done
 	if o.err != nil {
 		t.Fatal(o.err)

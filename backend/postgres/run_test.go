@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -27,21 +28,8 @@ func TestRunLosesWhole(t *testing.T) {
 	if res, err := b.Append(ctx, []backend.NewCommit{packNC(th.ID, 1, smallPack)}); err != nil || res[0].Err != nil {
 		t.Fatal(err, res)
 	}
-	cfg := b.pool.Config().ConnConfig.Copy()
-	other, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
-	tx, err := other.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce, files, bytes)
-		VALUES ($1, 2, 'race', 'r', 'm', 'p', 7, 0, 0)`, th.ID); err != nil {
-		t.Fatal(err)
-	}
+	commit := openRival(t, b, `INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce, files, bytes)
+		VALUES ($1, 2, 'race', 'r', 'm', 'p', 7, 0, 0)`, th.ID)
 
 	run := make([]backend.NewCommit, 3)
 	for i := range run {
@@ -58,23 +46,8 @@ func TestRunLosesWhole(t *testing.T) {
 		done <- outcome{res, err}
 	}()
 	// The run's statement waits for the open transaction's row.
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		var waiting bool
-		if err := b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%unnest%')`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run never waited for the other writer's row")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	awaitArraysWaiting(t, b, "the run")
+	commit()
 	o := <-done
 	if o.err != nil {
 		t.Fatal(o.err)
@@ -90,5 +63,50 @@ func TestRunLosesWhole(t *testing.T) {
 	}
 	if head.Seq != 2 || string(head.Root) != "r" {
 		t.Fatalf("head seq %d root %q, want the other writer's commit at seq 2", head.Seq, head.Root)
+	}
+}
+
+// openRival runs sql in a transaction of another session, left open: the
+// test's statement then races a writer that has not committed yet. The
+// returned func commits it.
+func openRival(t *testing.T, b *Backend, sql string, args ...any) (commit func()) {
+	t.Helper()
+	ctx := t.Context()
+	other, err := pgx.ConnectConfig(ctx, b.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close(context.Background()) })
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, sql, args...); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// awaitArraysWaiting waits until a statement that unnests arrays (a run of
+// commits, a batch of new documents) waits for a lock: the rival's.
+func awaitArraysWaiting(t *testing.T, b *Backend, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var waiting bool
+		if err := b.pool.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%unnest%')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never waited for the other writer", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
