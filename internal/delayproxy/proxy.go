@@ -30,6 +30,8 @@ type Proxy struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
+
+	clock clock
 }
 
 // Start listens on a free loopback port and forwards every connection to
@@ -43,6 +45,7 @@ func Start(target string, rtt time.Duration) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{ln: ln, target: target, delay: rtt / 2, conns: map[net.Conn]struct{}{}}
+	p.clock.start()
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -70,6 +73,7 @@ func (p *Proxy) Close() error {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+	p.clock.halt()
 	return err
 }
 
@@ -114,45 +118,24 @@ func (p *Proxy) accept() {
 				return
 			}
 			defer p.untrack(s)
+			toServer, toClient := newOutbox(s), newOutbox(c)
 			var both sync.WaitGroup
-			both.Go(func() { p.pipe(s, c, &p.sends) })
-			both.Go(func() { p.pipe(c, s, nil) })
+			both.Go(func() { p.pipe(toServer, c, &p.sends) })
+			both.Go(func() { p.pipe(toClient, s, nil) })
 			both.Wait()
+			// What was read is delivered, or its link cut, before the
+			// connections close.
+			<-toServer.done
+			<-toClient.done
 		}()
 	}
 }
 
-// chunk is bytes read from one side, due on the other side at due.
-type chunk struct {
-	b   []byte
-	due time.Time
-}
-
-// pipe copies src to dst, counting its chunks in count when not nil,
-// each chunk delayed by p.delay from when it was
-// read. A reader and a writer run apart so that reading never waits for
-// a delayed write: what is in flight is bounded by what the sender sends
-// in one delay, as on a real link.
-func (p *Proxy) pipe(dst, src net.Conn, count *atomic.Int64) {
-	q := make(chan chunk, 1024)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w := newWaiter()
-		defer w.close()
-		for ch := range q {
-			w.until(ch.due)
-			if _, err := dst.Write(ch.b); err != nil {
-				// Drain so that the reader is never blocked on a dead link.
-				for range q {
-				}
-				return
-			}
-		}
-		if tc, ok := dst.(*net.TCPConn); ok {
-			tc.CloseWrite()
-		}
-	}()
+// pipe reads src until it ends and hands each chunk to the clock, due
+// p.delay after it was read, for dst; it counts its chunks in count when
+// not nil. Reading never waits for a delayed write: what is in flight is
+// bounded by what the sender sends in one delay, as on a real link.
+func (p *Proxy) pipe(dst *outbox, src net.Conn, count *atomic.Int64) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := src.Read(buf)
@@ -160,15 +143,16 @@ func (p *Proxy) pipe(dst, src net.Conn, count *atomic.Int64) {
 			if count != nil {
 				count.Add(1)
 			}
-			q <- chunk{b: append([]byte(nil), buf[:n]...), due: time.Now().Add(p.delay)}
+			p.clock.add(delivery{to: dst, b: append([]byte(nil), buf[:n]...), due: time.Now().Add(p.delay)})
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				dst.Close()
+			if errors.Is(err, io.EOF) {
+				// The end of the stream travels as the bytes do.
+				p.clock.add(delivery{to: dst, due: time.Now().Add(p.delay)})
+			} else {
+				dst.cut()
 			}
-			break
+			return
 		}
 	}
-	close(q)
-	<-done
 }

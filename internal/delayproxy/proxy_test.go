@@ -167,3 +167,73 @@ func BenchmarkWait(b *testing.B) {
 		})
 	}
 }
+
+// TestSlowReaderHoldsUpNoOne: a client that does not read what comes back
+// fills its link, and the rest waits in that link's backlog: another
+// connection's round trips still pass meanwhile, and every byte reaches
+// the slow client, in order, once it reads.
+func TestSlowReaderHoldsUpNoOne(t *testing.T) {
+	p, err := Start(echoServer(t), 2*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	slow, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	// Far more than the kernel's buffers of the two sockets hold: the
+	// proxy's side may grow to tcp_wmem's bound, a few MB.
+	slow.(*net.TCPConn).SetReadBuffer(256 << 10)
+	want := make([]byte, 32<<20)
+	for i := range want {
+		want[i] = byte(i * 13)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := slow.Write(want)
+		slow.(*net.TCPConn).CloseWrite()
+		sent <- err
+	}()
+
+	quick, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quick.Close()
+	passed := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 1)
+		for i := range 10 {
+			if _, err := quick.Write([]byte{byte(i)}); err != nil {
+				passed <- err
+				return
+			}
+			if _, err := io.ReadFull(quick, buf); err != nil {
+				passed <- err
+				return
+			}
+		}
+		passed <- nil
+	}()
+	select {
+	case err := <-passed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a connection's round trips waited for another connection's slow reader")
+	}
+
+	got, err := io.ReadAll(slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes came back, want %d, or they differ", len(got), len(want))
+	}
+}
