@@ -3,7 +3,6 @@
 package delayproxy
 
 import (
-	"errors"
 	"net"
 	"syscall"
 )
@@ -40,9 +39,6 @@ func writeNow(c net.Conn, b []byte) (int, error) {
 	})
 	if err == nil {
 		err = werr
-	}
-	if errors.Is(err, syscall.EAGAIN) {
-		err = nil
 	}
 	return n, err
 }
