@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	rtmetrics "runtime/metrics"
 	"strings"
 	"testing"
 
@@ -123,6 +124,7 @@ func BenchmarkW4(b *testing.B) {
 		b.Run(o.name+"/store", func(b *testing.B) {
 			_, ws := open(b, o.prepare)
 			k := 0
+			defer reportCosts(b)()
 			for b.Loop() {
 				if err := o.store(ctx, ws, k); err != nil {
 					b.Fatal(err)
@@ -144,6 +146,7 @@ func BenchmarkW4(b *testing.B) {
 			se.label = "bench"
 			hctx := context.WithValue(ctx, sessionKey{}, se)
 			k := 0
+			defer reportCosts(b)()
 			for b.Loop() {
 				tool, args := o.args(k)
 				raw, _ := json.Marshal(args)
@@ -173,6 +176,7 @@ func BenchmarkW4(b *testing.B) {
 			}
 			b.Cleanup(func() { _ = cs.Close() })
 			k := 0
+			defer reportCosts(b)()
 			for b.Loop() {
 				tool, args := o.args(k)
 				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -207,6 +211,7 @@ func BenchmarkW4(b *testing.B) {
 				b.Cleanup(func() { _ = cs.Close(); cancel(); <-done })
 				c := &client{t: b, cs: cs}
 				k := 0
+				defer reportCosts(b)()
 				for b.Loop() {
 					tool, args := o.args(k)
 					r, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -220,5 +225,22 @@ func BenchmarkW4(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// reportCosts reports the CPU time and the goroutines started an
+// operation, this process's (so the client's too in the layers that run
+// one): each start of a goroutine may wake an idle processor, which costs
+// a call a context switch on a VM. Call what it returns when the loop ends.
+func reportCosts(b *testing.B) func() {
+	s := []rtmetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	rtmetrics.Read(s)
+	start := s[0].Value.Uint64()
+	cpu0, _ := bench.ProcessCPU()
+	return func() {
+		rtmetrics.Read(s)
+		b.ReportMetric(float64(s[0].Value.Uint64()-start)/float64(b.N), "goroutines/op")
+		cpu, _ := bench.ProcessCPU()
+		b.ReportMetric(float64((cpu-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 	}
 }

@@ -16,7 +16,7 @@ import (
 //   - no other connection has committed since: SQLite's data_version, read
 //     in the Append's own transaction (under the write lock), is the one
 //     it was read at;
-//   - it is the same connection: database/sql may replace a broken one,
+//   - it is the same connection: the appender replaces a broken one,
 //     whose data_version would mean nothing, and a new connection lacks
 //     the temporary table satchel_conn;
 //   - no other write of this backend has begun since (gen): every write
@@ -62,11 +62,11 @@ func (c *headCache) forgetLocked() {
 func (c *headCache) load(w *writeTx, ncs []backend.NewCommit) (headsKnown, error) {
 	var k headsKnown
 	var marked int
-	if err := w.stmt(&w.conn, w.s.connState).QueryRowContext(w.ctx).Scan(&k.version, &marked); err != nil {
+	if err := w.s.connState.QueryRowContext(w.ctx).Scan(&k.version, &marked); err != nil {
 		return k, err
 	}
 	if marked == 0 {
-		if _, err := w.tx.ExecContext(w.ctx, "CREATE TEMP TABLE IF NOT EXISTS satchel_conn (x)"); err != nil {
+		if _, err := w.conn.ExecContext(w.ctx, "CREATE TEMP TABLE IF NOT EXISTS satchel_conn (x)"); err != nil {
 			return k, err
 		}
 	}

@@ -32,7 +32,7 @@ const keyRecordSQL = "SELECT hash, result, thread_id, seq, time, expires FROM id
 type keyState struct {
 	once          sync.Once
 	err           error
-	claim, record *sql.Stmt
+	claim, record *sql.Stmt // claim: on the writer pool (Append has its own)
 	logChange     *sql.Stmt // writer: one entry of the log of document changes
 }
 
@@ -51,14 +51,11 @@ func (b *Backend) keyState() (*keyState, error) {
 	return k, k.err
 }
 
-// claimKey claims c in tx at now (unix nanoseconds), or returns
+// claimKey claims c with claim (claimKeySQL, prepared on the connection
+// of the transaction) at now (unix nanoseconds), or returns
 // backend.ErrKeyUsed when it is live.
-func (b *Backend) claimKey(ctx context.Context, tx *sql.Tx, c *backend.KeyClaim, thread, seq, now int64) error {
-	k, err := b.keyState()
-	if err != nil {
-		return err
-	}
-	r, err := tx.StmtContext(ctx, k.claim).ExecContext(ctx, c.Scope, c.Key, blob(c.Hash), blob(c.Result), thread, seq, now, now+int64(c.TTL))
+func claimKey(ctx context.Context, claim *sql.Stmt, c *backend.KeyClaim, thread, seq, now int64) error {
+	r, err := claim.ExecContext(ctx, c.Scope, c.Key, blob(c.Hash), blob(c.Result), thread, seq, now, now+int64(c.TTL))
 	if err != nil {
 		return err
 	}
@@ -74,17 +71,17 @@ func (b *Backend) claimKey(ctx context.Context, tx *sql.Tx, c *backend.KeyClaim,
 
 // logDocChange claims ch's key and, when version >= 0, logs ch, in tx.
 func (b *Backend) logDocChange(ctx context.Context, tx *sql.Tx, ch *backend.DocChange, id backend.DocID, version, now int64) error {
+	k, err := b.keyState()
+	if err != nil {
+		return err
+	}
 	if ch.Key != nil {
-		if err := b.claimKey(ctx, tx, ch.Key, 0, version, now); err != nil {
+		if err := claimKey(ctx, tx.StmtContext(ctx, k.claim), ch.Key, 0, version, now); err != nil {
 			return err
 		}
 	}
 	if version < 0 {
 		return nil
-	}
-	k, err := b.keyState()
-	if err != nil {
-		return err
 	}
 	_, err = tx.StmtContext(ctx, k.logChange).ExecContext(ctx, now, id.Store, ch.Scope, id.Key, version, ch.Op, blob(ch.Meta))
 	return err
@@ -110,8 +107,12 @@ func (b *Backend) KeyRecord(ctx context.Context, scope, key string) (backend.Key
 
 func (b *Backend) ClaimKey(ctx context.Context, c backend.KeyClaim, thread, seq int64) error {
 	var used bool
-	err := b.write(ctx, func(tx *sql.Tx) error {
-		err := b.claimKey(ctx, tx, &c, thread, seq, nanos(b.now()))
+	k, err := b.keyState()
+	if err != nil {
+		return fmt.Errorf("sqlite: claim key: %w", err)
+	}
+	err = b.write(ctx, func(tx *sql.Tx) error {
+		err := claimKey(ctx, tx.StmtContext(ctx, k.claim), &c, thread, seq, nanos(b.now()))
 		if errors.Is(err, backend.ErrKeyUsed) {
 			used = true
 			return nil

@@ -29,11 +29,9 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		return res, nil
 	}
 	now := nanos(b.now())
-	err := b.appendTx(ctx, func(tx *sql.Tx) (headsKnown, error) {
-		var known headsKnown
-		st := writeTx{ctx: ctx, tx: tx, s: &b.ws, b: b}
-		var err error
-		if known, err = b.heads.load(&st, ncs); err != nil {
+	err := b.appendTx(ctx, func(st *writeTx) (headsKnown, error) {
+		known, err := b.heads.load(st, ncs)
+		if err != nil {
 			return known, err
 		}
 		var last int64
@@ -65,7 +63,7 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		}
 		if last-known.upto >= b.indexEvery {
 			for _, q := range indexCommits {
-				if _, err := tx.ExecContext(ctx, q); err != nil {
+				if _, err := st.conn.ExecContext(ctx, q); err != nil {
 					return known, err
 				}
 			}
@@ -92,26 +90,30 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 	return res, nil
 }
 
-// appendTx runs f in a write transaction and commits it while holding the
-// head cache's lock, then keeps the heads f learnt (or forgets the cache
-// when the commit failed): the next Append, which may take the connection
-// as soon as this one commits, reads the cache only after that.
-func (b *Backend) appendTx(ctx context.Context, f func(tx *sql.Tx) (headsKnown, error)) error {
+// appendTx runs f in a write transaction on the appender's connection and
+// commits it while holding the head cache's lock, then keeps the heads f
+// learnt (or forgets the cache when the commit failed): the next Append,
+// which may begin as soon as this one commits, reads the cache only after
+// that.
+func (b *Backend) appendTx(ctx context.Context, f func(w *writeTx) (headsKnown, error)) error {
 	if b.readOnly {
 		return b.readOnlyErr()
 	}
-	tx, err := b.w.BeginTx(ctx, nil)
-	if err != nil {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	a := &b.app
+	if err := a.begin(ctx); err != nil {
 		return mapErr(b.path, err)
 	}
-	known, err := f(tx)
+	known, err := f(&writeTx{ctx: ctx, conn: a.conn, s: &a.stmts, a: a})
 	if err != nil {
-		tx.Rollback() // nothing changed: what the cache holds is still true
+		// Nothing changed: what the cache holds is still true.
+		_ = a.end(ctx, false)
 		return mapErr(b.path, err)
 	}
 	b.heads.mu.Lock()
 	defer b.heads.mu.Unlock()
-	if err := tx.Commit(); err != nil {
+	if err := a.end(ctx, true); err != nil {
 		b.heads.forgetLocked() // the commit's outcome may be unknown
 		return mapErr(b.path, err)
 	}
@@ -127,22 +129,13 @@ func isEntryErr(err error) bool {
 		err == backend.ErrKeyUsed || errors.As(err, &qe)
 }
 
-// writeTx binds the writer's prepared statements to one transaction, as
-// they are first needed.
+// writeTx is an Append's transaction: the appender's connection, inside
+// BEGIN IMMEDIATE, and the statements prepared on it.
 type writeTx struct {
-	ctx                                        context.Context
-	tx                                         *sql.Tx
-	s                                          *writeStmts
-	insert, head, conn, retained, cpExists, cp *sql.Stmt
-	usage                                      *sql.Stmt
-	b                                          *Backend
-}
-
-func (w *writeTx) stmt(p **sql.Stmt, s *sql.Stmt) *sql.Stmt {
-	if *p == nil {
-		*p = w.tx.StmtContext(w.ctx, s)
-	}
-	return *p
+	ctx  context.Context
+	conn *sql.Conn
+	s    *writeStmts
+	a    *appender
 }
 
 // head is what an Append knows of a thread: its scope, which every commit
@@ -156,7 +149,7 @@ type head struct {
 // m, in one query (a thread that does not exist stays missing), and
 // returns seq_indexed.upto.
 func (w *writeTx) readHeads(ids []byte, k *headsKnown) (int64, error) {
-	rows, err := w.stmt(&w.head, w.s.heads).QueryContext(w.ctx, string(ids))
+	rows, err := w.s.heads.QueryContext(w.ctx, string(ids))
 	if err != nil {
 		return 0, err
 	}
@@ -189,7 +182,7 @@ func (w *writeTx) append(nc *backend.NewCommit, k *headsKnown, now int64) (backe
 	}
 	if r := nc.Requires; r != nil {
 		var one int
-		err := w.stmt(&w.retained, w.s.retained).QueryRowContext(w.ctx, r.Thread, r.Seq).Scan(&one)
+		err := w.s.retained.QueryRowContext(w.ctx, r.Thread, r.Seq).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return backend.Commit{}, backend.ErrNotRetained
 		}
@@ -199,7 +192,7 @@ func (w *writeTx) append(nc *backend.NewCommit, k *headsKnown, now int64) (backe
 	}
 	if nc.Checkpoint != "" {
 		var one int
-		err := w.stmt(&w.cpExists, w.s.checkpointExists).QueryRowContext(w.ctx, nc.Thread, nc.Checkpoint).Scan(&one)
+		err := w.s.checkpointExists.QueryRowContext(w.ctx, nc.Thread, nc.Checkpoint).Scan(&one)
 		if err == nil {
 			return backend.Commit{}, backend.ErrCheckpointExists
 		}
@@ -216,14 +209,18 @@ func (w *writeTx) append(nc *backend.NewCommit, k *headsKnown, now int64) (backe
 	}
 	if nc.Key != nil {
 		// A key already used writes nothing: the usage is taken back.
-		if err := w.b.claimKey(w.ctx, w.tx, nc.Key, nc.Thread, nc.Seq, now); err != nil {
+		claim, err := w.a.claimStmt(w.ctx)
+		if err == nil {
+			err = claimKey(w.ctx, claim, nc.Key, nc.Thread, nc.Seq, now)
+		}
+		if err != nil {
 			if q != nil {
 				_ = q.Add(backend.Usage{Files: -added.Files, Bytes: -added.Bytes, HistoryBytes: -added.HistoryBytes})
 			}
 			return backend.Commit{}, err
 		}
 	}
-	r, err := w.stmt(&w.insert, w.s.insertCommit).ExecContext(w.ctx,
+	r, err := w.s.insertCommit.ExecContext(w.ctx,
 		nc.Thread, nc.Seq, now, h.scope, blob(nc.Root), blob(nc.Meta), blob(nc.Pack), nc.Files, nc.Bytes)
 	if err != nil {
 		return backend.Commit{}, err
@@ -234,7 +231,7 @@ func (w *writeTx) append(nc *backend.NewCommit, k *headsKnown, now int64) (backe
 	}
 	h.top = nc.Seq
 	if nc.Checkpoint != "" {
-		if _, err := w.stmt(&w.cp, w.s.insertCheckpoint).ExecContext(w.ctx, nc.Thread, nc.Checkpoint, nc.Seq); err != nil {
+		if _, err := w.s.insertCheckpoint.ExecContext(w.ctx, nc.Thread, nc.Checkpoint, nc.Seq); err != nil {
 			return backend.Commit{}, err
 		}
 	}

@@ -56,7 +56,7 @@ func putUsage(ctx context.Context, tx *sql.Tx, q *backend.Quota) error {
 // putUsage writes a row's counters with the writer's prepared statement:
 // once per Append of a scope with a quota.
 func (w *writeTx) putUsage(q *backend.Quota) error {
-	_, err := w.stmt(&w.usage, w.s.putUsage).ExecContext(w.ctx, q.Used.Bytes, q.Used.Files, q.Used.Threads, q.Used.Documents, q.Used.HistoryBytes, q.Scope)
+	_, err := w.s.putUsage.ExecContext(w.ctx, q.Used.Bytes, q.Used.Files, q.Used.Threads, q.Used.Documents, q.Used.HistoryBytes, q.Scope)
 	return err
 }
 

@@ -31,8 +31,9 @@
 //
 // # Writes and reads
 //
-// All writes go through one connection (a database/sql pool capped at one
-// connection) and use BEGIN IMMEDIATE, which takes the database's write
+// Writes run one at a time (Backend.wmu): Appends on a connection the
+// appender keeps (appender.go), every other write on the writer pool's
+// other connection. All use BEGIN IMMEDIATE, which takes the database's write
 // lock at once: a deferred transaction that upgrades to a write in WAL
 // mode fails with SQLITE_BUSY instead of waiting. Other processes wait for
 // the write lock up to the busy timeout. Reads use a separate pool of
@@ -109,12 +110,15 @@ import (
 // concurrent use, and for use by several processes at once.
 type Backend struct {
 	path  string
-	w     *sql.DB // the writer: one connection, BEGIN IMMEDIATE
+	w     *sql.DB // the writer: BEGIN IMMEDIATE, one transaction at a time (wmu)
 	r     *sql.DB // the readers
-	ws    writeStmts
 	rs    readStmts
-	stmts []*sql.Stmt   // all of ws and rs, to close
-	ckpt  *checkpointer // nil: the writer checkpoints (SQLite's default)
+	stmts []*sql.Stmt // all of rs, to close
+	// wmu is held by every write transaction: Append's, on the appender's
+	// connection, and the others', on the writer pool's other one.
+	wmu  sync.Mutex
+	app  appender
+	ckpt *checkpointer // nil: the writer checkpoints (SQLite's default)
 	// indexEvery is how many commits may wait above seq_indexed.upto
 	// before an Append writes their commit_seq entries (decision 0015).
 	indexEvery int64
@@ -213,8 +217,10 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	b.w.SetMaxOpenConns(1)
-	b.w.SetMaxIdleConns(1)
+	// Two connections: the appender keeps one, every other write takes
+	// the other.
+	b.w.SetMaxOpenConns(2)
+	b.w.SetMaxIdleConns(2)
 	b.w.SetConnMaxIdleTime(0)
 	b.w.SetConnMaxLifetime(0)
 	if err := setWAL(ctx, b.w); err != nil {
@@ -256,6 +262,11 @@ func open(ctx context.Context, dsn string, opt options) (*Backend, error) {
 		b.ckpt = newCheckpointer(cdb)
 	}
 	if err := b.prepare(ctx); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	b.app.db = b.w
+	if err := b.app.ready(ctx); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
@@ -424,6 +435,9 @@ func (b *Backend) Close() error {
 		if b.ckpt != nil {
 			b.closeErr = b.ckpt.close()
 		}
+		b.wmu.Lock()
+		b.app.close()
+		b.wmu.Unlock()
 		if b.r != nil && b.r != b.w {
 			b.closeErr = errors.Join(b.closeErr, b.r.Close())
 		}
@@ -444,6 +458,8 @@ func (b *Backend) write(ctx context.Context, f func(tx *sql.Tx) error) error {
 	if b.readOnly {
 		return b.readOnlyErr()
 	}
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	tx, err := b.w.BeginTx(ctx, nil)
 	if err != nil {
 		return mapErr(b.path, err)

@@ -81,27 +81,27 @@ const (
 	threadByKey = "SELECT id, created FROM threads WHERE scope = ? AND name = ?"
 )
 
-func (b *Backend) prepare(ctx context.Context) error {
-	w := []struct {
+// writeStatements lists the writer's statements with their SQL, to
+// prepare on the appender's connection.
+func writeStatements(ws *writeStmts) []struct {
+	s   **sql.Stmt
+	sql string
+} {
+	return []struct {
 		s   **sql.Stmt
 		sql string
 	}{
-		{&b.ws.heads, heads},
-		{&b.ws.insertCommit, "INSERT INTO commits (thread_id, seq, time, scope, root, meta, pack, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"},
-		{&b.ws.connState, connState},
-		{&b.ws.retained, retainedSQL},
-		{&b.ws.checkpointExists, "SELECT 1 FROM checkpoints WHERE thread_id = ? AND name = ?"},
-		{&b.ws.insertCheckpoint, "INSERT INTO checkpoints (thread_id, name, seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"},
-		{&b.ws.putUsage, putUsageSQL},
+		{&ws.heads, heads},
+		{&ws.insertCommit, "INSERT INTO commits (thread_id, seq, time, scope, root, meta, pack, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+		{&ws.connState, connState},
+		{&ws.retained, retainedSQL},
+		{&ws.checkpointExists, "SELECT 1 FROM checkpoints WHERE thread_id = ? AND name = ?"},
+		{&ws.insertCheckpoint, "INSERT INTO checkpoints (thread_id, name, seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"},
+		{&ws.putUsage, putUsageSQL},
 	}
-	for _, s := range w {
-		st, err := b.w.PrepareContext(ctx, s.sql)
-		if err != nil {
-			return fmt.Errorf("prepare %q: %w", s.sql, err)
-		}
-		*s.s = st
-		b.stmts = append(b.stmts, st)
-	}
+}
+
+func (b *Backend) prepare(ctx context.Context) error {
 	r := []struct {
 		s   **sql.Stmt
 		sql string

@@ -65,14 +65,14 @@ type timer struct {
 
 func newTimer(n int) *timer {
 	t := &timer{lat: make([]time.Duration, 0, n)}
-	t.cpu, t.noCPU = processCPU()
+	t.cpu, t.noCPU = ProcessCPU()
 	t.start = time.Now()
 	return t
 }
 
-// processCPU returns the CPU time the process has used; failed is set
+// ProcessCPU returns the CPU time the process has used; failed is set
 // when it cannot be read.
-func processCPU() (d time.Duration, failed bool) {
+func ProcessCPU() (d time.Duration, failed bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, true
@@ -84,11 +84,11 @@ func processCPU() (d time.Duration, failed bool) {
 // compare, checking an answer), and leaves its time out of the phase's:
 // the figures are the operations'.
 func (t *timer) aside(fn func()) {
-	c0, _ := processCPU()
+	c0, _ := ProcessCPU()
 	s := time.Now()
 	fn()
 	t.skip += time.Since(s)
-	c1, _ := processCPU()
+	c1, _ := ProcessCPU()
 	t.skipCPU += c1 - c0
 }
 
@@ -104,7 +104,7 @@ func (t *timer) op(fn func() error) error {
 func (t *timer) stop() {
 	t.end = time.Now()
 	var failed bool
-	t.endCPU, failed = processCPU()
+	t.endCPU, failed = ProcessCPU()
 	t.noCPU = t.noCPU || failed
 	t.stopped = true
 }

@@ -13,18 +13,18 @@ func TestTimerAside(t *testing.T) {
 	var wall, cpu time.Duration
 	tm.aside(func() {
 		s := time.Now()
-		c0, _ := processCPU()
-		for c, _ := processCPU(); c-c0 < 20*time.Millisecond; c, _ = processCPU() {
+		c0, _ := ProcessCPU()
+		for c, _ := ProcessCPU(); c-c0 < 20*time.Millisecond; c, _ = ProcessCPU() {
 		}
-		c1, _ := processCPU()
+		c1, _ := ProcessCPU()
 		wall, cpu = time.Since(s), c1-c0
 	})
 	if tm.skip < wall || tm.skipCPU < cpu {
 		t.Errorf("aside counted %v wall and %v CPU, want at least the %v and %v its work took", tm.skip, tm.skipCPU, wall, cpu)
 	}
 	if err := tm.op(func() error {
-		for c0, _ := processCPU(); ; {
-			if c, _ := processCPU(); c-c0 >= time.Millisecond {
+		for c0, _ := ProcessCPU(); ; {
+			if c, _ := ProcessCPU(); c-c0 >= time.Millisecond {
 				return nil
 			}
 		}
