@@ -18,22 +18,10 @@ import (
 // TestBinary builds cmd/satchel and takes it on a short tour, checking the
 // exit codes a shell sees.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		testenv.Skip(t, "no go command to build the binary with")
-	}
+	bin := buildBinary(t)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "satchel")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, gobin, "build", "-o", bin, "./cmd/satchel")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 
 	db := "memory:"
 	persistent := false
@@ -118,4 +106,25 @@ func TestBinary(t *testing.T) {
 			t.Errorf("serve < requests.jsonl: no %s in %q", id, out)
 		}
 	}
+}
+
+// buildBinary builds cmd/satchel into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		testenv.Skip(t, "no go command to build the binary with")
+	}
+	bin := filepath.Join(t.TempDir(), "satchel")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, gobin, "build", "-o", bin, "./cmd/satchel")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -102,7 +102,11 @@ can then use the store; never use it to serve agents.
 Over HTTP, --max-sessions and --max-sessions-per-token bound the open
 sessions (the excess is refused with 503 and 429), --session-idle-timeout
 closes idle ones, and --max-inflight-bytes bounds the request bytes held at
-once (docs/security.md).
+once (docs/security.md). At start, --http restarts the binary once in the
+same process with GODEBUG=schedtrace=2147483647, which keeps the Go
+runtime's monitor thread from waking dozens of times a call after each
+idle moment (docs/mcp.md); a GODEBUG that names schedtrace is left as it
+is (GODEBUG=schedtrace=0 turns this off).
 
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the file and
@@ -156,6 +160,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	}
 	if f.ui && f.http == "" {
 		return usagef("--ui applies to --http only (or run satchel ui)")
+	}
+	if f.http != "" {
+		keepMonitorAwake()
 	}
 	if os.Getenv("GOGC") == "" {
 		// The MCP SDK decodes each message several times, each time with
