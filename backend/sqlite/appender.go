@@ -119,8 +119,3 @@ func (a *appender) discard() {
 	_ = a.conn.Close()
 	a.conn = nil
 }
-
-// close gives the connection back to the pool, which is closing.
-func (a *appender) close() {
-	a.discard()
-}

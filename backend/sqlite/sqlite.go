@@ -436,7 +436,7 @@ func (b *Backend) Close() error {
 			b.closeErr = b.ckpt.close()
 		}
 		b.wmu.Lock()
-		b.app.close()
+		b.app.discard() // before the pool closes
 		b.wmu.Unlock()
 		if b.r != nil && b.r != b.w {
 			b.closeErr = errors.Join(b.closeErr, b.r.Close())
