@@ -88,7 +88,7 @@ func runW5(ctx context.Context, a *app, f w5Flags, backends []string, pg string)
 	err = w5.Run(ctx, w5.Options{
 		PG: pg, Processes: procs, Phases: phases, RTT: f.rtt, Duration: f.duration,
 		Client: func(p int, d time.Duration, mix string) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, "bench", "--w5-client", fmt.Sprintf("%d %g %s", p, d.Seconds(), mix))
+			return w5Client(ctx, exe, p, d, mix)
 		},
 	}, func(r w5.Result) {
 		rs = append(rs, r)
@@ -100,6 +100,15 @@ func runW5(ctx context.Context, a *app, f w5Flags, backends []string, pg string)
 		printW5Table(a, rs)
 	}
 	return err
+}
+
+// w5Client is the command of W5's client process p. Each stands for a
+// replica, and runs as serve --http does, with the runtime's monitor kept
+// awake (monitorEnv).
+func w5Client(ctx context.Context, exe string, p int, d time.Duration, mix string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, exe, "bench", "--w5-client", fmt.Sprintf("%d %g %s", p, d.Seconds(), mix))
+	cmd.Env, _ = monitorEnv(os.Environ())
+	return cmd
 }
 
 func printW5Table(a *app, rs []w5.Result) {

@@ -100,3 +100,16 @@ func TestServeHTTPKeepsMonitorAwake(t *testing.T) {
 		t.Errorf("serve over stdio: %q, want GODEBUG as given", got)
 	}
 }
+
+// TestW5ClientsKeepMonitorAwake: W5's client processes stand for replicas
+// and run with serve --http's setting, after the bench's own environment.
+func TestW5ClientsKeepMonitorAwake(t *testing.T) {
+	t.Setenv("GODEBUG", "madvdontneed=1")
+	cmd := w5Client(context.Background(), "satchel", 2, 10*time.Second, "mixed")
+	if !slices.Contains(cmd.Env, "GODEBUG=madvdontneed=1,"+monitorSetting) {
+		t.Errorf("client environment %q lacks GODEBUG with %s", cmd.Env, monitorSetting)
+	}
+	if want := []string{"satchel", "bench", "--w5-client", "2 10 mixed"}; !cmp.Equal(cmd.Args, want) {
+		t.Errorf("client arguments %q, want %q", cmd.Args, want)
+	}
+}
