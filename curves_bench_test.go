@@ -2,11 +2,14 @@ package satchel_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend/memory"
 	"github.com/satchel-dev/satchel/internal/bench"
 )
 
@@ -89,6 +92,75 @@ func BenchmarkReadCacheSQLite(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// BenchmarkExistsTreeSize checks W1's paths and missing paths in a thread
+// of 100,000 files and one of 1,000,000, in one store, alternated three
+// times: what exists costs as the tree grows, everything else equal. The
+// threads are written in commits of 10,000 small files (the tree's shape
+// is W1's: its paths, one chunk a file). On memory and SQLite, and on
+// PostgreSQL with SATCHEL_TEST_POSTGRES: go test -bench ExistsTreeSize
+// -run '^$' -benchtime 100000x.
+func BenchmarkExistsTreeSize(b *testing.B) {
+	backends := []string{"memory", "sqlite"}
+	if os.Getenv("SATCHEL_TEST_POSTGRES") != "" {
+		backends = append(backends, "postgres")
+	}
+	sizes := []int{100_000, 1_000_000}
+	ctx := context.Background()
+	for _, be := range backends {
+		b.Run(be, func(b *testing.B) {
+			st := satchel.New(memory.New())
+			if be != "memory" {
+				st = satchel.New(setClientsBackend(b, be))
+			}
+			defer st.Close()
+			wss := map[int]*satchel.Workspace{}
+			for _, n := range sizes {
+				ws, err := st.Workspace(ctx, "bench", "files-"+strconv.Itoa(n))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for start := 0; start < n; start += 10_000 {
+					err := ws.Batch(ctx, func(ctx context.Context, bt *satchel.Batch) error {
+						for i := start; i < min(n, start+10_000); i++ {
+							if err := bt.Write(ctx, bench.W1Path(i), "file "+strconv.Itoa(i)+"\n"); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				wss[n] = ws
+			}
+			for round := range 3 {
+				for _, n := range sizes {
+					b.Run(fmt.Sprintf("round=%d/N=%d", round+1, n), func(b *testing.B) {
+						ws := wss[n]
+						c0 := cpuTime()
+						k := 0
+						for b.Loop() {
+							// Files far apart, so that the checks
+							// walk many leaves, not one.
+							i := (k / 2 * 7919) % n
+							p, want := bench.W1Path(i), true
+							if k%2 == 1 {
+								p, want = bench.W1MissingPath(i), false
+							}
+							k++
+							if ok, err := ws.Exists(ctx, p); err != nil || ok != want {
+								b.Fatalf("exists(%s) = %v, %v; want %v", p, ok, err, want)
+							}
+						}
+						b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/op")
+					})
+				}
+			}
 		})
 	}
 }
