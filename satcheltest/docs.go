@@ -59,6 +59,7 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"NULRefused", d.nulRefused},
 		{"Quota", d.quota},
 		{"QuotaSweep", d.quotaSweep},
+		{"QuotaConcurrent", d.quotaConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1409,4 +1410,67 @@ func (d *docSuite) quotaSweep(t *testing.T, st *satchel.Store) {
 	q, err := st.Quota(bg, "s1")
 	must(t, "quota", err)
 	equal(t, "documents after the sweep", q.Used.Documents, int64(1))
+}
+
+// Concurrent sets of new keys in two scopes with documents quotas (sets
+// that a backend may store in one batch, one statement) pass exactly up
+// to each limit; the rest are refused and leave nothing behind, and a
+// sweep of several documents at once gives back their room.
+func (d *docSuite) quotaConcurrent(t *testing.T, st *satchel.Store) {
+	clk := setClock(t, st)
+	p := project(t)
+	limits := map[string]int64{"acme": 5, "globex": 3}
+	for scope, n := range limits {
+		must(t, "set quota", st.SetQuota(bg, scope, satchel.Quota{Documents: n}))
+	}
+	type outcome struct {
+		scope string
+		err   error
+	}
+	const each = 12
+	out := make(chan outcome, 2*each)
+	var wg sync.WaitGroup
+	for _, scope := range []string{"acme", "globex"} {
+		c := coll(t, st, p, scope, "tasks")
+		for i := range each {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _, err := c.Set(bg, fmt.Sprintf(`{"id": "t%d", "status": "done"}`, i))
+				out <- outcome{scope, err}
+			}()
+		}
+	}
+	wg.Wait()
+	close(out)
+	passed := map[string]int64{}
+	for o := range out {
+		switch {
+		case o.err == nil:
+			passed[o.scope]++
+		case !errors.Is(o.err, satchel.ErrQuotaExceeded):
+			t.Errorf("%s: %v, want a set or %v", o.scope, o.err, satchel.ErrQuotaExceeded)
+		}
+	}
+	for scope, n := range limits {
+		equal(t, scope+": sets that passed", passed[scope], n)
+		page, err := coll(t, st, p, scope, "tasks").List(bg, 100, "")
+		must(t, "list", err)
+		equal(t, scope+": documents stored", int64(len(page.Documents)), n)
+		q, err := st.Quota(bg, scope)
+		must(t, "quota", err)
+		equal(t, scope+": documents counted", q.Used.Documents, n)
+	}
+	clk.Add(time.Minute) // every "done" task expires
+	swept, err := st.SweepDocuments(bg)
+	must(t, "sweep", err)
+	equal(t, "swept", swept, limits["acme"]+limits["globex"])
+	for scope := range limits {
+		q, err := st.Quota(bg, scope)
+		must(t, "quota", err)
+		equal(t, scope+": documents after the sweep", q.Used.Documents, int64(0))
+	}
+	rep, err := st.Check(bg)
+	must(t, "check", err)
+	equal(t, "faults", len(rep.Faults), 0)
 }
