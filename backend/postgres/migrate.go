@@ -173,9 +173,9 @@ func MigrationScript(ctx context.Context, url string, contract bool) (string, er
 	if err != nil {
 		return "", fmt.Errorf("postgres: %w", err)
 	}
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := Connect(ctx, url)
 	if err != nil {
-		return "", fmt.Errorf("postgres: %w", err)
+		return "", err
 	}
 	defer conn.Close(context.Background())
 	var s sqlmigrate.State

@@ -178,11 +178,27 @@ func OpenFresh(ctx context.Context, url, schema string) (*Backend, error) {
 	return open(ctx, cfg)
 }
 
+// Connect opens one connection (no pool) to the database at url. url is
+// read as Open reads it, so the pool's own parameters (pool_max_conns and
+// the other pool_* settings that size a replica's pool) are accepted and
+// left out, instead of reaching the server as unknown settings.
+func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return conn, nil
+}
+
 // DropSchema drops a schema that OpenFresh created, with everything in it.
 func DropSchema(ctx context.Context, url, schema string) error {
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := Connect(ctx, url)
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
+		return err
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {

@@ -413,3 +413,42 @@ func TestPackCompression(t *testing.T) {
 		t.Errorf("Pack read back %d bytes (%v), want the %d stored", len(got), err, len(pack))
 	}
 }
+
+// TestPoolParametersInURL gives every entry point a URL that sizes the
+// pool (pool_max_conns), as a replica far from its database is configured:
+// the pool takes the size, and the single connections (schema setup,
+// migration scripts, DropSchema) leave the parameter out instead of
+// sending it to the server, which refuses unknown settings.
+func TestPoolParametersInURL(t *testing.T) {
+	url := withParam(testURL(t), "pool_max_conns=3")
+	schema := testSchema()
+	b, err := OpenFresh(t.Context(), url, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := b.pool.Config().MaxConns; got != 3 {
+		t.Errorf("pool of %d connections, want the URL's 3", got)
+	}
+	if got := b.AppendConcurrency(); got != 2 {
+		t.Errorf("AppendConcurrency %d with a pool of 3, want 2", got)
+	}
+	if _, err := MigrationScript(t.Context(), withParam(url, "search_path="+schema), false); err != nil {
+		t.Errorf("MigrationScript: %v", err)
+	}
+	conn, err := Connect(t.Context(), url)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	conn.Close(t.Context())
+	if err := DropSchema(t.Context(), url, schema); err != nil {
+		t.Errorf("DropSchema: %v", err)
+	}
+}
+
+func withParam(url, param string) string {
+	if strings.Contains(url, "?") {
+		return url + "&" + param
+	}
+	return url + "?" + param
+}

@@ -182,7 +182,7 @@ func runOne(ctx context.Context, o Options, mix string, procs int) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
-	conn, err := pgx.Connect(ctx, o.PG)
+	conn, err := postgres.Connect(ctx, o.PG)
 	if err != nil {
 		return Result{}, err
 	}
