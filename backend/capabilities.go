@@ -280,3 +280,24 @@ type ThreadLocker interface {
 type HeadPackReader interface {
 	HeadPack(ctx context.Context, thread, known int64) (head Commit, found bool, pack string, err error)
 }
+
+// PoolReporter is implemented by backends that reach their server through
+// a pool of connections (PostgreSQL). Its figures tell an operator whether
+// a process waits for connections, and so whether its pool is too small
+// for its distance to the server; `satchel serve --http` exports them at
+// /metrics.
+type PoolReporter interface {
+	PoolStats() PoolStats
+}
+
+// PoolStats is a pool's state now and its counts since it was opened.
+type PoolStats struct {
+	// Max bounds the connections; InUse are taken now; Idle are open and
+	// free.
+	Max, InUse, Idle int32
+	// Acquires counts the connections taken; Waits those of them taken
+	// after waiting, none being free; Waited is the time Waits waited,
+	// in all.
+	Acquires, Waits int64
+	Waited          time.Duration
+}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/satchel-dev/satchel/backend"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,8 +22,16 @@ import (
 //	satchel_mcp_sessions                           open sessions
 //	satchel_mcp_http_unauthorized_total            HTTP requests refused with 401
 //
-// plus the Go runtime and process collectors. File tools are labelled by
-// their name without the server's prefix.
+// plus the Go runtime and process collectors, and, on a backend with a
+// pool of connections (backend.PoolReporter, PostgreSQL), the pool's:
+//
+//	satchel_db_pool_connections{state}             in_use, idle
+//	satchel_db_pool_max_connections                its bound (pool_max_conns)
+//	satchel_db_pool_acquires_total                 connections taken
+//	satchel_db_pool_acquire_waits_total            of those, taken after waiting
+//	satchel_db_pool_acquire_wait_seconds_total     time those waited, in all
+//
+// File tools are labelled by their name without the server's prefix.
 type metrics struct {
 	reg          *prometheus.Registry
 	calls        *prometheus.CounterVec
@@ -83,4 +93,37 @@ func (m *metrics) handler() http.Handler {
 		return m.gate(h)
 	}
 	return h
+}
+
+// poolCollector exports a backend's pool of connections, read once a
+// scrape so that its figures agree with each other.
+type poolCollector struct{ p backend.PoolReporter }
+
+var (
+	poolConnsDesc = prometheus.NewDesc("satchel_db_pool_connections",
+		"Connections of the database pool, by state: in_use (taken now), idle (open and free).", []string{"state"}, nil)
+	poolMaxDesc = prometheus.NewDesc("satchel_db_pool_max_connections",
+		"The database pool's bound on its connections (pool_max_conns in the URL).", nil, nil)
+	poolAcquiresDesc = prometheus.NewDesc("satchel_db_pool_acquires_total",
+		"Connections taken from the database pool.", nil, nil)
+	poolWaitsDesc = prometheus.NewDesc("satchel_db_pool_acquire_waits_total",
+		"Connections taken from the database pool after waiting, none being free.", nil, nil)
+	poolWaitedDesc = prometheus.NewDesc("satchel_db_pool_acquire_wait_seconds_total",
+		"Time spent waiting for a free connection of the database pool, in all.", nil, nil)
+)
+
+func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{poolConnsDesc, poolMaxDesc, poolAcquiresDesc, poolWaitsDesc, poolWaitedDesc} {
+		ch <- d
+	}
+}
+
+func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.p.PoolStats()
+	ch <- prometheus.MustNewConstMetric(poolConnsDesc, prometheus.GaugeValue, float64(s.InUse), "in_use")
+	ch <- prometheus.MustNewConstMetric(poolConnsDesc, prometheus.GaugeValue, float64(s.Idle), "idle")
+	ch <- prometheus.MustNewConstMetric(poolMaxDesc, prometheus.GaugeValue, float64(s.Max))
+	ch <- prometheus.MustNewConstMetric(poolAcquiresDesc, prometheus.CounterValue, float64(s.Acquires))
+	ch <- prometheus.MustNewConstMetric(poolWaitsDesc, prometheus.CounterValue, float64(s.Waits))
+	ch <- prometheus.MustNewConstMetric(poolWaitedDesc, prometheus.CounterValue, s.Waited.Seconds())
 }

@@ -278,3 +278,16 @@ var (
 	_ backend.DocBatcher         = (*Backend)(nil)
 	_ backend.ConcurrentAppender = (*Backend)(nil)
 )
+
+var _ backend.PoolReporter = (*Backend)(nil)
+
+// PoolStats implements backend.PoolReporter for the pool that commits and
+// reads take their connections from (the lock connections of threads
+// that several processes write are a pool of their own, not counted).
+func (b *Backend) PoolStats() backend.PoolStats {
+	s := b.pool.Stat()
+	return backend.PoolStats{
+		Max: s.MaxConns(), InUse: s.AcquiredConns(), Idle: s.IdleConns(),
+		Acquires: s.AcquireCount(), Waits: s.EmptyAcquireCount(), Waited: s.EmptyAcquireWaitTime(),
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -451,4 +452,75 @@ func withParam(url, param string) string {
 		return url + "&" + param
 	}
 	return url + "?" + param
+}
+
+// TestPoolStats: the figures of the pool an operator sizes, with a taker
+// that had to wait for a connection.
+func TestPoolStats(t *testing.T) {
+	url := withParam(testURL(t), "pool_max_conns=2")
+	schema := testSchema()
+	b, err := OpenFresh(t.Context(), url, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.Close()
+		if err := DropSchema(context.Background(), url, schema); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	// Both connections open and idle first: taking a connection that
+	// must be opened counts as a wait too.
+	w1, err := b.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := b.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1.Release()
+	w2.Release()
+	before := b.PoolStats()
+	c1, err := b.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := b.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := b.PoolStats(); s.Max != 2 || s.InUse != 2 || s.Idle != 0 {
+		t.Errorf("both taken: max %d, in use %d, idle %d; want 2, 2, 0", s.Max, s.InUse, s.Idle)
+	}
+	// A third taker waits until c1 is given back, a while after it asked
+	// (longer each try, so that a stalled machine cannot make it ask
+	// after the release every time).
+	waits := 0
+	for delay := 20 * time.Millisecond; delay <= time.Second && waits == 0; delay *= 4 {
+		released := make(chan struct{})
+		go func() {
+			time.Sleep(delay)
+			c1.Release()
+			close(released)
+		}()
+		w0 := b.PoolStats().Waits
+		c3, err := b.pool.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-released
+		waits = int(b.PoolStats().Waits - w0)
+		c1 = c3 // the connection held again
+	}
+	c1.Release()
+	c2.Release()
+	s := b.PoolStats()
+	if waits != 1 || s.Waits <= before.Waits || s.Waited <= before.Waited || s.Acquires <= before.Acquires+2 {
+		t.Errorf("after a taker waited: %d wait counted; acquires %d → %d, waits %d → %d, waited %v → %v",
+			waits, before.Acquires, s.Acquires, before.Waits, s.Waits, before.Waited, s.Waited)
+	}
+	if s.InUse != 0 || s.Idle != 2 {
+		t.Errorf("all given back: in use %d, idle %d; want 0, 2", s.InUse, s.Idle)
+	}
 }
