@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/testenv"
@@ -33,7 +34,12 @@ func testSchema() string {
 // openTest opens a backend in a fresh schema, dropped when the test ends.
 func openTest(t testing.TB) *Backend {
 	t.Helper()
-	url := testURL(t)
+	return openTestAt(t, testURL(t))
+}
+
+// openTestAt is openTest on the server at url.
+func openTestAt(t testing.TB, url string) *Backend {
+	t.Helper()
 	schema := testSchema()
 	b, err := OpenFresh(t.Context(), url, schema)
 	if err != nil {
@@ -457,39 +463,27 @@ func withParam(url, param string) string {
 // TestPoolStats: the figures of the pool an operator sizes, with a taker
 // that had to wait for a connection.
 func TestPoolStats(t *testing.T) {
-	url := withParam(testURL(t), "pool_max_conns=2")
-	schema := testSchema()
-	b, err := OpenFresh(t.Context(), url, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		b.Close()
-		if err := DropSchema(context.Background(), url, schema); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
+	b := openTestAt(t, withParam(testURL(t), "pool_max_conns=2"))
+	defer b.Close()
+	takeBoth := func() (*pgxpool.Conn, *pgxpool.Conn) {
+		t.Helper()
+		c1, err := b.pool.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
+		c2, err := b.pool.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c1, c2
+	}
 	// Both connections open and idle first: taking a connection that
 	// must be opened counts as a wait too.
-	w1, err := b.pool.Acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w2, err := b.pool.Acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w1, w2 := takeBoth()
 	w1.Release()
 	w2.Release()
 	before := b.PoolStats()
-	c1, err := b.pool.Acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, err := b.pool.Acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c1, c2 := takeBoth()
 	if s := b.PoolStats(); s.Max != 2 || s.InUse != 2 || s.Idle != 0 {
 		t.Errorf("both taken: max %d, in use %d, idle %d; want 2, 2, 0", s.Max, s.InUse, s.Idle)
 	}
