@@ -244,3 +244,32 @@ func TestAttackBytesInFlightPerToken(t *testing.T) {
 		t.Fatal("a was refused after its release")
 	}
 }
+
+// An Mcp-Protocol-Version the server does not speak used to reach the
+// SDK's handler whenever it sorted after 2026-07-28 ("9999-12-31",
+// "garbage"), which answered 404 "session not found" for a live session.
+// Every such value gets 400 naming the supported versions, whatever the
+// session and the method.
+func TestAttackBadProtocolVersion(t *testing.T) {
+	f := newHTTP(t, Config{})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	h := rawSession(t, f, secret, "2025-06-18")
+	want := "supported versions: " + strings.Join(knownVersions, ",")
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, v := range []string{"9999-12-31", "garbage", "2026-07-29", "2025-06-18x", "2025-06-1", "2024-01-01", "zzzz", "\u00e9t\u00e9"} {
+		for _, sid := range []string{h[sessionIDHeader], "nosuch", ""} {
+			hd := with(h, protocolVersionHeader, v, sessionIDHeader, sid)
+			for _, m := range []struct{ method, body string }{{"POST", ping}, {"POST", initialize}, {"GET", ""}, {"DELETE", ""}} {
+				code, body, _ := send(t, m.method, f.url+MCPPath, secret,
+					with(hd, "Content-Type", "application/json", "Accept", "application/json, text/event-stream"), m.body)
+				if code != http.StatusBadRequest || !strings.Contains(body, want) {
+					t.Errorf("%s with version %q, session %q: %d %q, want 400 naming %s", m.method, v, sid, code, body, want)
+				}
+			}
+		}
+	}
+	// The session is still open, and its version still served.
+	if code, body, _ := post(t, f.url+MCPPath, secret, h, ping); code != http.StatusOK {
+		t.Errorf("the session after the refusals: %d %q", code, body)
+	}
+}

@@ -105,6 +105,11 @@ func (g *guard) give(credential string) {
 // bounds while it does. Sessions themselves are counted by bind.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt := versionRoute(r.Header.Get(protocolVersionHeader))
+		if rt == unsupported {
+			refuseVersion(w)
+			return
+		}
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
@@ -126,7 +131,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		defer g.bytes.release(c.id.Credential, n)
-		if r.Header.Get(sessionIDHeader) != "" || r.Header.Get(protocolVersionHeader) >= "2026-07-28" {
+		if r.Header.Get(sessionIDHeader) != "" || rt == toSDK {
 			next.ServeHTTP(w, r)
 			return
 		}

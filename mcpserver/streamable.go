@@ -38,11 +38,12 @@ import (
 // refuses); a call whose id is already in flight is refused; GET opens the
 // session's one event stream, which carries what the server sends of its
 // own accord (no resumption: Last-Event-ID is refused); DELETE ends the
-// session; an Mcp-Protocol-Version the server does not speak is refused;
+// session; an Mcp-Protocol-Version the server does not speak is refused
+// (400, naming the versions it does), whatever the session;
 // Content-Type must be application/json and Accept must name both
-// application/json and text/event-stream. A request that names protocol
-// 2026-07-28 or later goes to the SDK's handler (fallback), which refuses
-// it on a stateful server.
+// application/json and text/event-stream. A request that names a protocol
+// version the SDK lists from 2026-07-28 on goes to the SDK's handler
+// (fallback), which refuses it on a stateful server.
 type streamable struct {
 	s        *Server
 	fallback http.Handler
@@ -82,13 +83,12 @@ var rejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
 
 // ServeHTTP serves MCPPath.
 func (h *streamable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	version := r.Header.Get(protocolVersionHeader)
-	if version >= newestVersion {
+	switch versionRoute(r.Header.Get(protocolVersionHeader)) {
+	case toSDK:
 		h.fallback.ServeHTTP(w, r)
 		return
-	}
-	if version != "" && !slices.Contains(knownVersions, version) {
-		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(knownVersions, ",")), http.StatusBadRequest)
+	case unsupported:
+		refuseVersion(w)
 		return
 	}
 	switch r.Method {
@@ -110,6 +110,40 @@ const newestVersion = "2026-07-28"
 
 // knownVersions are the protocol versions the sessions speak.
 var knownVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= newestVersion })
+
+// sdkVersions are the protocol versions the SDK's handler (fallback)
+// answers: the SDK's own, from newestVersion on.
+var sdkVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v < newestVersion })
+
+// A route is where a request's Mcp-Protocol-Version sends it.
+type route int
+
+const (
+	toSessions  route = iota // no header, or a version the sessions speak
+	toSDK                    // a version only the SDK's handler speaks
+	unsupported              // any other value: refused with 400
+)
+
+// versionRoute decides where a request of protocol version v goes. Only
+// a version the SDK itself lists goes to its handler: any other value
+// (a date no one speaks, or not a date) is refused, whatever the
+// session, before it is looked up.
+func versionRoute(v string) route {
+	switch {
+	case v == "" || slices.Contains(knownVersions, v):
+		return toSessions
+	case slices.Contains(sdkVersions, v):
+		return toSDK
+	default:
+		return unsupported
+	}
+}
+
+// refuseVersion answers a request whose Mcp-Protocol-Version the server
+// does not speak: 400, naming the versions it does.
+func refuseVersion(w http.ResponseWriter) {
+	http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(knownVersions, ",")), http.StatusBadRequest)
+}
 
 // lookup returns the session the request names, or writes why not.
 func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string) *httpSession {
