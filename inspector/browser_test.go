@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,4 +360,44 @@ func TestBrowserSignIn(t *testing.T) {
 	}
 	do(t, ctx, "sign out", chromedp.Navigate(u+"/"), chromedp.Click(chromedp.CSS(`header button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
 	do(t, ctx, "after sign-out", chromedp.Navigate(u+"/s/acme/"), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+}
+
+// A destination after sign-in with a tab between its slashes
+// (next=/%09/HOST/) used to be answered Location: /\t/HOST/, which a
+// browser reads as //HOST/ (the page's form-action policy then stopped
+// Chromium on the sign-in page, blocked). Chromium now lands on the
+// inspector's "/" and never reaches the other host.
+func TestBrowserSignInStaysOnSite(t *testing.T) {
+	f := newFixture(t)
+	secret, _, err := f.st.CreateToken(context.Background(), satchel.TokenSpec{Agent: "research", Scope: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reached atomic.Int64
+	// The other site shows the link the inspector's scope list shows, so
+	// that the wait below ends on either site.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!doctype html><title>elsewhere</title><a href="/s/acme/">acme</a>`))
+	}))
+	t.Cleanup(evil.Close)
+	other := strings.TrimPrefix(evil.URL, "http://")
+	ctx := browser(t)
+	u := f.srv.URL
+	for _, next := range []string{"/\t/" + other + "/", "/\n/" + other + "/", "/\\" + other + "/", "//" + other + "/"} {
+		do(t, ctx, "open the sign-in form", chromedp.Navigate(u+"/signin?next="+url.QueryEscape(next)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := chromedp.Do(sctx, chromedp.SendKeys(chromedp.CSS(`#token`), secret), chromedp.Submit(chromedp.CSS(`#token`)),
+			chromedp.WaitVisible(chromedp.CSS(`a[href="/s/acme/"]`)))
+		cancel()
+		loc := eval[string](t, ctx, `location.href`)
+		if err != nil || loc != u+"/" {
+			t.Fatalf("next %q: after sign-in the browser is at %s (%v), want %s/", next, loc, err, u)
+		}
+		if n := reached.Load(); n != 0 {
+			t.Fatalf("next %q: the browser reached the other host (%d requests)", next, n)
+		}
+		do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`header button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	}
 }

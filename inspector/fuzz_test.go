@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -89,13 +90,17 @@ func FuzzHunkStarts(f *testing.F) {
 
 // FuzzSafeNext: a destination after sign-in always stays on this site.
 func FuzzSafeNext(f *testing.F) {
-	for _, s := range []string{"/", "/s/acme/", "//evil.example", "/\\evil", "https://evil.example", "", "/a\r\nSet-Cookie: x", "/%2F%2Fevil"} {
+	for _, s := range append([]string{"/", "/s/acme/", "/%2F%2Fevil", "/s/acme/t/main/?before=3"}, hostileNexts()...) {
 		f.Add(s)
 	}
+	self, _ := url.Parse("http://127.0.0.1:8765/signin")
 	f.Fuzz(func(t *testing.T, next string) {
 		got := safeNext(next)
-		if !strings.HasPrefix(got, "/") || strings.HasPrefix(got, "//") || strings.ContainsAny(got, "\\\r\n") {
+		if !strings.HasPrefix(got, "/") || strings.HasPrefix(got, "//") || strings.ContainsAny(got, "\\\r\n\t") {
 			t.Fatalf("safeNext(%q) = %q leaves the site", next, got)
+		}
+		if host, err := browserTarget(self, got); err != nil || host != self.Host {
+			t.Fatalf("safeNext(%q) = %q: a browser goes to host %q (%v)", next, got, host, err)
 		}
 	})
 }

@@ -268,9 +268,25 @@ func (in *Inspector) redirectSignIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, in.cfg.Base+"/signin?next="+url.QueryEscape(next), http.StatusSeeOther)
 }
 
-// safeNext keeps a post-sign-in destination within the inspector.
+// safeNext keeps a post-sign-in destination within the inspector: a
+// path of this site, or "/". The destination the inspector itself sends
+// (a request's escaped RequestURI) is printable ASCII, so anything else is
+// refused rather than interpreted: a control character (a browser drops a
+// tab or a line end from a URL, so "/\t/evil.example" is read as
+// "//evil.example"), a space or any byte past ASCII, "//" or a backslash
+// (both name another host), and anything that does not parse as a path
+// alone (a scheme, a host).
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next
