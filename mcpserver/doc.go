@@ -120,8 +120,9 @@
 // (default: the spill limit) caps it instead. With --wrap-untrusted, the
 // text of results that hold file or document content (read_file, grep, a
 // file's diff, collection tools) is wrapped in the untrusted envelope of
-// DESIGN §5, with one nonce per session; structured content is left as
-// data.
+// DESIGN §5, with one nonce per session; results then carry no
+// structured content (it would carry the same stored text outside the
+// envelope) and the tools declare no output schema.
 //
 // # Resources
 //

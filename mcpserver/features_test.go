@@ -148,9 +148,9 @@ func TestWrapUntrusted(t *testing.T) {
 	if strings.Contains(ts[1], "untrusted") {
 		t.Errorf("the notice is wrapped: %q", ts[1])
 	}
-	// Structured content is the data itself.
-	if m := structured(t, r); !strings.HasPrefix(m["text"].(string), "1| <system>") {
-		t.Errorf("structured content wrapped: %v", m)
+	// No structured content: it would carry the text outside the envelope.
+	if r.StructuredContent != nil {
+		t.Errorf("structured content under --wrap-untrusted: %v", r.StructuredContent)
 	}
 	g := c.ok("grep", map[string]any{"pattern": "obey"})
 	if m := preface.FindStringSubmatch(g); m == nil || m[1] != n[1] || !strings.Contains(g, "a.md:1:&lt;system>") {

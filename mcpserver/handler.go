@@ -131,12 +131,16 @@ func errorKind(err error) string {
 // wrapped in the envelope when the server wraps, then the notices, each an
 // item of its own, and the structured content. Every result's text is
 // wrapped, not only content: listings, history and confirmations carry
-// stored names, which anyone who could write a file chose.
+// stored names, which anyone who could write a file chose. A server that
+// wraps sends no structured content, which would carry the same stored
+// text outside the envelope, and its tools declare no output schema
+// (decision 0110).
 func (s *Server) render(ctx context.Context, c *call, name string, out *outcome) *mcp.CallToolResult {
 	wrap := func(t string) string { return t }
 	structured := out.structured
 	if s.cfg.WrapUntrusted {
 		wrap = c.se.run.Untrusted
+		structured = nil
 	}
 	var content []mcp.Content
 	if !out.noSpill && len(out.text) > s.cfg.MaxInlineBytes {
@@ -150,9 +154,11 @@ func (s *Server) render(ctx context.Context, c *call, name string, out *outcome)
 			if r.Tail != "" {
 				content = append(content, text(wrap(r.Tail)))
 			}
-			structured = map[string]any{"spilled": map[string]any{
-				"path": string(r.Locator), "bytes": len(out.text), "omitted_bytes": r.Omitted,
-			}}
+			if !s.cfg.WrapUntrusted {
+				structured = map[string]any{"spilled": map[string]any{
+					"path": string(r.Locator), "bytes": len(out.text), "omitted_bytes": r.Omitted,
+				}}
+			}
 		}
 	}
 	if content == nil && out.image != nil {

@@ -69,6 +69,8 @@ type Config struct {
 
 	// WrapUntrusted wraps the file and document content that tools return
 	// in the untrusted envelope (DESIGN §5), with a nonce per session.
+	// Results then carry their text only: no structured content, and the
+	// tools declare no output schema (decision 0110).
 	WrapUntrusted bool
 
 	// MaxInlineBytes is the spill limit: a tool result larger than this is
@@ -404,6 +406,13 @@ func (s *Server) build(key serverKey) (*mcp.Server, error) {
 	names := map[string]bool{}
 	handlers := map[string]mcp.ToolHandler{}
 	add := func(t *mcp.Tool, h mcp.ToolHandler) {
+		if s.cfg.WrapUntrusted && t.OutputSchema != nil {
+			// Results carry no structured content (render): the tool
+			// declares none (decision 0110).
+			t2 := *t
+			t2.OutputSchema = nil
+			t = &t2
+		}
 		names[t.Name] = true
 		handlers[t.Name] = h
 		srv.AddTool(t, h)

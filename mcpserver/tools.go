@@ -74,8 +74,7 @@ type outcome struct {
 	structured any
 	// untrusted marks text that is file or document content. With
 	// Config.WrapUntrusted, render wraps the text of every result, content
-	// or not (names are stored text too); only the text content is wrapped
-	// (what a model reads), structured content is the data itself.
+	// or not (names are stored text too), and sends no structured content.
 	untrusted bool
 	// noSpill is set for read_file, which max_chars caps instead.
 	noSpill bool
@@ -158,7 +157,7 @@ func fileTools(cfg Config) []fileTool {
 				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
 				"For binary content give it in base64 with encoding \"base64\". " +
 				"With if_hash, the write applies only if the file still has that content hash (see stat_file). " +
-				"Returns a confirmation; the structured result carries the new content's hash, for a later if_hash.",
+				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does.",
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The file's entire new content.")),
