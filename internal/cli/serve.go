@@ -109,8 +109,9 @@ idle moment (docs/mcp.md); a GODEBUG that names schedtrace is left as it
 is (GODEBUG=schedtrace=0 turns this off).
 
 Results over --max-inline-bytes are saved under spill/ in the caller's
-thread and replaced by a preview; --wrap-untrusted wraps the file and
-document content that tools return in the untrusted envelope.`,
+thread and replaced by a preview; --wrap-untrusted wraps the text of
+every result in the untrusted envelope, and results then carry no
+structured content.`,
 		Example: `  satchel serve
   satchel serve --db team.db --scope acme --agent research --thread draft-2
   satchel token create --agent research --scope acme && satchel serve --http 127.0.0.1:8080`,
