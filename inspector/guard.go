@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bodyread"
 	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
@@ -27,8 +29,14 @@ const sessionCookie = "satchel_session"
 // sessionTTL is how long a session lasts after sign-in.
 const sessionTTL = 12 * time.Hour
 
-// maxSessions bounds the sessions kept; the oldest goes first.
-const maxSessions = 1024
+// Bounds of the sessions kept: in all, and of one token. A token's
+// sign-in past its own bound ends its own oldest session; past the bound
+// in all, an agent's sign-in is refused (it never ends another token's
+// session), and an operator's ends the oldest agent session.
+const (
+	maxSessions         = 1024
+	maxSessionsPerToken = 16
+)
 
 // viewer is who a request acts for: everything (the local user of an
 // open inspector, or an operator's token), or one scope (an agent's
@@ -40,9 +48,11 @@ type viewer struct {
 	who string
 	// signedIn is set when a session carries the viewer (sign-out shows);
 	// secret is then the session's token, which a live stream checks
-	// again while it runs.
-	signedIn bool
-	secret   string
+	// again while it runs, session the session's id and token the
+	// token's ID.
+	signedIn       bool
+	secret         string
+	session, token string
 }
 
 func (v viewer) seesScope(scope string) bool { return v.all || scope == v.scope }
@@ -62,50 +72,86 @@ func viewerOf(ctx context.Context) viewer {
 // was made from: every request authenticates the secret again, so a
 // revoked or expired token ends its sessions at once.
 type sessions struct {
-	mu sync.Mutex
-	m  map[string]session
+	mu      sync.Mutex
+	m       map[string]session
+	byToken map[string]int // sessions kept, by token ID
+	now     func() time.Time
 }
 
 type session struct {
-	secret  string
-	expires time.Time
+	secret   string
+	token    string // the token's ID
+	operator bool
+	expires  time.Time
 }
 
-func newSessions() *sessions { return &sessions{m: map[string]session{}} }
+func newSessions() *sessions {
+	return &sessions{m: map[string]session{}, byToken: map[string]int{}, now: time.Now}
+}
 
-func (s *sessions) create(secret string) (string, error) {
+// create makes a session for the token t of secret, within the bounds:
+// see maxSessions.
+func (s *sessions) create(secret string, t satchel.Token) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
 	id := base64.RawURLEncoding.EncodeToString(b[:])
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, v := range s.m {
 		if now.After(v.expires) {
-			delete(s.m, k)
+			s.dropLocked(k)
 		}
 	}
-	for len(s.m) >= maxSessions {
-		oldest := ""
-		for k, v := range s.m {
-			if oldest == "" || v.expires.Before(s.m[oldest].expires) {
-				oldest = k
-			}
+	if s.byToken[t.ID] >= maxSessionsPerToken {
+		s.dropLocked(s.oldestLocked(func(v session) bool { return v.token == t.ID }))
+	} else if len(s.m) >= maxSessions {
+		victim := ""
+		if t.Operator {
+			victim = s.oldestLocked(func(v session) bool { return !v.operator })
 		}
-		delete(s.m, oldest)
+		if victim == "" {
+			return "", &limitRefusal{code: http.StatusServiceUnavailable, msg: fmt.Sprintf(
+				"the inspector holds %d sessions, its limit: sign out elsewhere, or retry once sessions expire (%s after their sign-in)", len(s.m), sessionTTL)}
+		}
+		s.dropLocked(victim)
 	}
-	s.m[id] = session{secret: secret, expires: now.Add(sessionTTL)}
+	s.m[id] = session{secret: secret, token: t.ID, operator: t.Operator, expires: now.Add(sessionTTL)}
+	s.byToken[t.ID]++
 	return id, nil
+}
+
+// oldestLocked returns the id of the oldest session that keep accepts,
+// or "".
+func (s *sessions) oldestLocked(keep func(session) bool) string {
+	oldest := ""
+	for k, v := range s.m {
+		if keep(v) && (oldest == "" || v.expires.Before(s.m[oldest].expires)) {
+			oldest = k
+		}
+	}
+	return oldest
+}
+
+func (s *sessions) dropLocked(id string) {
+	v, ok := s.m[id]
+	if !ok {
+		return
+	}
+	delete(s.m, id)
+	if s.byToken[v.token]--; s.byToken[v.token] <= 0 {
+		delete(s.byToken, v.token)
+	}
 }
 
 func (s *sessions) get(id string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[id]
-	if !ok || time.Now().After(v.expires) {
-		delete(s.m, id)
+	if !ok || s.now().After(v.expires) {
+		s.dropLocked(id)
 		return "", false
 	}
 	return v.secret, true
@@ -113,7 +159,7 @@ func (s *sessions) get(id string) (string, bool) {
 
 func (s *sessions) drop(id string) {
 	s.mu.Lock()
-	delete(s.m, id)
+	s.dropLocked(id)
 	s.mu.Unlock()
 }
 
@@ -121,6 +167,7 @@ func (s *sessions) drop(id string) {
 // Origin checks, read-only methods, and the viewer (or the sign-in page).
 func (in *Inspector) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bodyread.Deadline(w, r, in.cfg.BodyReadTimeout)
 		h := w.Header()
 		h.Set("Content-Security-Policy", contentSecurityPolicy)
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -175,7 +222,7 @@ func (in *Inspector) viewerFor(w http.ResponseWriter, r *http.Request) (viewer, 
 			t, err := in.cfg.Store.Authenticate(r.Context(), secret)
 			if err == nil {
 				v := tokenViewer(t)
-				v.secret = secret
+				v.secret, v.session, v.token = secret, c.Value, t.ID
 				return v, nil
 			}
 			if !errors.Is(err, satchel.ErrAccessDenied) {
@@ -296,12 +343,27 @@ func safeNext(next string) string {
 // (POST).
 func (in *Inspector) signIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, 4096)
+		if err := r.ParseForm(); err != nil {
+			code, msg := http.StatusBadRequest, "cannot read the sign-in form: "+err.Error()
+			var mbe *http.MaxBytesError
+			switch {
+			case errors.As(err, &mbe):
+				code, msg = http.StatusRequestEntityTooLarge, "the sign-in form is over 4096 bytes"
+			case errors.Is(err, bodyread.ErrTimeout):
+				code = http.StatusRequestTimeout
+				w.Header().Set("Connection", "close")
+			}
+			http.Error(w, msg, code)
+			return
+		}
+	}
 	next := safeNext(r.FormValue("next"))
 	if r.Method != http.MethodPost {
 		in.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in", Data: signInData{Next: next}})
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	secret := strings.TrimSpace(r.PostFormValue("token"))
 	t, err := in.cfg.Store.Authenticate(r.Context(), secret)
 	if err != nil {
@@ -312,7 +374,14 @@ func (in *Inspector) signIn(w http.ResponseWriter, r *http.Request) {
 		in.render(w, r, code, "signin", pageData{Title: "Sign in", Data: signInData{Next: next, Error: err.Error()}})
 		return
 	}
-	id, err := in.sessions.create(secret)
+	id, err := in.sessions.create(secret, t)
+	var lr *limitRefusal
+	if errors.As(err, &lr) {
+		in.log.Warn("inspector sign-in refused", "token", t.ID, "reason", lr.msg)
+		w.Header().Set("Retry-After", "60")
+		in.render(w, r, lr.code, "signin", pageData{Title: "Sign in", Data: signInData{Next: next, Error: lr.msg}})
+		return
+	}
 	if err != nil {
 		in.fail(w, r, err)
 		return

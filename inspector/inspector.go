@@ -16,6 +16,7 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -56,9 +57,20 @@ type Config struct {
 	// GrepTimeout bounds a grep of the search page (0: the Go API's
 	// default, satchel.DefaultGrepTimeout).
 	GrepTimeout time.Duration
+	// MaxStreamsPerToken bounds the live streams (a thread page's
+	// updates) one token's sessions hold open at once, the local user's
+	// counting as one token; past it a page's stream is refused with 429
+	// (0: DefaultMaxStreamsPerToken). One session holds at most four.
+	MaxStreamsPerToken int
+	// BodyReadTimeout bounds the time a request's body may take to
+	// arrive (0: DefaultBodyReadTimeout).
+	BodyReadTimeout time.Duration
 	// Logger receives errors (nil: slog.Default()).
 	Logger *slog.Logger
 }
+
+// DefaultBodyReadTimeout is how long a request's body may take to arrive.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // Inspector serves the inspector's pages. It is safe for concurrent use.
 type Inspector struct {
@@ -68,6 +80,7 @@ type Inspector struct {
 	static   http.Handler
 	sessions *sessions
 	streams  sync.WaitGroup // live streams in flight (tests wait on it)
+	live     *liveStreams   // the live streams open, by session and token
 	recheck  time.Duration  // how often a live stream checks its access
 }
 
@@ -86,7 +99,12 @@ func New(cfg Config) (*Inspector, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
-	in := &Inspector{cfg: cfg, log: cfg.Logger, sessions: newSessions(), recheck: accessRecheck}
+	if cfg.MaxStreamsPerToken < 0 || cfg.BodyReadTimeout < 0 {
+		return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: "inspector: limits and timeouts must not be negative"}
+	}
+	cfg.MaxStreamsPerToken = cmp.Or(cfg.MaxStreamsPerToken, DefaultMaxStreamsPerToken)
+	cfg.BodyReadTimeout = cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout)
+	in := &Inspector{cfg: cfg, log: cfg.Logger, sessions: newSessions(), recheck: accessRecheck, live: newLiveStreams(cfg.MaxStreamsPerToken)}
 	if in.log == nil {
 		in.log = slog.Default()
 	}

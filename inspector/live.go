@@ -2,8 +2,10 @@ package inspector
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/satchel-dev/satchel"
@@ -44,6 +46,13 @@ func (in *Inspector) events(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
+	v := viewerOf(ctx)
+	if err := in.live.take(v); err != nil {
+		in.log.Info("live stream refused", "token", v.token, "reason", err.Error())
+		in.fail(w, r, err)
+		return
+	}
+	defer in.live.give(v)
 	after, err := intParam(r, "after", 0)
 	if err != nil {
 		in.fail(w, r, err)
@@ -64,7 +73,6 @@ func (in *Inspector) events(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(in.cfg.PollInterval)
 	defer tick.Stop()
-	v := viewerOf(ctx)
 	checked := time.Now()
 	for {
 		if time.Since(checked) >= in.recheck {
@@ -94,6 +102,72 @@ func (in *Inspector) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// DefaultMaxStreamsPerToken bounds the live streams one token's sessions
+// hold open at once (Config.MaxStreamsPerToken).
+const DefaultMaxStreamsPerToken = 8
+
+// maxStreamsPerSession bounds the live streams of one session (one
+// browser): four pages of a thread stay live, and a browser keeps
+// connections of its six to a host for the other pages.
+const maxStreamsPerSession = 4
+
+// liveStreams counts the open live streams by session and by token; the
+// local user (no token exists) counts as one token.
+type liveStreams struct {
+	perToken int
+
+	mu        sync.Mutex
+	bySession map[string]int
+	byToken   map[string]int
+}
+
+func newLiveStreams(perToken int) *liveStreams {
+	return &liveStreams{perToken: perToken, bySession: map[string]int{}, byToken: map[string]int{}}
+}
+
+// keys are the counters of v's streams.
+func streamKeys(v viewer) (session, token string) {
+	if !v.signedIn {
+		return "", "local user"
+	}
+	return v.session, "token " + v.token
+}
+
+// take counts one more stream of v, or refuses it (429) past a bound.
+func (l *liveStreams) take(v viewer) error {
+	sk, tk := streamKeys(v)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := l.bySession[sk]; sk != "" && n >= maxStreamsPerSession {
+		return &limitRefusal{code: http.StatusTooManyRequests, msg: fmt.Sprintf(
+			"too many live pages for this session: %d, the limit; close one to follow this thread live", n)}
+	}
+	if n := l.byToken[tk]; n >= l.perToken {
+		return &limitRefusal{code: http.StatusTooManyRequests, msg: fmt.Sprintf(
+			"too many live pages for this token: %d, the limit (--max-streams-per-token); close one to follow this thread live", n)}
+	}
+	if sk != "" {
+		l.bySession[sk]++
+	}
+	l.byToken[tk]++
+	return nil
+}
+
+// give returns a stream of v that take counted.
+func (l *liveStreams) give(v viewer) {
+	sk, tk := streamKeys(v)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sk != "" {
+		if l.bySession[sk]--; l.bySession[sk] <= 0 {
+			delete(l.bySession, sk)
+		}
+	}
+	if l.byToken[tk]--; l.byToken[tk] <= 0 {
+		delete(l.byToken, tk)
 	}
 }
 

@@ -82,7 +82,13 @@ func (in *Inspector) render(w http.ResponseWriter, r *http.Request, code int, na
 // status that fits, anything else as a 500 whose detail goes to the log.
 func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code, msg := http.StatusInternalServerError, "the store failed to answer; the log says why"
+	var lr *limitRefusal
 	switch {
+	case errors.As(err, &lr):
+		code, msg = lr.code, lr.msg
+		if code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "5")
+		}
 	case errors.Is(err, satchel.ErrNotFound):
 		code, msg = http.StatusNotFound, err.Error()
 	case errors.Is(err, satchel.ErrAccessDenied):
@@ -98,6 +104,17 @@ func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 var errBadRequest = errors.New("bad request")
+
+// limitRefusal is the refusal of one of the inspector's bounds: it
+// matches satchel.ErrLimitExceeded and answers with its own status (429
+// for a bound of the caller's own, 503 for one of the whole inspector).
+type limitRefusal struct {
+	code int
+	msg  string
+}
+
+func (e *limitRefusal) Error() string        { return e.msg }
+func (e *limitRefusal) Is(target error) bool { return target == satchel.ErrLimitExceeded }
 
 func badRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, args...))

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -122,18 +123,19 @@ func TestAttackBodyOverTheLimitIsNotRead(t *testing.T) {
 	}
 }
 
-// The bytes of the bodies in flight share one budget: while one request
-// holds it all, another waits, then is refused (503), and passes once the
-// first is done.
+// The bytes of the bodies in flight share one budget, charged as they
+// arrive: while one request holds it all, another waits, then is refused
+// (503), and passes once the first is done.
 func TestAttackBytesInFlight(t *testing.T) {
-	f := newHTTP(t, Config{MaxRequestBytes: 64 << 10, MaxInflightBytes: 64 << 10})
+	const limit = 64 << 10
+	f := newHTTP(t, Config{MaxRequestBytes: limit, MaxInflightBytes: limit})
 	f.s.guards.wait = 50 * time.Millisecond
 	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
 
 	pr, pw := io.Pipe()
 	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
 	req, _ := http.NewRequest(http.MethodPost, f.url+MCPPath, pr)
-	req.ContentLength = 64 << 10
+	req.ContentLength = limit
 	req.Header.Set("Authorization", "Bearer "+secret)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -144,23 +146,132 @@ func TestAttackBytesInFlight(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	// The first request holds the budget once its first bytes arrive.
-	if _, err := pw.Write([]byte(`{"jsonrpc":"2.0",`)); err != nil {
+	// The first request holds the budget once its bytes arrive: all but
+	// a few, fewer than an initialize.
+	if _, err := pw.Write([]byte(strings.Repeat(" ", limit-16))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the budget to be taken", func() bool {
-		f.s.guards.bytes.mu.Lock()
-		defer f.s.guards.bytes.mu.Unlock()
-		return f.s.guards.bytes.used > 0
-	})
+	waitFor(t, "the budget to be taken", func() bool { return f.s.guards.bytes.usedNow() == limit-16 })
 	code, body, resp := post(t, f.url+MCPPath, secret, nil, initialize)
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "the server is busy") || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a request while the budget is held: %d %q, want 503", code, body)
 	}
 	pw.CloseWithError(io.ErrUnexpectedEOF)
 	<-done
+	waitFor(t, "the budget to come back", func() bool { return f.s.guards.bytes.usedNow() == 0 })
 	if code, body, _ := post(t, f.url+MCPPath, secret, nil, initialize); code != http.StatusOK {
 		t.Fatalf("after the budget came back: %d %q", code, body)
+	}
+}
+
+// slowBody starts a POST that declares size bytes, sends first, and then
+// nothing until the test ends; it returns the channel its status arrives
+// on (0 when the request failed).
+func slowBody(t *testing.T, url, secret, sid string, size int64, first string) <-chan int {
+	t.Helper()
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
+	req, _ := http.NewRequest(http.MethodPost, url+MCPPath, pr)
+	req.ContentLength = size
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set(sessionIDHeader, sid)
+		req.Header.Set(protocolVersionHeader, "2025-06-18")
+	}
+	status := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			status <- 0
+			return
+		}
+		resp.Body.Close()
+		status <- resp.StatusCode
+	}()
+	if _, err := pw.Write([]byte(first)); err != nil {
+		t.Fatal(err)
+	}
+	return status
+}
+
+// Four tokens that sent the headers of 8 MiB bodies and then a byte now
+// and then used to hold the whole budget of bytes in flight (charged as
+// declared), keeping every other client at 503. The budget is charged by
+// the bytes received: the others pass at once.
+func TestAttackSlowBodies(t *testing.T) {
+	f := newHTTP(t, Config{})
+	for i := range 4 {
+		secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: fmt.Sprintf("slow%d", i)})
+		slowBody(t, f.url, secret, "", DefaultMaxRequestBytes, `{"jsonrpc":"2.0",`)
+	}
+	waitFor(t, "the slow bodies to arrive", func() bool { return f.s.guards.bytes.usedNow() >= 4*int64(len(`{"jsonrpc":"2.0",`)) })
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	h := rawSession(t, f, secret, "2025-06-18")
+	code, body, _ := post(t, f.url+MCPPath, secret, h, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.md","content":"x"}}}`)
+	if code != http.StatusOK || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("a call beside the slow bodies: %d %q", code, body)
+	}
+	if used := f.s.guards.bytes.usedNow(); used > 4<<10 {
+		t.Errorf("the slow bodies hold %d bytes of the budget, having sent %d", used, 4*len(`{"jsonrpc":"2.0",`))
+	}
+}
+
+// A body has --body-read-timeout to arrive: past it the request gets 408
+// (its connection closed) and gives its bytes back, with a session or
+// without one. The deadline ends with the body: a call that takes longer
+// than it to answer is answered (the request's context is not ended by
+// the deadline passing).
+func TestAttackBodyReadTimeout(t *testing.T) {
+	const timeout = 150 * time.Millisecond
+	f := newHTTP(t, Config{BodyReadTimeout: timeout})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	h := rawSession(t, f, secret, "2025-06-18")
+	for _, sid := range []string{"", h[sessionIDHeader]} {
+		select {
+		case code := <-slowBody(t, f.url, secret, sid, 1000, `{"jsonrpc":"2.0",`):
+			if code != http.StatusRequestTimeout {
+				t.Errorf("a body that stops (session %q): %d, want 408", sid, code)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("a body that stops (session %q) is still waited for after 20 s", sid)
+		}
+	}
+	waitFor(t, "the budget to come back", func() bool { return f.s.guards.bytes.usedNow() == 0 })
+	if !strings.Contains(f.logs.String(), "the request body did not arrive within 150ms (--body-read-timeout)") {
+		t.Errorf("the log does not say why:\n%s", f.logs.String())
+	}
+
+	// A slow call after a quick body (with _meta, so through the SDK's
+	// dispatch, which gives up the call when the request's context ends).
+	type answer struct {
+		code int
+		body string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, f.url+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"store__slow__get","arguments":{},"_meta":{}}}`))
+		req.Header.Set("Authorization", "Bearer "+secret)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			got <- answer{0, err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- answer{resp.StatusCode, string(b)}
+	}()
+	<-f.fc.started
+	time.Sleep(3 * timeout) // the call outlives the body's deadline
+	close(f.fc.slow)
+	if a := <-got; a.code != http.StatusOK || !strings.Contains(a.body, `"found":false`) {
+		t.Errorf("a call slower than the body's deadline: %d %q", a.code, a.body)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/satchel-dev/satchel/internal/bodyread"
 )
 
 // Defaults of the HTTP server's bounds (Config).
@@ -26,9 +28,15 @@ const (
 	// holds at once, over every request; one token may hold a quarter of
 	// it, or one request of the largest size if that is more.
 	DefaultMaxInflightBytes = 32 << 20
+	// DefaultBodyReadTimeout bounds the time a request's body may take
+	// to arrive.
+	DefaultBodyReadTimeout = 30 * time.Second
 	// inflightWait is how long a request waits for room among the bytes
 	// in flight before it is refused.
 	inflightWait = 2 * time.Second
+	// chargeChunk is the most a body read takes at once, so that bytes
+	// received and not yet charged stay few.
+	chargeChunk = 32 << 10
 )
 
 const (
@@ -99,10 +107,12 @@ func (g *guard) give(credential string) {
 }
 
 // guard bounds what HTTP requests may hold, before the MCP handler reads
-// them: a body over the limit is refused from its Content-Length; the
-// bytes of the bodies in flight share one budget; a request with no
-// session must open one (initialize) and counts against the session
-// bounds while it does. Sessions themselves are counted by bind.
+// them: a protocol version the server does not speak is refused; a body
+// over the limit is refused from its Content-Length; the bytes of the
+// bodies in flight share one budget, charged as they arrive (not as
+// declared: a body that trickles in holds only what it sent); a request
+// with no session must open one (initialize) and counts against the
+// session bounds while it does. Sessions themselves are counted by bind.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt := versionRoute(r.Header.Get(protocolVersionHeader))
@@ -119,18 +129,12 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes (--max-request-bytes)", r.ContentLength, g.maxRequest), http.StatusRequestEntityTooLarge)
 			return
 		}
-		n := r.ContentLength
-		if n < 0 {
-			n = g.maxRequest // unknown length: reserve the most it may be
-		}
-		n = max(n, 1)
 		c, _ := r.Context().Value(callerCtxKey{}).(caller)
-		if !g.bytes.acquire(r.Context(), c.id.Credential, n, g.wait) {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, fmt.Sprintf("the server is busy: requests holding %d bytes are in flight (--max-inflight-bytes; one token may hold %d); retry shortly", g.bytes.max, g.bytes.perKey), http.StatusServiceUnavailable)
-			return
+		if r.Body != nil && r.Body != http.NoBody {
+			cb := &chargedBody{ReadCloser: r.Body, ctx: r.Context(), sem: g.bytes, key: c.id.Credential, wait: g.wait}
+			r.Body = cb
+			defer cb.release()
 		}
-		defer g.bytes.release(c.id.Credential, n)
 		if r.Header.Get(sessionIDHeader) != "" || rt == toSDK {
 			next.ServeHTTP(w, r)
 			return
@@ -138,12 +142,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		// No session yet: only initialize may open one.
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxRequest))
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				http.Error(w, fmt.Sprintf("request body exceeds the limit of %d bytes (--max-request-bytes)", g.maxRequest), http.StatusRequestEntityTooLarge)
-				return
-			}
-			http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
+			s.bodyFailed(w, r, err)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -175,6 +174,77 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// bodyFailed answers a request whose body could not be read: over the
+// limit (413), no room among the bytes in flight (503), too slow (408),
+// or cut off (400).
+func (s *Server) bodyFailed(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	var busy *busyError
+	switch {
+	case errors.As(err, &mbe):
+		http.Error(w, fmt.Sprintf("request body exceeds the limit of %d bytes (--max-request-bytes)", mbe.Limit), http.StatusRequestEntityTooLarge)
+	case errors.As(err, &busy):
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, busy.Error(), http.StatusServiceUnavailable)
+	case errors.Is(err, bodyread.ErrTimeout):
+		s.log.Info("request body too slow", "request_id", r.Header.Get(RequestIDHeader), "remote", r.RemoteAddr, "error", err.Error())
+		w.Header().Set("Connection", "close")
+		http.Error(w, err.Error(), http.StatusRequestTimeout)
+	default:
+		http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
+	}
+}
+
+// busyError refuses a body for which the bytes in flight have no room.
+type busyError struct{ max, perKey int64 }
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("the server is busy: requests holding %d bytes are in flight (--max-inflight-bytes; one token may hold %d); retry shortly", e.max, e.perKey)
+}
+
+// chargedBody charges the bytes of a request's body to the budget of
+// bytes in flight as they arrive, and gives them back when the request
+// ends. Only a body that holds nothing yet waits for room (at most
+// wait): one that holds bytes and finds no room is refused at once, so
+// that two bodies never wait for each other's bytes.
+type chargedBody struct {
+	io.ReadCloser
+	ctx     context.Context
+	sem     *byteSemaphore
+	key     string
+	wait    time.Duration
+	charged int64
+}
+
+func (b *chargedBody) Read(p []byte) (int, error) {
+	if len(p) > chargeChunk {
+		p = p[:chargeChunk]
+	}
+	if int64(len(p)) > b.sem.perKey {
+		p = p[:max(b.sem.perKey, 1)]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		wait := b.wait
+		if b.charged > 0 {
+			wait = 0
+		}
+		if !b.sem.acquire(b.ctx, b.key, int64(n), wait) {
+			return 0, &busyError{max: b.sem.max, perKey: b.sem.perKey}
+		}
+		b.charged += int64(n)
+	}
+	return n, err
+}
+
+// release gives back what the body was charged.
+func (b *chargedBody) release() {
+	if b.charged > 0 {
+		b.sem.release(b.key, b.charged)
+		b.charged = 0
+	}
+}
+
 // byteSemaphore shares a budget of bytes among requests, of which one
 // credential may hold a quarter (or one request of the largest size):
 // a client that sends large bodies without pause cannot take all of it.
@@ -196,6 +266,9 @@ func (b *byteSemaphore) acquire(ctx context.Context, key string, n int64, wait t
 	n = min(n, b.perKey)
 	if b.take(key, n) {
 		return true // the common case: room at once, no timer
+	}
+	if wait <= 0 {
+		return false
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -229,6 +302,13 @@ func (b *byteSemaphore) take(key string, n int64) bool {
 		return true
 	}
 	return false
+}
+
+// usedNow is the budget in use.
+func (b *byteSemaphore) usedNow() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
 }
 
 func (b *byteSemaphore) release(key string, n int64) {

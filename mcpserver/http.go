@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bodyread"
 	"github.com/satchel-dev/satchel/internal/loopback"
 )
 
@@ -100,7 +101,18 @@ func (s *Server) Handler() http.Handler {
 	if s.cfg.UI != nil {
 		mux.Handle(UIPath, s.cfg.UI)
 	}
-	return s.hostCheck(s.requestLog(mux))
+	return s.hostCheck(s.requestLog(s.bodyDeadline(mux)))
+}
+
+// bodyDeadline gives every request's body Config.BodyReadTimeout to
+// arrive (the inspector's under UIPath too): a client that sends its
+// headers and then a byte now and then does not hold its connection for
+// longer.
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bodyread.Deadline(w, r, s.cfg.BodyReadTimeout)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // httpServer returns the MCP server of the caller's agent.

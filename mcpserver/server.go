@@ -95,6 +95,11 @@ type Config struct {
 	SessionIdleTimeout               time.Duration
 	MaxInflightBytes                 int64
 
+	// BodyReadTimeout bounds the time an HTTP request's body may take to
+	// arrive, from the end of its headers; past it the request is
+	// refused (408) and its connection closed (0: DefaultBodyReadTimeout).
+	BodyReadTimeout time.Duration
+
 	// TokenCheckInterval is how long the HTTP server reuses a bearer
 	// token's successful check before it asks the store again: a token
 	// revoked (by any process on the database) or expired is refused at
@@ -188,7 +193,8 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	if cfg.MaxInlineBytes < 0 || cfg.CallTimeout < 0 || cfg.MaxRequestBytes < 0 || cfg.ShutdownTimeout < 0 ||
-		cfg.MaxSessions < 0 || cfg.MaxSessionsPerToken < 0 || cfg.SessionIdleTimeout < 0 || cfg.MaxInflightBytes < 0 {
+		cfg.MaxSessions < 0 || cfg.MaxSessionsPerToken < 0 || cfg.SessionIdleTimeout < 0 || cfg.MaxInflightBytes < 0 ||
+		cfg.BodyReadTimeout < 0 {
 		problems = append(problems, "limits and timeouts must not be negative")
 	}
 	if cfg.TokenCheckInterval > MaxTokenCheckInterval {
@@ -213,6 +219,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxSessionsPerToken = cmp.Or(cfg.MaxSessionsPerToken, DefaultMaxSessionsPerToken)
 	cfg.SessionIdleTimeout = cmp.Or(cfg.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	cfg.MaxInflightBytes = cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)
+	cfg.BodyReadTimeout = cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout)
 	cfg.TokenCheckInterval = cmp.Or(cfg.TokenCheckInterval, DefaultTokenCheckInterval)
 	log := cfg.Logger
 	if log == nil {

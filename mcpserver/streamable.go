@@ -217,12 +217,7 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := readBody(r, h.maxBody)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "failed to read body", http.StatusBadRequest)
+		h.s.bodyFailed(w, r, err)
 		return
 	}
 	msgs, batch, err := parsePost(body)
@@ -454,7 +449,9 @@ func (hs *httpSession) stopTimer() {
 }
 
 // readBody reads a request's body, at most limit bytes (<= 0: no bound).
-// A body of known length is read into a buffer of that size.
+// A body of known length is read into a buffer of that size, up to
+// maxPrealloc: what is allocated before the bytes arrive is not what the
+// client declares.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
@@ -463,35 +460,32 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if limit > 0 && n > limit {
 		return nil, &http.MaxBytesError{Limit: limit}
 	}
-	if n >= 0 && n <= 1<<20 {
-		buf := make([]byte, n+1)
-		m, err := io.ReadFull(r.Body, buf)
-		if err == io.ErrUnexpectedEOF || err == io.EOF {
-			return buf[:m], nil
+	size := int64(512)
+	if n >= 0 {
+		size = min(n+1, maxPrealloc)
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // room to read into
+		}
+		m, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if limit > 0 && int64(len(buf)) > limit {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+		if err == io.EOF {
+			return buf, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		// More than it said: read on, bounded.
-		rest, err := readAllBounded(r.Body, limit, int64(m))
-		return append(buf, rest...), err
 	}
-	return readAllBounded(r.Body, limit, 0)
 }
 
-func readAllBounded(rd io.Reader, limit, already int64) ([]byte, error) {
-	if limit <= 0 {
-		return io.ReadAll(rd)
-	}
-	b, err := io.ReadAll(io.LimitReader(rd, limit-already+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b))+already > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
-	}
-	return b, nil
-}
+// maxPrealloc is the most readBody allocates before a body's bytes
+// arrive.
+const maxPrealloc = 64 << 10
 
 // parsePost decodes the body of a POST: one JSON-RPC message, or a batch
 // of them (JSON-RPC 2.0's array), alone but for white space.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/inspector"
 	"github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/mcpserver"
 )
@@ -56,8 +57,9 @@ type serveFlags struct {
 	maxInline                              int
 	maxRequest                             int64
 	maxSessions, maxSessionsPerToken       int
-	sessionIdle                            time.Duration
+	sessionIdle, bodyReadTimeout           time.Duration
 	maxInflight                            int64
+	maxStreamsPerToken                     int
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -101,8 +103,11 @@ can then use the store; never use it to serve agents.
 
 Over HTTP, --max-sessions and --max-sessions-per-token bound the open
 sessions (the excess is refused with 503 and 429), --session-idle-timeout
-closes idle ones, and --max-inflight-bytes bounds the request bytes held at
-once (docs/security.md). At start, --http restarts the binary once in the
+closes idle ones, --max-inflight-bytes bounds the request bytes held at
+once (charged as they arrive), and --body-read-timeout bounds the time a
+request's body may take to arrive (408 past it); with --ui,
+--max-streams-per-token bounds the live inspector pages of one token (429
+past it; docs/security.md). At start, --http restarts the binary once in the
 same process with GODEBUG=schedtrace=2147483647, which keeps the Go
 runtime's monitor thread from waking dozens of times a call after each
 idle moment (docs/mcp.md); a GODEBUG that names schedtrace is left as it
@@ -136,6 +141,8 @@ structured content.`,
 	fl.IntVar(&f.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "with --http: most sessions one token holds open")
 	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", mcpserver.DefaultSessionIdleTimeout, "with --http: close a session idle this long")
 	fl.Int64Var(&f.maxInflight, "max-inflight-bytes", mcpserver.DefaultMaxInflightBytes, "with --http: most request bytes held at once, over all requests")
+	fl.DurationVar(&f.bodyReadTimeout, "body-read-timeout", mcpserver.DefaultBodyReadTimeout, "with --http: longest a request's body may take to arrive")
+	fl.IntVar(&f.maxStreamsPerToken, "max-streams-per-token", inspector.DefaultMaxStreamsPerToken, "with --ui: most live inspector pages one token keeps open")
 	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
@@ -151,6 +158,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		"max-inline-bytes": int64(f.maxInline), "max-request-bytes": f.maxRequest,
 		"max-sessions": int64(f.maxSessions), "max-sessions-per-token": int64(f.maxSessionsPerToken),
 		"session-idle-timeout": int64(f.sessionIdle), "max-inflight-bytes": f.maxInflight,
+		"body-read-timeout": int64(f.bodyReadTimeout), "max-streams-per-token": int64(f.maxStreamsPerToken),
 	} {
 		if v <= 0 {
 			return usagef("--%s must be positive", name)
@@ -210,7 +218,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 				return err
 			}
 		}
-		in, err := uiHandler(st, project, log)
+		in, err := uiHandler(st, project, log, f.maxStreamsPerToken, f.bodyReadTimeout)
 		if err != nil {
 			return err
 		}
@@ -218,7 +226,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	}
 	s, err := mcpserver.New(mcpserver.Config{
 		MaxSessions: f.maxSessions, MaxSessionsPerToken: f.maxSessionsPerToken,
-		SessionIdleTimeout: f.sessionIdle, MaxInflightBytes: f.maxInflight,
+		SessionIdleTimeout: f.sessionIdle, MaxInflightBytes: f.maxInflight, BodyReadTimeout: f.bodyReadTimeout,
 		Store: st, Scope: a.scope, Thread: a.thread, Agent: f.agent,
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,8 @@ import (
 
 func newUICmd(a *app) *cobra.Command {
 	var addr, dir string
+	var maxStreams int
+	var bodyTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:     "ui [--addr ADDR] [--dir DIR]",
 		GroupID: groupServe,
@@ -30,7 +33,10 @@ Access follows the HTTP server's tokens. While no usable token exists the
 inspector is open to local users on a loopback address, and refuses to
 listen on any other. Once one exists, every visitor signs in with a token:
 an agent's token shows its scope, an operator's token (satchel token
-create --operator) every scope.
+create --operator) every scope. A token's sign-ins end only its own older
+sessions (16 at most); the live pages one token keeps open are bounded by
+--max-streams-per-token (4 per session), and a request's body has
+--body-read-timeout to arrive.
 
 To open it next to a running MCP server, run satchel ui on the same
 database, or serve both on one listener with satchel serve --http ADDR
@@ -53,7 +59,10 @@ database, or serve both on one listener with satchel serve --http ADDR
 				}
 			}
 			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
-			in, err := inspector.New(inspector.Config{Store: st, Project: project, Logger: log})
+			if maxStreams <= 0 || bodyTimeout <= 0 {
+				return usagef("--max-streams-per-token and --body-read-timeout must be positive")
+			}
+			in, err := inspector.New(inspector.Config{Store: st, Project: project, Logger: log, MaxStreamsPerToken: maxStreams, BodyReadTimeout: bodyTimeout})
 			if err != nil {
 				return err
 			}
@@ -70,10 +79,12 @@ database, or serve both on one listener with satchel serve --http ADDR
 	}
 	cmd.Flags().StringVar(&addr, "addr", inspector.DefaultAddr, "listen on `ADDR` (host:port)")
 	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` with stores/ (default: . when it has them)")
+	cmd.Flags().IntVar(&maxStreams, "max-streams-per-token", inspector.DefaultMaxStreamsPerToken, "most live pages (thread updates) one token keeps open; past it 429")
+	cmd.Flags().DurationVar(&bodyTimeout, "body-read-timeout", inspector.DefaultBodyReadTimeout, "longest a request's body (the sign-in form) may take to arrive")
 	return cmd
 }
 
 // uiHandler is the inspector mounted under /ui/ of serve --http --ui.
-func uiHandler(st *satchel.Store, project *satchel.Project, log *slog.Logger) (*inspector.Inspector, error) {
-	return inspector.New(inspector.Config{Store: st, Project: project, Base: "/ui", Logger: log})
+func uiHandler(st *satchel.Store, project *satchel.Project, log *slog.Logger, maxStreams int, bodyTimeout time.Duration) (*inspector.Inspector, error) {
+	return inspector.New(inspector.Config{Store: st, Project: project, Base: "/ui", Logger: log, MaxStreamsPerToken: maxStreams, BodyReadTimeout: bodyTimeout})
 }
