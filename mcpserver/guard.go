@@ -131,7 +131,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		c, _ := r.Context().Value(callerCtxKey{}).(caller)
 		if r.Body != nil && r.Body != http.NoBody {
-			cb := &chargedBody{ReadCloser: r.Body, ctx: r.Context(), sem: g.bytes, key: c.id.Credential, wait: g.wait}
+			cb := &chargedBody{ReadCloser: r.Body, ctx: r.Context(), sem: g.bytes, key: c.id.Credential, wait: g.wait, n: g.bytes.next()}
 			r.Body = cb
 			defer cb.release()
 		}
@@ -204,15 +204,18 @@ func (e *busyError) Error() string {
 
 // chargedBody charges the bytes of a request's body to the budget of
 // bytes in flight as they arrive, and gives them back when the request
-// ends. Only a body that holds nothing yet waits for room (at most
-// wait): one that holds bytes and finds no room is refused at once, so
-// that two bodies never wait for each other's bytes.
+// ends. A body that holds nothing yet waits for room (at most wait), and
+// so does the oldest body that holds bytes; any other body that holds
+// bytes and finds no room is refused at once, giving its bytes back to
+// the older ones: no two bodies wait for each other's bytes, and the
+// oldest finishes (decision 0111).
 type chargedBody struct {
 	io.ReadCloser
 	ctx     context.Context
 	sem     *byteSemaphore
 	key     string
 	wait    time.Duration
+	n       uint64 // the body's number (byteSemaphore.next)
 	charged int64
 }
 
@@ -226,11 +229,14 @@ func (b *chargedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
 		wait := b.wait
-		if b.charged > 0 {
+		if !b.sem.mayWait(b.n, b.charged > 0) {
 			wait = 0
 		}
 		if !b.sem.acquire(b.ctx, b.key, int64(n), wait) {
 			return 0, &busyError{max: b.sem.max, perKey: b.sem.perKey}
+		}
+		if b.charged == 0 {
+			b.sem.hold(b.n, true)
 		}
 		b.charged += int64(n)
 	}
@@ -240,6 +246,7 @@ func (b *chargedBody) Read(p []byte) (int, error) {
 // release gives back what the body was charged.
 func (b *chargedBody) release() {
 	if b.charged > 0 {
+		b.sem.hold(b.n, false)
 		b.sem.release(b.key, b.charged)
 		b.charged = 0
 	}
@@ -254,10 +261,50 @@ type byteSemaphore struct {
 	used        int64
 	byKey       map[string]int64
 	wake        chan struct{} // closed (and replaced) on every release
+
+	seq     uint64              // the last body's number
+	holders map[uint64]struct{} // the numbers of the bodies that hold bytes
 }
 
 func newByteSemaphore(total, largest int64) *byteSemaphore {
-	return &byteSemaphore{max: total, perKey: min(total, max(largest, total/4)), byKey: map[string]int64{}, wake: make(chan struct{})}
+	return &byteSemaphore{max: total, perKey: min(total, max(largest, total/4)), byKey: map[string]int64{}, wake: make(chan struct{}),
+		holders: map[uint64]struct{}{}}
+}
+
+// next numbers a body, in the order bodies begin.
+func (b *byteSemaphore) next() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	return b.seq
+}
+
+// mayWait reports whether body n may wait for room: it holds nothing, or
+// it is the oldest body that holds bytes. At most one body waits while it
+// holds bytes, so that no two wait for each other.
+func (b *byteSemaphore) mayWait(n uint64, holds bool) bool {
+	if !holds {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for h := range b.holders {
+		if h < n {
+			return false
+		}
+	}
+	return true
+}
+
+// hold records whether body n holds bytes.
+func (b *byteSemaphore) hold(n uint64, holds bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if holds {
+		b.holders[n] = struct{}{}
+	} else {
+		delete(b.holders, n)
+	}
 }
 
 // acquire takes n bytes of the budget for key, waiting at most wait for

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,12 +60,23 @@ func TestAttackLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokens := map[string]string{}
-	for _, who := range []string{"flooder", "writer", "grepper", "alice"} {
+	for _, who := range []string{"flooder", "writer", "grepper", "alice", "signer", "streamer", "prober", "slow0", "slow1", "slow2", "slow3"} {
 		secret, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: who, Scope: who})
 		if err != nil {
 			t.Fatal(err)
 		}
 		tokens[who] = secret
+	}
+	operator, _, err := st.CreateToken(ctx, satchel.TokenSpec{Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := st.Workspace(ctx, "streamer", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Write(ctx, "a.md", "x"); err != nil {
+		t.Fatal(err)
 	}
 	ws, err := st.Workspace(ctx, "grepper", "main")
 	if err != nil {
@@ -75,8 +87,8 @@ func TestAttackLoad(t *testing.T) {
 	}
 	st.Close()
 
-	// The server, with default flags.
-	srv := exec.Command(bin, "serve", "--db", db, "--http", "127.0.0.1:0", "--log-level", "info")
+	// The server, with default flags and the inspector.
+	srv := exec.Command(bin, "serve", "--db", db, "--http", "127.0.0.1:0", "--ui", "--log-level", "info")
 	srv.Env = append(os.Environ(), "GOGC=", "GOMEMLIMIT=")
 	stderr, err := srv.StderrPipe()
 	if err != nil {
@@ -193,8 +205,90 @@ func TestAttackLoad(t *testing.T) {
 		}
 	})
 
+	// The operator's inspector session, which no sign-in flood may end.
+	opCookie := signIn(t, client, base, operator)
+	// Sign-in floods: one agent's token signs in to the inspector without
+	// end.
+	loop(1, func() {
+		code, _ := signInCode(run, base, tokens["signer"])
+		count("sign-in flood", code)
+	})
+	// Live stream floods: one session opens the inspector's live stream
+	// of a thread without end, and holds each stream it gets.
+	streamCookie := signIn(t, client, base, tokens["streamer"])
+	var heldMu sync.Mutex
+	var held []io.Closer
+	loop(1, func() {
+		req, _ := http.NewRequestWithContext(run, "GET", base+"/ui/s/streamer/t/main/events?after=0", nil)
+		req.Header.Set("Cookie", streamCookie)
+		resp, err := (&http.Client{}).Do(req)
+		if err != nil {
+			return
+		}
+		count("stream flood", resp.StatusCode)
+		if resp.StatusCode == http.StatusOK {
+			heldMu.Lock()
+			held = append(held, resp.Body)
+			heldMu.Unlock()
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	})
+	// Slow bodies: four tokens send the headers of 8 MiB bodies, then a
+	// byte a second.
+	for i := range 4 {
+		secret := tokens[fmt.Sprintf("slow%d", i)]
+		loop(1, func() {
+			pr, pw := io.Pipe()
+			go func() {
+				defer pw.Close()
+				if _, err := pw.Write([]byte(`{"jsonrpc":"2.0",`)); err != nil {
+					return
+				}
+				for run.Err() == nil {
+					select {
+					case <-run.Done():
+						return
+					case <-time.After(time.Second):
+					}
+					if _, err := pw.Write([]byte(" ")); err != nil {
+						return
+					}
+				}
+			}()
+			code := postReader(run, client, base, secret, "", pr, 8<<20)
+			pr.CloseWithError(io.ErrClosedPipe)
+			if run.Err() == nil {
+				count("slow body", code)
+			}
+		})
+	}
+	// Protocol versions the server does not speak, on a live session.
+	prober := openSession(t, client, base, tokens["prober"])
+	loop(1, func() {
+		for _, v := range []string{"9999-12-31", "garbage"} {
+			req, _ := http.NewRequestWithContext(run, http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"ping"}`))
+			headers(req, tokens["prober"], prober)
+			req.Header.Set("Mcp-Protocol-Version", v)
+			resp, err := client.Do(req)
+			if err != nil {
+				continue
+			}
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusBadRequest && strings.Contains(string(b), "supported versions: ") {
+				count("bad protocol version, named", resp.StatusCode)
+			} else {
+				count("bad protocol version, not named", resp.StatusCode)
+			}
+		}
+	})
+
 	// Normal traffic, through the SDK's client.
 	var normalOK, normalFailed atomic.Int64
+	var lastMu sync.Mutex
+	last := map[string]string{} // path -> the content last written
 	for i := range 2 {
 		wg.Add(1)
 		go func() {
@@ -212,8 +306,9 @@ func TestAttackLoad(t *testing.T) {
 			defer cs.Close()
 			for n := 0; run.Err() == nil; n++ {
 				path := fmt.Sprintf("notes/%d/%d.md", i, n%50)
+				content := "note " + strconv.Itoa(n) + "\n"
 				for _, call := range []mcp.CallToolParams{
-					{Name: "write_file", Arguments: map[string]any{"path": path, "content": "note " + strconv.Itoa(n) + "\n"}},
+					{Name: "write_file", Arguments: map[string]any{"path": path, "content": content}},
 					{Name: "read_file", Arguments: map[string]any{"path": path}},
 					{Name: "glob", Arguments: map[string]any{"pattern": "notes/**"}},
 					{Name: "grep", Arguments: map[string]any{"pattern": "^note", "path": "notes"}},
@@ -224,12 +319,48 @@ func TestAttackLoad(t *testing.T) {
 						t.Errorf("normal %s: %v %+v", call.Name, err, r)
 						continue
 					}
+					if call.Name == "write_file" {
+						lastMu.Lock()
+						last[path] = content
+						lastMu.Unlock()
+					}
 					normalOK.Add(1)
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	heldMu.Lock()
+	for _, b := range held {
+		b.Close()
+	}
+	heldMu.Unlock()
+
+	// Nothing lost: every normal write is there as last written, and the
+	// operator's inspector session is still open.
+	tr := &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{tokens["alice"]}}, MaxRetries: -1}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "check"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("checking the writes: %v", err)
+	}
+	defer cs.Close()
+	for path, want := range last {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": path, "numbered": false}})
+		if err != nil || r.IsError || len(r.Content) == 0 {
+			t.Errorf("reading %s back: %v %+v", path, err, r)
+			continue
+		}
+		if got := r.Content[0].(*mcp.TextContent).Text; got != want {
+			t.Errorf("%s: %q, last written %q", path, got, want)
+		}
+	}
+	req, _ := http.NewRequest("GET", base+"/ui/", nil)
+	req.Header.Set("Cookie", opCookie)
+	if resp, err := noRedirect.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the operator's inspector session after the floods: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -241,13 +372,28 @@ func TestAttackLoad(t *testing.T) {
 	if normalOK.Load() == 0 || normalFailed.Load() > 0 {
 		t.Errorf("normal calls: %d ok, %d failed", normalOK.Load(), normalFailed.Load())
 	}
-	for _, want := range []string{"session flood 429", "no session 400", "64 MiB by Content-Length 413", "9 MiB chunked 413", "hostile grep, stopped 200"} {
+	// A chunked body over the limit is refused at the limit (413) or, as
+	// its bytes are charged as they arrive, for the bytes in flight (503).
+	if counts["9 MiB chunked 413"]+counts["9 MiB chunked 503"] == 0 {
+		t.Errorf("no 9 MiB chunked body refused")
+	}
+	wants := []string{"session flood 429", "no session 400", "64 MiB by Content-Length 413", "hostile grep, stopped 200",
+		"sign-in flood 303", "stream flood 200", "stream flood 429", "bad protocol version, named 400"}
+	if time.Duration(seconds)*time.Second > 35*time.Second {
+		wants = append(wants, "slow body 408") // --body-read-timeout, 30 s
+	}
+	for _, want := range wants {
 		if counts[want] == 0 {
 			t.Errorf("no %q seen", want)
 		}
 	}
 	if counts["hostile grep, not stopped 200"] > 0 {
 		t.Errorf("a hostile grep answered without saying it stopped")
+	}
+	for k, n := range counts {
+		if strings.HasPrefix(k, "bad protocol version, not named") || k == "sign-in flood 503" || strings.HasPrefix(k, "slow body 2") || strings.HasPrefix(k, "9 MiB chunked 2") {
+			t.Errorf("%d of %q", n, k)
+		}
 	}
 }
 
@@ -306,6 +452,39 @@ func headers(req *http.Request, token, sid string) {
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
+}
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// signInCode signs in to the inspector with secret and returns the status
+// and the session cookie ("name=value", or "").
+func signInCode(ctx context.Context, base, secret string) (int, string) {
+	req, err := http.NewRequestWithContext(ctx, "POST", base+"/ui/signin", strings.NewReader(url.Values{"token": {secret}, "next": {"/"}}.Encode()))
+	if err != nil {
+		return 0, ""
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		return 0, ""
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == "satchel_session" {
+			return resp.StatusCode, c.Name + "=" + c.Value
+		}
+	}
+	return resp.StatusCode, ""
+}
+
+func signIn(t *testing.T, _ *http.Client, base, secret string) string {
+	t.Helper()
+	code, cookie := signInCode(context.Background(), base, secret)
+	if code != http.StatusSeeOther || cookie == "" {
+		t.Fatalf("signing in to the inspector: %d", code)
+	}
+	return cookie
 }
 
 // residentMemory reads process_resident_memory_bytes from the server's
