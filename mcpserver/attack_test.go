@@ -384,3 +384,38 @@ func TestAttackBadProtocolVersion(t *testing.T) {
 		t.Errorf("the session after the refusals: %d %q", code, body)
 	}
 }
+
+// Bodies are charged as they arrive, so two bodies may each hold part of
+// a token's share and need more: only the oldest of the bodies holding
+// bytes waits for room; a younger one is refused at once and gives its
+// bytes back, so the two never wait for each other until both fail.
+func TestAttackBodiesDoNotWaitForEachOther(t *testing.T) {
+	const share = 64 << 10
+	sem := newByteSemaphore(4*share, share)
+	older := &chargedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("a", share))), ctx: context.Background(), sem: sem, key: "k", wait: time.Minute, n: sem.next()}
+	younger := &chargedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("b", share))), ctx: context.Background(), sem: sem, key: "k", wait: time.Minute, n: sem.next()}
+	half := make([]byte, share/2)
+	for _, b := range []*chargedBody{older, younger} {
+		if _, err := io.ReadFull(b, half); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The share is full: the older waits, the younger is refused at once.
+	got := make(chan error, 1)
+	go func() { _, err := io.ReadFull(older, make([]byte, share/2)); got <- err }()
+	start := time.Now()
+	if _, err := younger.Read(make([]byte, 1024)); err == nil || !strings.Contains(err.Error(), "the server is busy") {
+		t.Fatalf("the younger body: %v, want refused", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the younger body waited %s", d)
+	}
+	younger.release()
+	if err := <-got; err != nil {
+		t.Fatalf("the older body after the younger gave its bytes back: %v", err)
+	}
+	older.release()
+	if used := sem.usedNow(); used != 0 {
+		t.Errorf("%d bytes still charged", used)
+	}
+}
