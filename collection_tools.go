@@ -97,7 +97,10 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent
 // changes it makes record (Recording). A set or remove takes the optional
 // argument idempotency_key (IdempotencyKey), unless the store has a field
 // of that name.
-func (s *Store) CallCollectionToolAs(ctx context.Context, p *Project, scope string, actor Actor, tool string, args json.RawMessage) (json.RawMessage, error) {
+//
+// opts are added to the collection's (CallerThread: the caller's thread,
+// in which idempotency keys are claimed).
+func (s *Store) CallCollectionToolAs(ctx context.Context, p *Project, scope string, actor Actor, tool string, args json.RawMessage, opts ...CollectionOption) (json.RawMessage, error) {
 	agent := actor.Agent
 	if p == nil {
 		return nil, errs.New(errs.ErrInvalidArgument, "no project: load one with LoadProject")
@@ -112,7 +115,7 @@ func (s *Store) CallCollectionToolAs(ctx context.Context, p *Project, scope stri
 	if err := p.p.Authorize(agent, store, op); err != nil {
 		return nil, err
 	}
-	c, err := s.Collection(ctx, p, scope, store, AsAgent(agent), Recording(actor))
+	c, err := s.Collection(ctx, p, scope, store, append([]CollectionOption{AsAgent(agent), Recording(actor)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

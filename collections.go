@@ -114,6 +114,7 @@ type CollectionOption func(*collOpts)
 
 type collOpts struct {
 	agent          string
+	thread         string
 	actor          *Actor
 	includeExpired bool
 	force          bool
@@ -129,6 +130,13 @@ func Recording(a Actor) CollectionOption { return func(o *collOpts) { o.actor = 
 // Remove; never on a shared store), and a store it was not granted is
 // refused with ErrAccessDenied. Without AsAgent the caller is an operator.
 func AsAgent(name string) CollectionOption { return func(o *collOpts) { o.agent = name } }
+
+// CallerThread names the thread of the collection's caller (an agent's
+// session, a script's run): the idempotency keys of its changes are
+// claimed in that thread, as a workspace's are in its own, so that a key
+// claimed on one thread does not exist for another. Without it they are
+// claimed for a caller bound to no thread.
+func CallerThread(name string) CollectionOption { return func(o *collOpts) { o.thread = name } }
 
 // IncludeExpired makes Get, Query and List show documents that have
 // expired but not yet been swept. It is for operators: with AsAgent it is
@@ -699,7 +707,7 @@ func (c *Collection) change(op, key string, opts []WriteOption, args []string) (
 	var kc *keyCall
 	if len(opts) > 0 {
 		var err error
-		if kc, err = c.s.newKeyCall(collect(opts), c.scope, "doc "+op, args...); err != nil {
+		if kc, err = c.s.newKeyCall(collect(opts), c.scope, c.o.thread, "doc "+op, args...); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -12,14 +12,15 @@ import (
 )
 
 // Idempotency keys (docs/operations.md, decision 0054). A mutating call
-// given IdempotencyKey(k) claims k in its scope in the same transaction as
+// given IdempotencyKey(k) claims k in its scope and its caller's thread
+// (decision 0115) in the same transaction as
 // its change, with a hash of its arguments and what it returned. A retry
 // with the same key and arguments within the retention finds the claim
 // and returns the first call's result, changing nothing; the same key
 // with other arguments is refused with ErrIdempotencyKeyReused. The keys
 // live in a table of the backend (backend.Keys), not in commit metadata:
-// they are per scope, across threads and collections, and a lookup is one
-// indexed read.
+// they are per scope and caller's thread, across collections, and a
+// lookup is one indexed read.
 
 // DefaultIdempotencyRetention is how long a key is kept by default.
 const DefaultIdempotencyRetention = 24 * time.Hour
@@ -58,6 +59,7 @@ func keyReused(k string) error {
 // keyCall is one call under an idempotency key.
 type keyCall struct {
 	key    string
+	thread string // the caller's thread: the key's namespace within its scope
 	hash   []byte
 	result []byte // what the call returns besides its commit (set by the call)
 
@@ -102,9 +104,10 @@ func (s *Store) keyTTL() time.Duration {
 	return DefaultIdempotencyRetention
 }
 
-// newKeyCall starts a call under o's key (nil without one), hashing the
-// scope, the operation and its arguments.
-func (s *Store) newKeyCall(o writeOpts, scope, op string, args ...string) (*keyCall, error) {
+// newKeyCall starts a call under o's key (nil without one) by a caller on
+// thread ("" for a caller bound to none), hashing the scope, the
+// operation and its arguments.
+func (s *Store) newKeyCall(o writeOpts, scope, thread, op string, args ...string) (*keyCall, error) {
 	if o.key == "" {
 		return nil, nil
 	}
@@ -115,15 +118,15 @@ func (s *Store) newKeyCall(o writeOpts, scope, op string, args ...string) (*keyC
 		return nil, err
 	}
 	all := append([]string{scope, op, o.ifHash, boolArg(o.overwrite), o.checkpoint}, args...)
-	return &keyCall{key: o.key, hash: argHash(all...)}, nil
+	return &keyCall{key: o.key, thread: thread, hash: argHash(all...)}, nil
 }
 
-// claim is the claim of k's key in scope.
+// claim is the claim of k's key in scope and k's thread.
 func (k *keyCall) claim(s *Store, scope string) *backend.KeyClaim {
 	if k == nil {
 		return nil
 	}
-	return &backend.KeyClaim{Scope: scope, Key: k.key, Hash: k.hash, Result: k.result, TTL: s.keyTTL()}
+	return &backend.KeyClaim{Scope: scope, Thread: k.thread, Key: k.key, Hash: k.hash, Result: k.result, TTL: s.keyTTL()}
 }
 
 // lookup reads the key's record: found and the same arguments, the call
@@ -133,7 +136,7 @@ func (k *keyCall) lookup(ctx context.Context, s *Store, scope string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	rec, ok, err := ks.KeyRecord(ctx, scope, k.key)
+	rec, ok, err := ks.KeyRecord(ctx, scope, k.thread, k.key)
 	if err != nil || !ok {
 		return false, err
 	}

@@ -38,9 +38,9 @@ func TestIdempotencyKeys(t *testing.T) {
 			if !errors.Is(err, satchel.ErrIdempotencyKeyReused) || err.Error() != "idempotency key k-append was already used with different arguments" {
 				t.Fatalf("same key, other text: %v", err)
 			}
-			// The same key in another thread is other arguments too.
+			// Another thread of the scope has keys of its own.
 			other, _ := st.Workspace(ctx, "a", "other")
-			if err := other.Append(ctx, "log.txt", "one\n", key); !errors.Is(err, satchel.ErrIdempotencyKeyReused) {
+			if err := other.Append(ctx, "log.txt", "one\n", key); err != nil {
 				t.Fatalf("same key, other thread: %v", err)
 			}
 			// Another scope has keys of its own.
@@ -195,6 +195,62 @@ func TestIdempotencyKeyPurge(t *testing.T) {
 			}
 			if got, _ := ws.Read(ctx, "f"); got != "y" {
 				t.Fatalf("f = %q, want y", got)
+			}
+		})
+	}
+}
+
+// An agent bound to thread t3 that claimed key K9 first used to make
+// another thread's write under K9 fail ("already used with different
+// arguments"). Keys are per scope and caller's thread, for files and
+// documents, on every backend.
+func TestAttackIdempotencyKeySquatted(t *testing.T) {
+	p, err := satchel.LoadProjectFS(fuzzProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range exportBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			st := open(t)
+			k := satchel.IdempotencyKey("K9")
+			t3, err := st.Workspace(ctx, "acme", "t3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			main, err := st.Workspace(ctx, "acme", "main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := t3.Write(ctx, "squat.md", "t3", k); err != nil {
+				t.Fatal(err)
+			}
+			if err := main.Write(ctx, "notes.md", "main", k); err != nil {
+				t.Fatalf("main's write under the key t3 claimed: %v", err)
+			}
+			if got, err := main.Read(ctx, "notes.md"); err != nil || got != "main" {
+				t.Fatalf("main's write: %q, %v", got, err)
+			}
+			if err := main.Write(ctx, "notes.md", "again", k); !errors.Is(err, satchel.ErrIdempotencyKeyReused) {
+				t.Fatalf("main, the same key with other arguments: %v", err)
+			}
+
+			dk := satchel.IdempotencyKey("D9")
+			on := func(thread string) *satchel.Collection {
+				c, err := st.Collection(ctx, p, "acme", "s", satchel.Force(), satchel.CallerThread(thread))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			if _, _, err := on("t3").Set(ctx, map[string]any{"id": "squat", "n": 1.0}, dk); err != nil {
+				t.Fatal(err)
+			}
+			if _, v, err := on("main").Set(ctx, map[string]any{"id": "d", "n": 1.0}, dk); err != nil || v != 1 {
+				t.Fatalf("main's set under the key t3 claimed: version %d, %v", v, err)
+			}
+			if _, _, err := on("main").Set(ctx, map[string]any{"id": "d", "n": 2.0}, dk); !errors.Is(err, satchel.ErrIdempotencyKeyReused) {
+				t.Fatalf("main's set, the same key with other arguments: %v", err)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,39 @@ type ImportOptions struct {
 	// Progress, when set, is called as the file is checked (stage
 	// "checking", in bytes) and loaded (stage "importing", in records).
 	Progress func(stage string, done, total int64)
+	// Tokens says which of the file's tokens are imported: TokensSafe
+	// (the zero value), TokensAll or TokensNone.
+	Tokens TokenImport
+	// CheckProject, when set, is called after the file is checked and
+	// before anything is written, with the paths of the project files
+	// the file holds; an error refuses the import.
+	CheckProject func(paths []string) error
+}
+
+// TokenImport says which of an export file's tokens Import brings in.
+type TokenImport string
+
+const (
+	// TokensSafe imports the agent tokens of the scopes the file holds
+	// (a scope's settings, a thread or a document of it) and refuses the
+	// whole import if the file has any other token: an operator token
+	// (it would read every scope) or a token of a scope the file does
+	// not hold, with kind ErrAccessDenied. It is the zero value.
+	TokensSafe TokenImport = "safe"
+	// TokensAll imports every token of the file, operator tokens and
+	// tokens of other scopes included.
+	TokensAll TokenImport = "all"
+	// TokensNone leaves every token of the file out.
+	TokensNone TokenImport = "none"
+)
+
+// ParseTokenImport reads "safe", "all" or "none".
+func ParseTokenImport(s string) (TokenImport, error) {
+	switch t := TokenImport(s); t {
+	case TokensSafe, TokensAll, TokensNone:
+		return t, nil
+	}
+	return "", errs.New(errs.ErrInvalidArgument, "tokens must be safe, all or none, was %q", s)
 }
 
 // ImportResult is what an import loaded.
@@ -34,6 +68,8 @@ type ImportResult struct {
 	// (stores/*.json, agents/*/agent.json): Import does not write them
 	// anywhere; the caller puts them in a project directory.
 	ProjectFiles []ProjectFile `json:"-"`
+	// TokenList describes every token imported, in the file's order.
+	TokenList []Token `json:"-"`
 }
 
 // ProjectFile is one file of a project directory.
@@ -73,6 +109,19 @@ func (s *Store) Import(ctx context.Context, r io.ReaderAt, size int64, o ImportO
 	}
 	if err := plan.finish(); err != nil {
 		return res, err
+	}
+	if err := plan.checkTokens(o.Tokens); err != nil {
+		return res, err
+	}
+	if o.CheckProject != nil {
+		paths := make([]string, 0, len(plan.files))
+		for p := range plan.files {
+			paths = append(paths, p)
+		}
+		slices.Sort(paths)
+		if err := o.CheckProject(paths); err != nil {
+			return res, err
+		}
 	}
 	if porter == nil && (len(plan.threads) > 0 || plan.docs > 0) {
 		return res, errs.New(errs.ErrInvalidArgument, "this backend cannot keep an export's commit times and document versions (it is not a backend.Porter)")
@@ -133,10 +182,16 @@ type importPlan struct {
 	scopes  map[string]map[string][]byte
 	docKeys map[docKey]bool
 	tokens  map[string][]byte
+	toks    []planToken // the token records, in the file's order
 	files   map[string]bool
 	docs    int
 	records int64
 	blobs   map[string]blobLoc // filled by readExport as it meets them
+}
+
+type planToken struct {
+	record int64 // its number in the file
+	tok    Token
 }
 
 type planThread struct {
@@ -318,7 +373,15 @@ func (p *importPlan) check(typ string, b []byte) error {
 		if _, dup := p.tokens[r.ID]; dup {
 			return bad("token %s twice", r.ID)
 		}
+		if !tokenID(r.ID) || r.Scope != tr.Scope {
+			return bad("token %q: not a token's id, or its scope is not its record's", r.ID)
+		}
+		spec := TokenSpec{Agent: tr.Agent, Scope: tr.Scope, Thread: tr.Thread, Operator: tr.Operator}
+		if err := spec.check(); err != nil {
+			return bad("token %s: %v", r.ID, err)
+		}
 		p.tokens[r.ID] = []byte(r.Record)
+		p.toks = append(p.toks, planToken{record: p.records, tok: tr.Token})
 	default:
 		return bad("unknown record type %q", typ)
 	}
@@ -336,6 +399,60 @@ func (p *importPlan) endThread() error {
 }
 
 func (p *importPlan) finish() error { return p.endThread() }
+
+// tokenID reports whether id is a token's id: 16 lowercase hex digits.
+func tokenID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTokens applies the token policy to the checked file: TokensNone
+// drops its tokens; TokensSafe refuses an operator token and a token of
+// a scope the file does not hold, naming the first such record.
+func (p *importPlan) checkTokens(policy TokenImport) error {
+	switch policy {
+	case "", TokensSafe:
+	case TokensAll:
+		return nil
+	case TokensNone:
+		p.tokens = map[string][]byte{}
+		p.toks = nil
+		return nil
+	default:
+		_, err := ParseTokenImport(string(policy))
+		return err
+	}
+	held := map[string]bool{}
+	for sc := range p.scopes {
+		held[sc] = true
+	}
+	for k := range p.threads {
+		held[k.scope] = true
+	}
+	for k := range p.docKeys {
+		held[k.scope] = true
+	}
+	for _, t := range p.toks {
+		why := ""
+		switch {
+		case t.tok.Operator:
+			why = "it is an operator token, which reads every scope"
+		case !held[t.tok.Scope]:
+			why = fmt.Sprintf("it is a token of scope %s, which the file does not hold", t.tok.Scope)
+		default:
+			continue
+		}
+		return errs.New(errs.ErrAccessDenied, "import refused: record %d (token %s): %s; nothing was imported (give --tokens all to import it, or --tokens none to leave the file's tokens out)", t.record, t.tok.ID, why)
+	}
+	return nil
+}
 
 func projectFilePath(p string) bool {
 	if CheckPath(p) != nil {
@@ -501,7 +618,15 @@ func (im *importer) apply(ctx context.Context, typ string, b []byte) error {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
+		if _, ok := im.plan.tokens[r.ID]; !ok { // left out (TokensNone)
+			return nil
+		}
+		var tr tokenRecord
+		if err := json.Unmarshal([]byte(r.Record), &tr); err != nil {
+			return err
+		}
 		im.res.Tokens++
+		im.res.TokenList = append(im.res.TokenList, tr.Token)
 		return im.putSetting(ctx, settingKey{"", "", tokenKey + r.ID}, []byte(r.Record))
 	}
 	return nil

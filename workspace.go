@@ -298,7 +298,7 @@ func (w *Workspace) keyCall(op string, opts []WriteOption, args ...string) (*key
 	if len(opts) == 0 {
 		return nil, nil
 	}
-	return w.s.newKeyCall(collect(opts), w.scope, op, append([]string{w.thread}, args...)...)
+	return w.s.newKeyCall(collect(opts), w.scope, w.thread, op, append([]string{w.thread}, args...)...)
 }
 
 // WriteOption is a precondition or flag of a mutation.

@@ -218,15 +218,16 @@ type ConcurrentAppender interface {
 // of document changes (all of satchel's). A key is claimed in the
 // transaction of the write it names: NewCommit.Key in Append, and
 // DocChange.Key in ReplaceDoc (DocReplace.Change) and DeleteDocAs. A claim
-// of a key that is live in its scope (claimed, and not expired by the
+// of a key that is live in its scope and thread (claimed, and not expired by the
 // backend's clock) fails that write alone with ErrKeyUsed and writes
 // nothing of it; a claim of an expired key takes its place. Without the
 // capability satchel refuses idempotency keys and lists no document
 // changes in its audit (commits still record their actor).
 type Keys interface {
-	// KeyRecord returns the live record of a key in scope; ok is false
-	// when there is none (never claimed, or expired).
-	KeyRecord(ctx context.Context, scope, key string) (r KeyRecord, ok bool, err error)
+	// KeyRecord returns the live record of a key in scope and thread (the
+	// caller's thread's name, KeyClaim.Thread); ok is false when there is
+	// none (never claimed there, or expired).
+	KeyRecord(ctx context.Context, scope, thread, key string) (r KeyRecord, ok bool, err error)
 	// ClaimKey claims a key for a call that wrote nothing (its Thread and
 	// Seq are taken from c): ErrKeyUsed when it is live.
 	ClaimKey(ctx context.Context, c KeyClaim, thread, seq int64) error

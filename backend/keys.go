@@ -7,7 +7,7 @@ import (
 
 // ErrKeyUsed is returned (as an entry's AppendResult.Err, or by ReplaceDoc,
 // DeleteDocAs and ClaimKey) when a write claims an idempotency key that is
-// live in its scope: nothing of that write was stored. The caller reads the
+// live in its scope and thread: nothing of that write was stored. The caller reads the
 // key's record (Keys.KeyRecord) and answers from it.
 var ErrKeyUsed = errors.New("backend: idempotency key used")
 
@@ -15,7 +15,11 @@ var ErrKeyUsed = errors.New("backend: idempotency key used")
 // that write's transaction (see Keys).
 type KeyClaim struct {
 	Scope string
-	Key   string
+	// Thread is the name of the caller's thread ("" for a caller bound
+	// to none): a key is claimed in its scope and thread, so that a key
+	// claimed on one thread does not exist for another.
+	Thread string
+	Key    string
 	// Hash identifies the call's arguments (opaque to the backend).
 	Hash []byte
 	// Result is what the caller keeps to answer a retry (opaque).

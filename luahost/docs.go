@@ -46,7 +46,7 @@ func (a *armState) collection(L *lua.LState) *satchel.Collection {
 	if actor.Agent == "" {
 		actor.Agent = r.cfg.Agent
 	}
-	opts := []satchel.CollectionOption{satchel.Recording(actor)}
+	opts := []satchel.CollectionOption{satchel.Recording(actor), satchel.CallerThread(r.cfg.Thread)}
 	if r.cfg.Agent != "" {
 		opts = append(opts, satchel.AsAgent(r.cfg.Agent))
 	}

@@ -52,3 +52,20 @@ print(ok)`, luahost.Config{Project: p})
 		})
 	}
 }
+
+// A script run on thread t3 that claimed key K9 for a document used to
+// make another thread's set under K9 fail: its keys are its thread's.
+func TestAttackDocsKeyOtherThread(t *testing.T) {
+	st := open(t, "memory")
+	p := project(t)
+	if _, _, err := exec(t, st, `docs.set("notes", {id = "squat", rank = 1, tags = {}}, {idempotency_key = "K9"})`, luahost.Config{Project: p, Thread: "t3"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := exec(t, st, `docs.set("notes", {id = "mine", rank = 1, tags = {}}, {idempotency_key = "K9"})`, luahost.Config{Project: p, Thread: "main"}); err != nil {
+		t.Fatalf("main's set under the key t3 claimed: %v", err)
+	}
+	_, _, err := exec(t, st, `docs.set("notes", {id = "mine", rank = 2, tags = {}}, {idempotency_key = "K9"})`, luahost.Config{Project: p, Thread: "main"})
+	if err == nil || !strings.Contains(err.Error(), "idempotency key K9 was already used with different arguments") {
+		t.Fatalf("main, the same key with other arguments: %v", err)
+	}
+}

@@ -34,3 +34,23 @@ func TestIdempotencyKeyTool(t *testing.T) {
 		t.Errorf("the commit records %+v, want client test, via mcp:append_file and key k1", e)
 	}
 }
+
+// A session on thread t3 that claimed key K9 first used to make main's
+// call under K9 fail: a key is claimed in the session's thread, for the
+// file tools and a store's set alike.
+func TestAttackIdempotencyKeyOtherThread(t *testing.T) {
+	p := writeProject(t)
+	st := newStore(t)
+	cols := ProjectCollections(st, p)
+	t3, _ := newClient(t, Config{Store: st, Collections: cols, Scope: "acme", Agent: "writer", Thread: "t3"})
+	main, _ := newClient(t, Config{Store: st, Collections: cols, Scope: "acme", Agent: "writer", Thread: "main"})
+	t3.ok("write_file", map[string]any{"path": "squat.md", "content": "t3", "idempotency_key": "K9"})
+	main.ok("write_file", map[string]any{"path": "notes.md", "content": "main", "idempotency_key": "K9"})
+	if got := main.ok("read_file", map[string]any{"path": "notes.md", "numbered": false}); got != "main" {
+		t.Fatalf("main's notes.md = %q", got)
+	}
+	t3.ok("store__notes__set", map[string]any{"id": "squat", "text": "t3", "idempotency_key": "D9"})
+	main.ok("store__notes__set", map[string]any{"id": "mine", "text": "main", "idempotency_key": "D9"})
+	main.refused("store__notes__set", map[string]any{"id": "mine", "text": "other", "idempotency_key": "D9"},
+		"idempotency key D9 was already used with different arguments")
+}

@@ -78,6 +78,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"DefaultRetention", s.defaultRetention},
 		{"DeleteThreadStorage", s.deleteThreadStorage},
 		{"IdempotencyKeys", s.idempotencyKeys},
+		{"IdempotencyKeysPerThread", s.idempotencyKeysPerThread},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -978,6 +979,30 @@ func (s *suite) idempotencyKeys(t *testing.T, st *satchel.Store, ws *satchel.Wor
 		t.Errorf("log = %q after retries, want the text once", got)
 	}
 	refused(t, "other text", ws.Append(bg, "log", "two\n", key), satchel.ErrIdempotencyKeyReused, "idempotency key k-1 was already used with different arguments")
+}
+
+// idempotencyKeysPerThread: a key claimed on one thread does not exist
+// for another thread of the scope (an agent bound to t3 used to make
+// main's write under the same key fail as "already used with different
+// arguments"); on each thread it still means one call.
+func (s *suite) idempotencyKeysPerThread(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
+	if _, ok := st.Backend().(backend.Keys); !ok {
+		t.Skip("the backend keeps no idempotency keys")
+	}
+	key := satchel.IdempotencyKey("K9")
+	t3, err := st.Workspace(bg, ws.Scope(), "t3")
+	must(t, "workspace t3", err)
+	must(t, "t3 claims K9", t3.Write(bg, "squat.md", "first", key))
+	must(t, "main writes under K9", ws.Write(bg, "real.md", "mine", key))
+	got, err := ws.Read(bg, "real.md")
+	must(t, "read", err)
+	equal(t, "main's write", got, "mine")
+	must(t, "main's retry", ws.Write(bg, "real.md", "mine", key))
+	refused(t, "main, other arguments", ws.Write(bg, "real.md", "other", key), satchel.ErrIdempotencyKeyReused, "idempotency key K9 was already used with different arguments")
+	refused(t, "t3, other arguments", t3.Write(bg, "squat.md", "second", key), satchel.ErrIdempotencyKeyReused, "idempotency key K9 was already used with different arguments")
+	if ok, _ := ws.Exists(bg, "squat.md"); ok {
+		t.Error("t3's write reached main")
+	}
 }
 
 func (s *suite) twoStores(t *testing.T, a *satchel.Store, wa *satchel.Workspace) {

@@ -109,7 +109,7 @@ func checkReplaceDocsMixed(t *testing.T, b backend.Backend) {
 		if got, want := changeLog(t, b, "s2"), []string{"n1@1", "n3@1"}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("log of changes of s2: %v, want %v", got, want)
 		}
-		if rec, ok, err := k.KeyRecord(ctx, "s1", "k-n2"); err != nil || !ok || string(rec.Result) != "r" {
+		if rec, ok, err := k.KeyRecord(ctx, "s1", "", "k-n2"); err != nil || !ok || string(rec.Result) != "r" {
 			t.Errorf("the idempotency key of the keyed entry: %+v, found %v, %v", rec, ok, err)
 		}
 	}

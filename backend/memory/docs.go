@@ -195,7 +195,7 @@ func (b *Backend) logDoc(ch *backend.DocChange, id backend.DocID, version int64,
 	b.keysMu.Lock()
 	defer b.keysMu.Unlock()
 	if k := ch.Key; k != nil {
-		if _, ok := b.keys.live(k.Scope, k.Key, now); ok {
+		if _, ok := b.keys.live(k.Scope, k.Thread, k.Key, now); ok {
 			return false
 		}
 		b.keys.claim(k, 0, version, now)

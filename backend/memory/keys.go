@@ -14,14 +14,17 @@ var _ backend.Keys = (*Backend)(nil)
 // lock is taken last, inside the commits' or the documents' lock, so that
 // a key is claimed in the same critical section as its write.
 type keyStore struct {
-	keys    map[scopeName]backend.KeyRecord
+	keys    map[keyName]backend.KeyRecord
 	changes []backend.DocChangeEntry // oldest first
 	nextID  int64
 }
 
+// keyName is a key in its scope and thread.
+type keyName struct{ scope, thread, key string }
+
 // live reports whether a key is claimed and not expired at now.
-func (s *keyStore) live(scope, key string, now time.Time) (backend.KeyRecord, bool) {
-	r, ok := s.keys[scopeName{scope, key}]
+func (s *keyStore) live(scope, thread, key string, now time.Time) (backend.KeyRecord, bool) {
+	r, ok := s.keys[keyName{scope, thread, key}]
 	if !ok || !r.Expires.After(now) {
 		return backend.KeyRecord{}, false
 	}
@@ -30,9 +33,9 @@ func (s *keyStore) live(scope, key string, now time.Time) (backend.KeyRecord, bo
 
 func (s *keyStore) claim(c *backend.KeyClaim, thread, seq int64, now time.Time) {
 	if s.keys == nil {
-		s.keys = map[scopeName]backend.KeyRecord{}
+		s.keys = map[keyName]backend.KeyRecord{}
 	}
-	s.keys[scopeName{c.Scope, c.Key}] = backend.KeyRecord{
+	s.keys[keyName{c.Scope, c.Thread, c.Key}] = backend.KeyRecord{
 		Hash: slices.Clone(c.Hash), Result: slices.Clone(c.Result),
 		Thread: thread, Seq: seq, Time: now, Expires: now.Add(c.TTL),
 	}
@@ -46,10 +49,10 @@ func (s *keyStore) log(ch *backend.DocChange, id backend.DocID, version int64, n
 	})
 }
 
-func (b *Backend) KeyRecord(ctx context.Context, scope, key string) (backend.KeyRecord, bool, error) {
+func (b *Backend) KeyRecord(ctx context.Context, scope, thread, key string) (backend.KeyRecord, bool, error) {
 	b.keysMu.Lock()
 	defer b.keysMu.Unlock()
-	r, ok := b.keys.live(scope, key, b.now())
+	r, ok := b.keys.live(scope, thread, key, b.now())
 	return r, ok, nil
 }
 
@@ -57,7 +60,7 @@ func (b *Backend) ClaimKey(ctx context.Context, c backend.KeyClaim, thread, seq 
 	b.keysMu.Lock()
 	defer b.keysMu.Unlock()
 	now := b.now()
-	if _, ok := b.keys.live(c.Scope, c.Key, now); ok {
+	if _, ok := b.keys.live(c.Scope, c.Thread, c.Key, now); ok {
 		return backend.ErrKeyUsed
 	}
 	b.keys.claim(&c, thread, seq, now)

@@ -421,7 +421,7 @@ func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backe
 func (b *Backend) claimKey(c *backend.KeyClaim, thread, seq int64, now time.Time) bool {
 	b.keysMu.Lock()
 	defer b.keysMu.Unlock()
-	if _, ok := b.keys.live(c.Scope, c.Key, now); ok {
+	if _, ok := b.keys.live(c.Scope, c.Thread, c.Key, now); ok {
 		return false
 	}
 	b.keys.claim(c, thread, seq, now)

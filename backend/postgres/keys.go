@@ -14,7 +14,8 @@ import (
 )
 
 // Idempotency keys and the log of document changes (backend.Keys):
-// tables idem_keys and doc_changes (migrations/0006_idem.sql). A commit's
+// tables idem_thread_keys (migrations/0009_idem_thread_keys.sql: a key is
+// claimed in its scope and thread) and doc_changes (0006_idem.sql). A commit's
 // key is claimed by its append statement (appendKeyed); a document
 // change's in the transaction of its set or remove. Their times are read
 // from the documents' clock (nowArg), so that tests move both.
@@ -23,7 +24,7 @@ var _ backend.Keys = (*Backend)(nil)
 
 // appendKeyed is appendFull with the claim of an idempotency key: $10
 // scope, $11 key, $12 hash, $13 result, $14 time to live in
-// microseconds, $15 the clock (NULL: now()). The commit is inserted only
+// microseconds, $15 the clock (NULL: now()), $21 the caller's thread. The commit is inserted only
 // when the key is not live (used); its claim is an upsert that takes the
 // place of an expired key. If a concurrent append claims the same key
 // between the check and the upsert, the upsert does nothing and the
@@ -42,7 +43,7 @@ var appendKeyed = `WITH t AS (
 ), clock AS (
 	SELECT coalesce($15::timestamptz, now()) AS now
 ), used AS (
-	SELECT 1 FROM idem_keys, clock WHERE scope = $10::text AND key = $11::text AND expires > clock.now
+	SELECT 1 FROM idem_thread_keys, clock WHERE scope = $10::text AND thread = $21::text AND key = $11::text AND expires > clock.now
 ), ins AS (
 	INSERT INTO commits (thread_id, seq, scope, root, meta, pack, nonce, files, bytes)
 	SELECT $1::bigint, $2::bigint, t.scope, $3::bytea, $4::bytea, $5::bytea, $9::bigint, $16::bigint, $17::bigint FROM t, top
@@ -60,13 +61,13 @@ var appendKeyed = `WITH t AS (
 	ON CONFLICT DO NOTHING
 	RETURNING 1
 ), k AS (
-	INSERT INTO idem_keys (scope, key, hash, result, thread_id, seq, time, expires)
-	SELECT $10::text, $11::text, $12::bytea, $13::bytea, $1::bigint, $2::bigint, clock.now,
+	INSERT INTO idem_thread_keys (scope, thread, key, hash, result, thread_id, seq, time, expires)
+	SELECT $10::text, $21::text, $11::text, $12::bytea, $13::bytea, $1::bigint, $2::bigint, clock.now,
 		clock.now + $14::bigint * interval '1 microsecond'
 	FROM ins, clock
-	ON CONFLICT (scope, key) DO UPDATE SET hash = excluded.hash, result = excluded.result,
+	ON CONFLICT (scope, thread, key) DO UPDATE SET hash = excluded.hash, result = excluded.result,
 		thread_id = excluded.thread_id, seq = excluded.seq, time = excluded.time, expires = excluded.expires
-	WHERE idem_keys.expires <= excluded.time
+	WHERE idem_thread_keys.expires <= excluded.time
 	RETURNING 1
 ), ` + quotaUpdate("(SELECT scope FROM t)", "$19::bigint", "$18::bigint", "0", "octet_length($5::bytea)") + `
 SELECT ins.id, ins.time, EXISTS (SELECT 1 FROM t), (SELECT seq FROM top),
@@ -79,11 +80,11 @@ FROM (SELECT 1) AS one LEFT JOIN ins ON true LEFT JOIN q ON true`
 func micros(d time.Duration) int64 { return int64(d / time.Microsecond) }
 
 const claimKeySQL = `WITH clock AS (SELECT coalesce($7::timestamptz, now()) AS now)
-INSERT INTO idem_keys (scope, key, hash, result, thread_id, seq, time, expires)
-SELECT $1, $2, $3, $4, $5, $6, clock.now, clock.now + $8::bigint * interval '1 microsecond' FROM clock
-ON CONFLICT (scope, key) DO UPDATE SET hash = excluded.hash, result = excluded.result,
+INSERT INTO idem_thread_keys (scope, thread, key, hash, result, thread_id, seq, time, expires)
+SELECT $1, $9, $2, $3, $4, $5, $6, clock.now, clock.now + $8::bigint * interval '1 microsecond' FROM clock
+ON CONFLICT (scope, thread, key) DO UPDATE SET hash = excluded.hash, result = excluded.result,
 	thread_id = excluded.thread_id, seq = excluded.seq, time = excluded.time, expires = excluded.expires
-WHERE idem_keys.expires <= excluded.time`
+WHERE idem_thread_keys.expires <= excluded.time`
 
 // execer is a pool or a transaction.
 type execer interface {
@@ -93,7 +94,7 @@ type execer interface {
 // claimKey claims c through q (the pool or a transaction), or returns
 // backend.ErrKeyUsed when it is live.
 func (b *Backend) claimKey(ctx context.Context, q execer, c *backend.KeyClaim, thread, seq int64) error {
-	tag, err := q.Exec(ctx, claimKeySQL, c.Scope, c.Key, bytea(c.Hash), bytea(c.Result), thread, seq, b.nowArg(), micros(c.TTL))
+	tag, err := q.Exec(ctx, claimKeySQL, c.Scope, c.Key, bytea(c.Hash), bytea(c.Result), thread, seq, b.nowArg(), micros(c.TTL), c.Thread)
 	if err != nil {
 		return err
 	}
@@ -103,10 +104,10 @@ func (b *Backend) claimKey(ctx context.Context, q execer, c *backend.KeyClaim, t
 	return nil
 }
 
-func (b *Backend) KeyRecord(ctx context.Context, scope, key string) (backend.KeyRecord, bool, error) {
+func (b *Backend) KeyRecord(ctx context.Context, scope, thread, key string) (backend.KeyRecord, bool, error) {
 	var r backend.KeyRecord
-	err := b.pool.QueryRow(ctx, `SELECT hash, result, thread_id, seq, time, expires FROM idem_keys
-		WHERE scope = $1 AND key = $2 AND expires > coalesce($3::timestamptz, now())`, scope, key, b.nowArg()).
+	err := b.pool.QueryRow(ctx, `SELECT hash, result, thread_id, seq, time, expires FROM idem_thread_keys
+		WHERE scope = $1 AND thread = $4 AND key = $2 AND expires > coalesce($3::timestamptz, now())`, scope, key, b.nowArg(), thread).
 		Scan(&r.Hash, &r.Result, &r.Thread, &r.Seq, &r.Time, &r.Expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return backend.KeyRecord{}, false, nil
@@ -127,7 +128,7 @@ func (b *Backend) ClaimKey(ctx context.Context, c backend.KeyClaim, thread, seq 
 }
 
 func (b *Backend) SweepKeys(ctx context.Context) (int64, error) {
-	tag, err := b.pool.Exec(ctx, "DELETE FROM idem_keys WHERE expires <= coalesce($1::timestamptz, now())", b.nowArg())
+	tag, err := b.pool.Exec(ctx, "DELETE FROM idem_thread_keys WHERE expires <= coalesce($1::timestamptz, now())", b.nowArg())
 	if err != nil {
 		return 0, fmt.Errorf("postgres: sweep keys: %w", err)
 	}

@@ -230,7 +230,7 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			}
 			batch.Queue(appendKeyed, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i],
 				k.Scope, k.Key, bytea(k.Hash), bytea(k.Result), micros(k.TTL), b.nowArg(),
-				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes, parent)
+				nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes, parent, k.Thread)
 			continue
 		}
 		if nc.Requires == nil && nc.Checkpoint == "" {

@@ -215,7 +215,7 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 		// scope is).
 		batch.Queue("DELETE FROM docs WHERE scope = $1", scope)
 		batch.Queue("DELETE FROM doc_history WHERE scope = $1", scope)
-		batch.Queue("DELETE FROM idem_keys WHERE scope = $1", scope)
+		batch.Queue("DELETE FROM idem_thread_keys WHERE scope = $1", scope)
 		return tx.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {

@@ -11,24 +11,25 @@ import (
 )
 
 // Idempotency keys and the log of document changes (backend.Keys):
-// tables idem_keys and doc_changes (migrations/0006_idem.sql). A claim is
-// one upsert in the write's transaction, under the write lock.
+// tables idem_thread_keys (migrations/0007_idem_thread_keys.sql: a key is
+// claimed in its scope and thread) and doc_changes (0006_idem.sql). A
+// claim is one upsert in the write's transaction, under the write lock.
 
 var _ backend.Keys = (*Backend)(nil)
 
-const claimKeySQL = `INSERT INTO idem_keys (scope, key, hash, result, thread_id, seq, time, expires)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-ON CONFLICT (scope, key) DO UPDATE SET hash = excluded.hash, result = excluded.result,
+const claimKeySQL = `INSERT INTO idem_thread_keys (scope, key, hash, result, thread_id, seq, time, expires, thread)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+ON CONFLICT (scope, thread, key) DO UPDATE SET hash = excluded.hash, result = excluded.result,
 	thread_id = excluded.thread_id, seq = excluded.seq, time = excluded.time, expires = excluded.expires
-WHERE idem_keys.expires <= ?7`
+WHERE idem_thread_keys.expires <= ?7`
 
 const logChangeSQL = "INSERT INTO doc_changes (time, store, scope, key, version, op, meta) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
-const keyRecordSQL = "SELECT hash, result, thread_id, seq, time, expires FROM idem_keys WHERE scope = ? AND key = ? AND expires > ?"
+const keyRecordSQL = "SELECT hash, result, thread_id, seq, time, expires FROM idem_thread_keys WHERE scope = ? AND thread = ? AND key = ? AND expires > ?"
 
 // keyState holds the statements of keys, prepared by Open (a read-only
 // open prepares them on first use: a database opened read-only before
-// its migration has no idem_keys).
+// its migration has no idem_thread_keys).
 type keyState struct {
 	once          sync.Once
 	err           error
@@ -55,7 +56,7 @@ func (b *Backend) keyState() (*keyState, error) {
 // of the transaction) at now (unix nanoseconds), or returns
 // backend.ErrKeyUsed when it is live.
 func claimKey(ctx context.Context, claim *sql.Stmt, c *backend.KeyClaim, thread, seq, now int64) error {
-	r, err := claim.ExecContext(ctx, c.Scope, c.Key, blob(c.Hash), blob(c.Result), thread, seq, now, now+int64(c.TTL))
+	r, err := claim.ExecContext(ctx, c.Scope, c.Key, blob(c.Hash), blob(c.Result), thread, seq, now, now+int64(c.TTL), c.Thread)
 	if err != nil {
 		return err
 	}
@@ -87,14 +88,14 @@ func (b *Backend) logDocChange(ctx context.Context, tx *sql.Tx, ch *backend.DocC
 	return err
 }
 
-func (b *Backend) KeyRecord(ctx context.Context, scope, key string) (backend.KeyRecord, bool, error) {
+func (b *Backend) KeyRecord(ctx context.Context, scope, thread, key string) (backend.KeyRecord, bool, error) {
 	k, err := b.keyState()
 	if err != nil {
 		return backend.KeyRecord{}, false, fmt.Errorf("sqlite: read key: %w", err)
 	}
 	var r backend.KeyRecord
 	var t, exp int64
-	err = k.record.QueryRowContext(ctx, scope, key, nanos(b.now())).Scan(&r.Hash, &r.Result, &r.Thread, &r.Seq, &t, &exp)
+	err = k.record.QueryRowContext(ctx, scope, thread, key, nanos(b.now())).Scan(&r.Hash, &r.Result, &r.Thread, &r.Seq, &t, &exp)
 	if errors.Is(err, sql.ErrNoRows) {
 		return backend.KeyRecord{}, false, nil
 	}
@@ -131,7 +132,7 @@ func (b *Backend) ClaimKey(ctx context.Context, c backend.KeyClaim, thread, seq 
 func (b *Backend) SweepKeys(ctx context.Context) (int64, error) {
 	var n int64
 	err := b.write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, "DELETE FROM idem_keys WHERE expires <= ?", nanos(b.now()))
+		r, err := tx.ExecContext(ctx, "DELETE FROM idem_thread_keys WHERE expires <= ?", nanos(b.now()))
 		if err != nil {
 			return err
 		}

@@ -232,7 +232,7 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 			// scope is).
 			"DELETE FROM docs WHERE scope = ?1",
 			"DELETE FROM doc_history WHERE scope = ?1",
-			"DELETE FROM idem_keys WHERE scope = ?1",
+			"DELETE FROM idem_thread_keys WHERE scope = ?1",
 		} {
 			if _, err := tx.ExecContext(ctx, q, scope); err != nil {
 				return err

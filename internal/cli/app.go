@@ -241,6 +241,11 @@ func refuse(format string, args ...any) error {
 	return &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: fmt.Sprintf(format, args...)}
 }
 
+// refusef is refuse with the error's kind given.
+func refusef(kind error, format string, args ...any) error {
+	return &satchel.Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
 // notNegative refuses a negative value of the flag name.
 func notNegative(name string, n int) error {
 	if n < 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/sqlite"
 )
 
 func newBackupCmd(a *app) *cobra.Command {
@@ -92,14 +93,24 @@ func newRestoreBackupCmd(a *app) *cobra.Command {
 		Long: `Load FILE, made by satchel backup (a SQLite copy or an export), into the
 database (--db), which must be empty: no thread and no token.
 
-A SQLite backup restored to a SQLite path that does not exist yet is
-copied as it is (integrity-checked first): everything comes back,
-documents included. Into any other database it goes through an export:
-threads, commits, checkpoints, forks, settings and tokens, and the
-documents of the stores of the project DIR (--dir, default . when it has
-stores/). An export file is imported (satchel import).
+A SQLite backup is checked before anything is copied: PRAGMA
+integrity_check must pass and its schema must be satchel's (migrations
+this program knows, and their tables); otherwise the restore is refused,
+naming the first problem. Restored to a SQLite path that does not exist
+yet, it is copied as it is: everything comes back, documents included.
+Into any other database it goes through an export: threads, commits,
+checkpoints, forks, settings and tokens, and the documents of the stores
+of the project DIR (--dir, default . when it has stores/). An export file
+is imported (satchel import).
 
-Prints what it loaded; with --json, the counts satchel import prints.`,
+The result is then verified as satchel check --storage does; a fault
+fails the restore (a copied file is removed again). A backup is the
+operator's own: its tokens come back with it, operator tokens included
+(satchel import --tokens safe is for files from elsewhere).
+
+Prints what it loaded and the check's counts; with --json, the counts
+satchel import prints (or "restored", the file copied) and "check", the
+report of check --storage.`,
 		Example: `  satchel --db restored.db restore-backup backups/satchel-2026-12-01.db
   satchel --db postgres://host/satchel restore-backup satchel.db --dir .`,
 		Args: exactArgs("FILE"),
@@ -114,6 +125,11 @@ Prints what it loaded; with --json, the counts satchel import prints.`,
 			_, _ = io.ReadFull(f, head)
 			f.Close()
 			isSQLite := string(head) == sqliteMagic
+			if isSQLite {
+				if err := verifyBackup(ctx, src); err != nil {
+					return err
+				}
+			}
 			dsn, err := a.dsn()
 			if err != nil {
 				return err
@@ -123,8 +139,16 @@ Prints what it loaded; with --json, the counts satchel import prints.`,
 					if err := copyBackup(ctx, src, target); err != nil {
 						return err
 					}
-					return a.emit(map[string]string{"restored": target}, func(w io.Writer) error {
-						_, err := fmt.Fprintf(w, "restored %s as %s\n", src, target)
+					rep, err := checkRestoredFile(ctx, target)
+					if err != nil {
+						return err
+					}
+					out := struct {
+						Restored string              `json:"restored"`
+						Check    satchel.CheckReport `json:"check"`
+					}{target, rep}
+					return a.emit(out, func(w io.Writer) error {
+						_, err := fmt.Fprintf(w, "restored %s as %s\n%s\n", src, target, checkLine(rep))
 						return err
 					})
 				}
@@ -157,20 +181,76 @@ Prints what it loaded; with --json, the counts satchel import prints.`,
 				return err
 			}
 			progress, stop := a.importProgress()
-			res, err := s.Import(ctx, ef, fi.Size(), satchel.ImportOptions{Progress: progress})
+			res, err := s.Import(ctx, ef, fi.Size(), satchel.ImportOptions{Progress: progress, Tokens: satchel.TokensAll})
 			stop()
 			if err != nil {
 				return err
 			}
-			return a.emit(res.ExportStats, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "restored %d threads, %d commits, %d documents, %d tokens\n",
-					res.Threads, res.Commits, res.Documents, res.Tokens)
+			rep, err := checkRestored(ctx, s)
+			if err != nil {
+				return err
+			}
+			out := struct {
+				satchel.ExportStats
+				Check satchel.CheckReport `json:"check"`
+			}{res.ExportStats, rep}
+			return a.emit(out, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "restored %d threads, %d commits, %d documents, %d tokens\n%s\n",
+					res.Threads, res.Commits, res.Documents, res.Tokens, checkLine(rep))
 				return err
 			})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose stores' documents are restored from a SQLite backup (default: . when it has them)")
 	return cmd
+}
+
+// verifyBackup refuses a SQLite file that is not a sound satchel
+// database (sqlite.VerifyBackup), before anything is copied.
+func verifyBackup(ctx context.Context, src string) error {
+	err := sqlite.VerifyBackup(ctx, src)
+	if errors.Is(err, sqlite.ErrNotRestorable) {
+		return &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: "restore refused: " + err.Error()}
+	}
+	if err != nil {
+		return fmt.Errorf("cannot restore %s: %w", src, err)
+	}
+	return nil
+}
+
+// checkRestoredFile runs the storage check on the database file a restore
+// copied, and removes the file again if it has a fault.
+func checkRestoredFile(ctx context.Context, target string) (satchel.CheckReport, error) {
+	s, err := satchel.Open(ctx, target)
+	if err != nil {
+		os.Remove(target)
+		return satchel.CheckReport{}, err
+	}
+	rep, err := checkRestored(ctx, s)
+	s.Close()
+	if err != nil {
+		os.Remove(target)
+	}
+	return rep, err
+}
+
+// checkRestored runs satchel check --storage on a restored database and
+// refuses it, naming the first fault, if it has any.
+func checkRestored(ctx context.Context, s *satchel.Store) (satchel.CheckReport, error) {
+	rep, err := s.Check(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if n := len(rep.Faults); n > 0 {
+		return rep, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: fmt.Sprintf("restore failed its storage check: %d faults, the first: %s", n, rep.Faults[0])}
+	}
+	rep.Faults = nonEmpty(rep.Faults)
+	return rep, nil
+}
+
+// checkLine is what a restore prints of its storage check.
+func checkLine(rep satchel.CheckReport) string {
+	return fmt.Sprintf("check --storage: %d threads, %d commits, %d objects: 0 faults", rep.Threads, rep.Commits, rep.Objects)
 }
 
 // sqlitePath returns the file of a SQLite DSN.

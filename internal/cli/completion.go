@@ -50,6 +50,9 @@ func addCompletions(a *app, root *cobra.Command) {
 		if name == "fork" && c.Flags().Lookup("from") != nil {
 			_ = c.RegisterFlagCompletionFunc("from", threads)
 		}
+		if name == "import" && c.Flags().Lookup("tokens") != nil {
+			_ = c.RegisterFlagCompletionFunc("tokens", cobra.FixedCompletions([]cobra.Completion{"safe", "all", "none"}, cobra.ShellCompDirectiveNoFileComp))
+		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
@@ -142,10 +145,32 @@ type importResult struct {
 	// as they were because they differ (without --replace).
 	Wrote []string `json:"wrote,omitempty"`
 	Kept  []string `json:"kept,omitempty"`
+	// TokenList names every token imported.
+	TokenList []importedToken `json:"token_list"`
+}
+
+// importedToken is a token an import brought in, as it is printed.
+type importedToken struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"` // "agent" or "operator"
+	Scope  string `json:"scope,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+	Thread string `json:"thread,omitempty"`
+}
+
+func (t importedToken) String() string {
+	if t.Kind == "operator" {
+		return fmt.Sprintf("token %s: operator", t.ID)
+	}
+	s := fmt.Sprintf("token %s: agent %s, scope %s", t.ID, t.Agent, t.Scope)
+	if t.Thread != "" {
+		s += ", thread " + t.Thread
+	}
+	return s
 }
 
 func newImportCmd(a *app) *cobra.Command {
-	var dir string
+	var dir, tokens string
 	var replace bool
 	cmd := &cobra.Command{
 		Use:     "import FILE.satchel",
@@ -161,17 +186,34 @@ unless all of it is sound. A file that would overwrite a thread, a
 document, a token or a setting is refused unless --replace. If the
 database fails while the import writes, what it wrote is removed.
 
+Tokens: --tokens safe (the default) imports the agent tokens of the
+scopes the file holds (their settings, threads or documents) and refuses
+the whole import, naming the record, if the file has an operator token
+(it would sign in to the inspector and read every scope) or a token of a
+scope the file does not hold. --tokens all imports every token the file
+has; --tokens none leaves them all out. Every token imported is named:
+its id, kind (agent or operator), scope and agent.
+
 The project files the export holds (stores/*.json, agents/*/agent.json)
 are written below --dir when given; one that exists with other content
-is kept unless --replace. A progress bar shows on a terminal.
+is kept unless --replace. Nothing is ever written outside DIR: a
+symbolic link inside DIR that leads out of it refuses the import before
+anything is written, naming the link. A progress bar shows on a
+terminal.
 
 Prints what it loaded; with --json, the counts as export prints them,
+"token_list" (id, kind, scope, agent, thread of each token imported),
 and "wrote" and "kept", the project files.`,
 		Example: `  satchel --db postgres://localhost/satchel import all.satchel --dir .
-  satchel import acme.satchel --replace`,
+  satchel import acme.satchel --replace
+  satchel import all.satchel --tokens all`,
 		Args: exactArgs("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			policy, err := satchel.ParseTokenImport(tokens)
+			if err != nil {
+				return usagef("--tokens must be safe, all or none, was %q", tokens)
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
@@ -186,12 +228,23 @@ and "wrote" and "kept", the project files.`,
 				return err
 			}
 			progress, stop := a.importProgress()
-			res, err := s.Import(ctx, f, fi.Size(), satchel.ImportOptions{Replace: replace, Progress: progress})
+			o := satchel.ImportOptions{Replace: replace, Progress: progress, Tokens: policy}
+			if dir != "" {
+				o.CheckProject = func(paths []string) error { return checkProjectDir(dir, paths) }
+			}
+			res, err := s.Import(ctx, f, fi.Size(), o)
 			stop()
 			if err != nil {
 				return err
 			}
-			out := importResult{ExportStats: res.ExportStats}
+			out := importResult{ExportStats: res.ExportStats, TokenList: []importedToken{}}
+			for _, t := range res.TokenList {
+				it := importedToken{ID: t.ID, Kind: "agent", Scope: t.Scope, Agent: t.Agent, Thread: t.Thread}
+				if t.Operator {
+					it.Kind = "operator"
+				}
+				out.TokenList = append(out.TokenList, it)
+			}
 			if dir != "" {
 				if out.Wrote, out.Kept, err = writeProjectFiles(dir, res.ProjectFiles, replace); err != nil {
 					return err
@@ -200,6 +253,9 @@ and "wrote" and "kept", the project files.`,
 			return a.emit(out, func(w io.Writer) error {
 				fmt.Fprintf(w, "imported %d threads, %d commits, %d blobs, %d documents, %d tokens\n",
 					res.Threads, res.Commits, res.Blobs, res.Documents, res.Tokens)
+				for _, t := range out.TokenList {
+					fmt.Fprintln(w, t)
+				}
 				for _, p := range out.Wrote {
 					fmt.Fprintf(w, "wrote %s\n", p)
 				}
@@ -215,15 +271,66 @@ and "wrote" and "kept", the project files.`,
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "write the file's project definitions below `DIR`")
 	cmd.Flags().BoolVar(&replace, "replace", false, "overwrite threads, documents, tokens, settings and project files that exist")
+	cmd.Flags().StringVar(&tokens, "tokens", "safe", "which of the file's tokens to import: `safe` (agent tokens of the file's scopes; refuses operator tokens and other scopes' tokens), all or none")
 	return cmd
 }
 
+// checkProjectDir refuses, before anything is written, project files
+// whose path below dir goes through a symbolic link that leads out of
+// dir (or through something that is not a directory).
+func checkProjectDir(dir string, paths []string) error {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil // made by writeProjectFiles: nothing below it yet
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, p := range paths {
+		parts := strings.Split(p, "/")
+		for i := range parts {
+			name := filepath.Join(parts[:i+1]...)
+			fi, err := root.Lstat(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return refusef(satchel.ErrInvalidPath, "import refused: cannot write %s into %s: %v", p, dir, err)
+			}
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				if _, err := root.Stat(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return refusef(satchel.ErrInvalidPath, "import refused: cannot write %s into %s: %s is a symbolic link that leads out of %s; nothing was imported", p, dir, filepath.Join(dir, name), dir)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // writeProjectFiles writes project files below dir (their paths were
-// checked by Import: stores/NAME.json and agents/NAME/agent.json).
+// checked by Import: stores/NAME.json and agents/NAME/agent.json),
+// through an os.Root: nothing is written outside dir, whatever links
+// lie in it.
 func writeProjectFiles(dir string, files []satchel.ProjectFile, replace bool) (wrote, kept []string, err error) {
+	if len(files) == 0 {
+		return nil, nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
 	for _, pf := range files {
-		p := filepath.Join(dir, filepath.FromSlash(pf.Path))
-		old, err := os.ReadFile(p)
+		name := filepath.FromSlash(pf.Path)
+		p := filepath.Join(dir, name)
+		if !filepath.IsLocal(name) { // checked paths are local; make sure
+			return wrote, kept, refusef(satchel.ErrInvalidPath, "cannot write %q: not a path inside %s", pf.Path, dir)
+		}
+		old, err := root.ReadFile(name)
 		switch {
 		case err == nil && bytes.Equal(old, pf.Content):
 			continue
@@ -231,20 +338,46 @@ func writeProjectFiles(dir string, files []satchel.ProjectFile, replace bool) (w
 			kept = append(kept, p)
 			continue
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			return wrote, kept, err
+			return wrote, kept, fmt.Errorf("cannot write %s: %w", p, err)
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return wrote, kept, err
-		}
-		if err := writeFileAtomic(p, true, func(w io.Writer) error {
-			_, err := w.Write(pf.Content)
-			return err
-		}); err != nil {
-			return wrote, kept, err
+		if err := writeInAtomic(root, name, pf.Content); err != nil {
+			return wrote, kept, fmt.Errorf("cannot write %s: %w", p, err)
 		}
 		wrote = append(wrote, p)
 	}
 	return wrote, kept, nil
+}
+
+// writeInAtomic writes content to name within root (mode 0600) through a
+// temporary file renamed into place, making its directories.
+func writeInAtomic(root *os.Root, name string, content []byte) error {
+	d := filepath.Dir(name)
+	if d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(d, "."+filepath.Base(name)+"."+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(content)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
 }
 
 // exportProgress returns an ExportOptions.Progress that draws a progress

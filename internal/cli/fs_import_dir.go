@@ -18,6 +18,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/internal/bounded"
 	"github.com/satchel-dev/satchel/internal/ignore"
+	"github.com/satchel-dev/satchel/internal/jsonsize"
 	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
@@ -45,9 +46,13 @@ error. DIR itself may be a link. --exclude PATTERN (repeatable) skips
 what a .gitignore line would: '*.log', '/build/', 'node_modules/',
 'docs/**/*.tmp', '!keep.log'.
 
-A file over the workspace's per-file limit is refused (with the batch it
-is in; earlier batches stay committed). A progress bar shows on a
-terminal.
+The files are counted against the workspace's bounds (maxBytes,
+maxFiles, the per-file limit) before any is held: a first pass reads DIR
+or FILE and counts them, without keeping their content, and an import
+that would take the workspace past a bound is refused then, naming the
+bound and the figure, before anything is written, with --batch too. The
+second pass reads them again and commits them. A progress bar shows on
+a terminal.
 
 Prints the workspace paths imported, one a line; with --json, an array
 of them.`,
@@ -93,6 +98,13 @@ type treeImport struct {
 	batch   int
 	exclude *ignore.Matcher
 	limit   int64
+	fit     *satchel.Fit
+
+	// counted is the JSON bytes of each file the first pass counted, in
+	// order; the second pass holds no file larger than its count.
+	counted []int64
+	next    int
+	quiet   bool // the second pass: skips were reported by the first
 
 	pending  []pendingFile
 	index    map[string]int // path → its place in pending
@@ -110,11 +122,11 @@ func isArchive(name string) bool {
 }
 
 func (im *treeImport) run(ctx context.Context, src string) error {
-	l, err := im.ws.Limits(ctx)
+	fit, err := im.ws.Fit(ctx)
 	if err != nil {
 		return err
 	}
-	im.limit = l.MaxFileBytes
+	im.fit, im.limit = fit, fit.Limits().MaxFileBytes
 	root, err := filepath.EvalSymlinks(src) // DIR (or FILE) itself may be a link
 	if err != nil {
 		return err
@@ -138,7 +150,42 @@ func (im *treeImport) run(ctx context.Context, src string) error {
 }
 
 // skip reports a file that is not imported.
-func (im *treeImport) skip(rel, why string) { im.a.notice("skipped %s: %s", rel, why) }
+func (im *treeImport) skip(rel, why string) {
+	if !im.quiet {
+		im.a.notice("skipped %s: %s", rel, why)
+	}
+}
+
+// count counts the content of a file read from r (the first pass)
+// against the workspace's bounds, without holding it.
+func (im *treeImport) count(ctx context.Context, wp, rel string, r io.Reader) error {
+	var c jsonsize.Counter
+	n, err := io.Copy(&c, io.LimitReader(r, im.limit+1))
+	if err != nil {
+		return fmt.Errorf("cannot import %s: %w", rel, err)
+	}
+	if err := im.tooBig(rel, n); err != nil {
+		return err
+	}
+	jb := int64(jsonsize.String(wp)) + c.Total()
+	if err := im.fit.Add(ctx, wp, n, jb); err != nil {
+		return err
+	}
+	im.counted = append(im.counted, jb)
+	return nil
+}
+
+// held checks a file the second pass read against the first pass's
+// count of it: a file that grew since is refused, so that no more is held
+// than was counted.
+func (im *treeImport) held(rel, wp, content string) error {
+	i := im.next
+	im.next++
+	if i >= len(im.counted) || satchel.EntryBytes(wp, content) > im.counted[i] {
+		return &satchel.Error{Kind: satchel.ErrConflict, Msg: fmt.Sprintf("cannot import %s: it changed while it was imported", rel)}
+	}
+	return nil
+}
 
 // accept returns the workspace path of rel, or "" (reported) when it is
 // not imported.
@@ -204,7 +251,10 @@ func (im *treeImport) tooBig(rel string, size int64) error {
 }
 
 func (im *treeImport) dir(ctx context.Context, src, root string) error {
-	type hostFile struct{ host, path, rel string }
+	type hostFile struct {
+		host, path, rel string
+		size            int64
+	}
 	var files []hostFile
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -234,18 +284,45 @@ func (im *treeImport) dir(ctx context.Context, src, root string) error {
 			return nil
 		}
 		if wp := im.accept(rel); wp != "" {
-			files = append(files, hostFile{host: p, path: wp, rel: rel})
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files = append(files, hostFile{host: p, path: wp, rel: rel, size: fi.Size()})
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	stop := im.a.progress("import", len(files), &im.done)
+	// The sizes first: the least the files can come to, before a byte is
+	// read; then their exact count, reading each without holding it.
+	for _, f := range files {
+		if err := im.fit.AddAtLeast(ctx, f.path, f.size); err != nil {
+			return err
+		}
+	}
+	stop := im.a.progress("check", len(files), &im.done)
+	for _, f := range files {
+		err := im.withHost(f.host, f.rel, func(r io.Reader, size int64) error {
+			return im.count(ctx, f.path, f.rel, r)
+		})
+		if err != nil {
+			stop()
+			return err
+		}
+		im.done.Add(1)
+	}
+	stop()
+	im.done.Store(0)
+	stop = im.a.progress("import", len(files), &im.done)
 	defer stop()
 	for _, f := range files {
 		content, err := im.readHost(f.host, f.rel)
 		if err != nil {
+			return err
+		}
+		if err := im.held(f.rel, f.path, content); err != nil {
 			return err
 		}
 		if err := im.add(ctx, f.path, content); err != nil {
@@ -259,27 +336,40 @@ func (im *treeImport) dir(ctx context.Context, src, root string) error {
 // readHost reads a regular file without following a link put in its
 // place since the walk, and no more than the per-file limit allows.
 func (im *treeImport) readHost(host, rel string) (string, error) {
+	var content string
+	err := im.withHost(host, rel, func(r io.Reader, size int64) error {
+		// A file may grow while it is read: never hold more than the limit.
+		var err error
+		content, err = bounded.ReadString(r, im.limit, size, rel, "the per-file limit")
+		return err
+	})
+	return content, err
+}
+
+// withHost opens a regular file without following a link put in its
+// place since the walk, refuses it from its size if it is over the
+// per-file limit, and calls fn with it.
+func (im *treeImport) withHost(host, rel string, fn func(r io.Reader, size int64) error) error {
 	li, err := os.Lstat(host)
 	if err != nil {
-		return "", fmt.Errorf("cannot import %s: %w", host, err)
+		return fmt.Errorf("cannot import %s: %w", host, err)
 	}
 	f, err := os.Open(host)
 	if err != nil {
-		return "", fmt.Errorf("cannot import %s: %w", host, err)
+		return fmt.Errorf("cannot import %s: %w", host, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", err
+		return err
 	}
 	if !li.Mode().IsRegular() || !os.SameFile(li, fi) {
-		return "", fmt.Errorf("cannot import %s: no longer a regular file", host)
+		return fmt.Errorf("cannot import %s: no longer a regular file", host)
 	}
 	if err := im.tooBig(rel, fi.Size()); err != nil {
-		return "", err
+		return err
 	}
-	// A file may grow while it is read: never hold more than the limit.
-	return bounded.ReadString(f, im.limit, fi.Size(), rel, "the per-file limit")
+	return fn(f, fi.Size())
 }
 
 type countingReader struct {
@@ -294,12 +384,46 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 
 func (im *treeImport) archive(ctx context.Context, src, root string, size int64) error {
+	// The first pass counts the files without holding them; the second
+	// reads and commits them.
+	err := im.eachInArchive(src, root, size, "check", func(rel, wp string, h *tar.Header, r io.Reader) error {
+		if err := im.tooBig(rel, h.Size); err != nil {
+			return err
+		}
+		if err := im.fit.AddAtLeast(ctx, wp, h.Size); err != nil {
+			return err
+		}
+		return im.count(ctx, wp, rel, r)
+	})
+	if err != nil {
+		return err
+	}
+	im.quiet = true
+	return im.eachInArchive(src, root, size, "import", func(rel, wp string, h *tar.Header, r io.Reader) error {
+		if err := im.tooBig(rel, h.Size); err != nil {
+			return err
+		}
+		content, err := bounded.ReadString(r, im.limit, h.Size, rel, "the per-file limit")
+		if err != nil {
+			return fmt.Errorf("cannot import %s: %w", src, err)
+		}
+		if err := im.held(rel, wp, content); err != nil {
+			return err
+		}
+		return im.add(ctx, wp, content)
+	})
+}
+
+// eachInArchive calls fn for each regular file of the archive that is
+// imported, with its workspace path and its content to read.
+func (im *treeImport) eachInArchive(src, root string, size int64, stage string, fn func(rel, wp string, h *tar.Header, r io.Reader) error) error {
 	f, err := os.Open(root)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	stop := im.a.progress("import", int(size), &im.done)
+	im.done.Store(0)
+	stop := im.a.progress(stage, int(size), &im.done)
 	defer stop()
 	br := bufio.NewReader(countingReader{f, &im.done})
 	var r io.Reader = br
@@ -358,14 +482,7 @@ func (im *treeImport) archive(ctx context.Context, src, root string, size int64)
 		if wp == "" {
 			continue
 		}
-		if err := im.tooBig(rel, h.Size); err != nil {
-			return err
-		}
-		content, err := bounded.ReadString(tr, im.limit, h.Size, rel, "the per-file limit")
-		if err != nil {
-			return fmt.Errorf("cannot import %s: %w", src, err)
-		}
-		if err := im.add(ctx, wp, content); err != nil {
+		if err := fn(rel, wp, h, tr); err != nil {
 			return err
 		}
 	}
