@@ -219,7 +219,7 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, msg string
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	if _, err := s.cfg.Store.Backend().Now(ctx); err != nil {
+	if _, err := s.cfg.Store.Now(ctx); err != nil {
 		s.log.Error("health check failed", "error", err.Error())
 		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
 		return

@@ -19,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend"
 	buildversion "github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/spill"
 )
@@ -227,8 +226,8 @@ func New(cfg Config) (*Server, error) {
 		tokens:  newTokenCache(cfg.TokenCheckInterval, time.Now),
 	}
 	s.metrics.gate = s.operatorOnly
-	if pr, ok := cfg.Store.Backend().(backend.PoolReporter); ok {
-		s.metrics.reg.MustRegister(poolCollector{pr})
+	if _, ok := cfg.Store.PoolStats(); ok {
+		s.metrics.reg.MustRegister(poolCollector{cfg.Store})
 	}
 	if sk, ok := cfg.Collections.(interface{ skipped() []string }); ok {
 		for _, e := range sk.skipped() {

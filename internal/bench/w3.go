@@ -13,6 +13,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/sqlite"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 // W3 defaults (WORKLOADS.md).
@@ -77,7 +78,7 @@ func W3Ops(f int) int {
 // of satchel's tables); else the bytes of the packs, roots and metadata of
 // every retained commit of scope (what the memory backend holds).
 func StoreSize(ctx context.Context, st *satchel.Store, scope string) (int64, error) {
-	b := st.Backend()
+	b := backendof.Store(st)
 	if d, ok := b.(backend.DiskSizer); ok {
 		if f, ok := b.(*sqlite.Backend); ok {
 			return sqliteSize(ctx, d, f.Path())

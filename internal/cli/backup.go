@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend"
 )
 
 func newBackupCmd(a *app) *cobra.Command {
@@ -50,7 +49,7 @@ Prints what it wrote; with --json, {"file": FILE, "kind": "sqlite" or
 			}
 			file := args[0]
 			kind := "sqlite"
-			if _, ok := s.Backend().(backend.FileBackuper); ok {
+			if s.HasFileBackup() {
 				err = s.Backup(ctx, file)
 			} else {
 				kind = "export"
