@@ -9,6 +9,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 // TestPurgeGivesSpaceBack: a purge of a SQLite store gives the scope's
@@ -27,7 +28,7 @@ func TestPurgeGivesSpaceBack(t *testing.T) {
 	small, err := st.Workspace(ctx, "small", "main")
 	must(t, err)
 	must(t, small.Write(ctx, "a", "kept"))
-	ds := st.Backend().(backend.DiskSizer)
+	ds := backendof.Store(st).(backend.DiskSizer)
 	before, err := ds.DiskSize(ctx)
 	must(t, err)
 	if _, err := st.Purge(ctx, "big"); err != nil {

@@ -92,8 +92,6 @@ func New(b backend.Backend, opts ...Option) *Store {
 	return &Store{b: b, eng: engine.New(b, engine.Options{CacheBytes: c.cacheBytes, Guard: guardArchived}), keyRetention: c.keyTTL}
 }
 
-// Backend returns the store's backend (for operators' tools).
-func (s *Store) Backend() backend.Backend { return s.b }
 
 // Close closes the store's backend.
 func (s *Store) Close() error { return s.b.Close() }

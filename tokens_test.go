@@ -11,6 +11,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 // clockBackend is a memory backend whose clock the test sets.
@@ -57,7 +58,7 @@ func TestTokens(t *testing.T) {
 	}
 
 	// Only the hash is stored: the secret appears nowhere in the settings.
-	m, err := s.Backend().Settings(ctx, "", "", "token:")
+	m, err := backendof.Store(s).Settings(ctx, "", "", "token:")
 	if err != nil {
 		t.Fatal(err)
 	}

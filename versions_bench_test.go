@@ -9,6 +9,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/backendof"
 	"github.com/satchel-dev/satchel/internal/bench"
 )
 
@@ -44,7 +45,7 @@ func w1Workspace(tb testing.TB, n int) (*satchel.Store, *satchel.Workspace) {
 func BenchmarkCheckpointStorage(b *testing.B) {
 	ctx := context.Background()
 	st, ws := w1Workspace(b, 1000)
-	ds := st.Backend().(backend.DiskSizer)
+	ds := backendof.Store(st).(backend.DiskSizer)
 	before, _ := ds.DiskSize(ctx)
 	const steps = 500
 	b.ResetTimer()
@@ -89,7 +90,7 @@ func BenchmarkFork(b *testing.B) {
 func TestCheckpointStorageIsProportionalToTheChange(t *testing.T) {
 	ctx := context.Background()
 	st, ws := w1Workspace(t, 1000)
-	ds := st.Backend().(backend.DiskSizer)
+	ds := backendof.Store(st).(backend.DiskSizer)
 	before, _ := ds.DiskSize(ctx)
 	for i := 0; i < 50; i++ {
 		p := bench.W1Path(i * 7)
@@ -128,7 +129,7 @@ func TestGCReclaimsSpace(t *testing.T) {
 	}
 	defer st.Close()
 	ws, _ := st.Workspace(ctx, "default", "main")
-	ds := st.Backend().(backend.DiskSizer)
+	ds := backendof.Store(st).(backend.DiskSizer)
 	for i := 0; i < 30; i++ {
 		// Each version shares nothing with the previous one (~600 KiB).
 		big := strings.Repeat(fmt.Sprintf("line of version %04d\n", i), 30000)

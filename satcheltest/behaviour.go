@@ -24,6 +24,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/backendtest"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 // Run runs the whole conformance suite: the backend contract
@@ -892,7 +893,7 @@ func (s *suite) gc(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	must(t, "read fork after gc", err)
 	equal(t, "fork after gc", got, "19 "+big)
 	// A fresh store (no cache) reads the same.
-	st2 := satchel.New(st.Backend())
+	st2 := satchel.New(backendof.Store(st))
 	ws2, _ := st2.Workspace(bg, "default", "main")
 	got, err = ws2.Read(bg, "big.txt")
 	must(t, "uncached read after gc", err)
@@ -962,12 +963,12 @@ func (s *suite) largeFiles(t *testing.T, _ *satchel.Store, ws *satchel.Workspace
 // backend without backend.Keys refuses keys.
 func (s *suite) idempotencyKeys(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	key := satchel.IdempotencyKey("k-1")
-	if _, ok := st.Backend().(backend.Keys); !ok {
+	if _, ok := backendof.Store(st).(backend.Keys); !ok {
 		refused(t, "a key without backend.Keys", ws.Append(bg, "log", "x", key), satchel.ErrInvalidArgument, "this backend keeps no idempotency keys")
 		return
 	}
 	must(t, "append", ws.Append(bg, "log", "one\n", key))
-	other := satchel.New(st.Backend(), satchel.WithCacheBytes(1))
+	other := satchel.New(backendof.Store(st), satchel.WithCacheBytes(1))
 	wo, err := other.Workspace(bg, "default", "main")
 	must(t, "workspace", err)
 	must(t, "retry from another store", wo.Append(bg, "log", "one\n", key))
@@ -981,7 +982,7 @@ func (s *suite) idempotencyKeys(t *testing.T, st *satchel.Store, ws *satchel.Wor
 }
 
 func (s *suite) twoStores(t *testing.T, a *satchel.Store, wa *satchel.Workspace) {
-	b := satchel.New(a.Backend(), satchel.WithCacheBytes(1))
+	b := satchel.New(backendof.Store(a), satchel.WithCacheBytes(1))
 	wb, err := b.Workspace(bg, "default", "main")
 	must(t, "workspace b", err)
 	must(t, "a writes", wa.Write(bg, "f.md", "from a\n"))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/backendof"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -92,9 +93,9 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.U
 // (backend.ClockSetter), or skips.
 func setClock(t *testing.T, st *satchel.Store) *clock {
 	t.Helper()
-	cs, ok := st.Backend().(backend.ClockSetter)
+	cs, ok := backendof.Store(st).(backend.ClockSetter)
 	if !ok {
-		testenv.Skip(t, "%T is not a backend.ClockSetter: expiry is not tested", st.Backend())
+		testenv.Skip(t, "%T is not a backend.ClockSetter: expiry is not tested", backendof.Store(st))
 	}
 	c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	cs.SetClock(c.Now)
