@@ -120,7 +120,7 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 			}
 		}
 	}
-	if ks, ok := s.b.(backend.Keys); ok {
+	if ks, ok := backend.As[backend.Keys](s.b); ok {
 		dq := backend.DocChangeQuery{Scope: q.Scope, Since: q.Since}
 		if cur != nil && cur.doc {
 			dq.Before = cur.order

@@ -17,7 +17,7 @@ import (
 // ErrInvalidArgument: write an export instead (Export), or, for
 // PostgreSQL, use pg_dump on the server.
 func (s *Store) Backup(ctx context.Context, path string) error {
-	fb, ok := s.b.(backend.FileBackuper)
+	fb, ok := backend.As[backend.FileBackuper](s.b)
 	if !ok {
 		return errs.New(errs.ErrInvalidArgument, "this database has no file backup: write an export (satchel export), or use the server's own tools (pg_dump)")
 	}

@@ -171,11 +171,11 @@ func hasRefs(fields map[string]*collection.Field) bool {
 
 // documents returns the backend's collections storage.
 func (s *Store) documents() (backend.Documents, error) {
-	d, ok := s.b.(backend.Documents)
+	d, ok := backend.As[backend.Documents](s.b)
 	if !ok {
 		return nil, errs.New(errs.ErrInvalidArgument, "this backend (%T) does not store collections: it does not implement backend.Documents", s.b)
 	}
-	s.docs.init(d)
+	s.docs.init(s.b, d)
 	return d, nil
 }
 
@@ -215,7 +215,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 	if err := s.ensureIndexes(ctx, db, st); err != nil {
 		return nil, err
 	}
-	_, maps := db.(backend.DocMaps)
+	_, maps := backend.As[backend.DocMaps](s.b)
 	c := &Collection{s: s, st: st, proj: p, db: db, hints: &s.hints, put: &s.docs, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
 	if st.Shared {
 		c.part = ""
@@ -668,7 +668,7 @@ func (c *Collection) Remove(ctx context.Context, key string, opts ...WriteOption
 	if err != nil {
 		return false, err
 	}
-	ks, logs := c.db.(backend.Keys)
+	ks, logs := backend.As[backend.Keys](c.s.b)
 	for attempt := 0; ; attempt++ {
 		if kc != nil {
 			if ok, err := kc.lookup(ctx, c.s, c.scope); err != nil {
@@ -703,7 +703,7 @@ func (c *Collection) change(op, key string, opts []WriteOption, args []string) (
 			return nil, nil, err
 		}
 	}
-	if _, ok := c.db.(backend.Keys); !ok {
+	if _, ok := backend.As[backend.Keys](c.s.b); !ok {
 		return kc, nil, nil
 	}
 	a := Actor{Agent: c.o.agent}

@@ -80,10 +80,10 @@ func (c *docCommitter) wakeLocked() {
 }
 
 // init binds the committer to the store's documents backend.
-func (c *docCommitter) init(db backend.Documents) {
+func (c *docCommitter) init(b backend.Backend, db backend.Documents) {
 	c.once.Do(func() {
 		c.db = db
-		c.batch, _ = db.(backend.DocBatcher)
+		c.batch, _ = backend.As[backend.DocBatcher](b)
 	})
 }
 

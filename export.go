@@ -56,7 +56,7 @@ type ExportStats struct {
 // thread is read at the commits its log listed when the export reached it.
 func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (ExportStats, error) {
 	var st ExportStats
-	if sn, ok := s.b.(backend.Snapshotter); ok {
+	if sn, ok := backend.As[backend.Snapshotter](s.b); ok {
 		// One snapshot for the whole export (PostgreSQL), so that it is
 		// consistent across threads while writers run.
 		b, release, err := sn.Snapshot(ctx)
@@ -374,7 +374,7 @@ func (ex *exporter) project(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	porter, ok := ex.s.b.(backend.Porter)
+	porter, ok := backend.As[backend.Porter](ex.s.b)
 	if !ok {
 		return errs.New(errs.ErrInvalidArgument, "this backend cannot list the scopes of its documents (backend.Porter): export without a project")
 	}

@@ -88,7 +88,7 @@ func boolArg(b bool) string {
 // keys returns the backend's store of keys, or the refusal of a key
 // without one.
 func (s *Store) keys() (backend.Keys, error) {
-	k, ok := s.b.(backend.Keys)
+	k, ok := backend.As[backend.Keys](s.b)
 	if !ok {
 		return nil, errs.New(errs.ErrInvalidArgument, "this backend keeps no idempotency keys")
 	}
@@ -190,7 +190,7 @@ func (w *Workspace) replayCommit(ctx context.Context, rec *backend.KeyRecord, o 
 // and returns how many it deleted (GC runs it; expired keys are ignored
 // until then).
 func (s *Store) SweepIdempotencyKeys(ctx context.Context) (int64, error) {
-	ks, ok := s.b.(backend.Keys)
+	ks, ok := backend.As[backend.Keys](s.b)
 	if !ok {
 		return 0, nil
 	}

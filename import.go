@@ -60,7 +60,7 @@ func (s *Store) Import(ctx context.Context, r io.ReaderAt, size int64, o ImportO
 	// An export's log is written as it was, archive entries and the
 	// commits after an unarchive entry included.
 	ctx = engine.Unguarded(ctx)
-	porter, _ := s.b.(backend.Porter)
+	porter, _ := backend.As[backend.Porter](s.b)
 	plan := newImportPlan()
 	sr := io.NewSectionReader(r, 0, size)
 	var in io.Reader = sr
@@ -681,7 +681,7 @@ func (im *importer) endThread(ctx context.Context) error {
 }
 
 func (im *importer) doc(ctx context.Context, r recDoc) error {
-	_, maps := im.s.b.(backend.DocMaps)
+	_, maps := backend.As[backend.DocMaps](im.s.b)
 	vs := make([]backend.Doc, len(r.Versions))
 	for i, v := range r.Versions {
 		d := backend.Doc{Key: r.Key, Version: v.Version, JSON: []byte(v.JSON)}

@@ -87,7 +87,7 @@ func (s *Store) ScopeInfo(ctx context.Context, scope string) (ScopeInfo, error) 
 // docUsage returns the documents of every scope, when the backend counts
 // them.
 func (s *Store) docUsage(ctx context.Context) (map[string]backend.ScopeDocs, bool, error) {
-	dc, ok := s.b.(backend.DocCounter)
+	dc, ok := backend.As[backend.DocCounter](s.b)
 	if !ok {
 		return nil, false, nil
 	}
@@ -204,7 +204,7 @@ func (s *Store) Purge(ctx context.Context, scope string) (PurgeReport, error) {
 	if r.Tokens, err = s.deleteTokens(ctx, scope); err != nil {
 		return r, err
 	}
-	if v, ok := s.b.(backend.Vacuumer); ok {
+	if v, ok := backend.As[backend.Vacuumer](s.b); ok {
 		if err := v.Vacuum(ctx); err != nil {
 			return r, err
 		}

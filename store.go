@@ -92,7 +92,6 @@ func New(b backend.Backend, opts ...Option) *Store {
 	return &Store{b: b, eng: engine.New(b, engine.Options{CacheBytes: c.cacheBytes, Guard: guardArchived}), keyRetention: c.keyTTL}
 }
 
-
 // Close closes the store's backend.
 func (s *Store) Close() error { return s.b.Close() }
 
@@ -189,7 +188,7 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 	if err := CheckScope(scope); err != nil {
 		return nil, err
 	}
-	if l, ok := s.b.(backend.HeadsLister); ok {
+	if l, ok := backend.As[backend.HeadsLister](s.b); ok {
 		hs, err := l.ThreadHeads(ctx, scope)
 		if err != nil {
 			return nil, err

@@ -47,7 +47,7 @@ type PoolStats struct {
 // PoolStats returns the figures of the store's pool of connections; ok is
 // false for a database reached without one (memory, SQLite).
 func (s *Store) PoolStats() (st PoolStats, ok bool) {
-	pr, ok := s.b.(backend.PoolReporter)
+	pr, ok := backend.As[backend.PoolReporter](s.b)
 	if !ok {
 		return PoolStats{}, false
 	}
@@ -71,7 +71,7 @@ type Schema struct {
 // ErrInvalidArgument.
 func (s *Store) Migrate(ctx context.Context, contract bool) (Schema, error) {
 	if contract {
-		m, ok := s.b.(backend.ContractMigrator)
+		m, ok := backend.As[backend.ContractMigrator](s.b)
 		if !ok {
 			_, err := s.schema(ctx)
 			if err == nil {
@@ -82,7 +82,7 @@ func (s *Store) Migrate(ctx context.Context, contract bool) (Schema, error) {
 		if err := m.MigrateContract(ctx); err != nil {
 			return Schema{}, err
 		}
-	} else if m, ok := s.b.(backend.Migrator); ok {
+	} else if m, ok := backend.As[backend.Migrator](s.b); ok {
 		if err := m.Migrate(ctx); err != nil {
 			return Schema{}, err
 		}
@@ -92,10 +92,10 @@ func (s *Store) Migrate(ctx context.Context, contract bool) (Schema, error) {
 
 // schema names the backend and asks it for its schema version.
 func (s *Store) schema(ctx context.Context) (Schema, error) {
-	if _, ok := s.b.(*memory.Backend); ok {
+	if _, ok := backend.As[*memory.Backend](s.b); ok {
 		return Schema{}, errs.New(errs.ErrInvalidArgument, "the memory: database has no schema to migrate")
 	}
-	sv, ok := s.b.(backend.Migrator)
+	sv, ok := backend.As[backend.Migrator](s.b)
 	if !ok {
 		return Schema{}, errs.New(errs.ErrInvalidArgument, "this backend (%T) does not report a schema version", s.b)
 	}
@@ -146,6 +146,6 @@ func MigrationScript(ctx context.Context, dsn string, contract, all bool) (backe
 // HasFileBackup reports whether Backup can copy the store's database to a
 // file (SQLite); without it, an export is the backup.
 func (s *Store) HasFileBackup() bool {
-	_, ok := s.b.(backend.FileBackuper)
+	_, ok := backend.As[backend.FileBackuper](s.b)
 	return ok
 }

@@ -121,7 +121,7 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 	if !ok {
 		return backend.Commit{}, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)
 	}
-	if r, ok := w.s.b.(backend.CheckpointResolver); ok {
+	if r, ok := backend.As[backend.CheckpointResolver](w.s.b); ok {
 		c, err := r.CheckpointCommit(ctx, id, ref)
 		if errors.Is(err, backend.ErrNoCheckpoint) {
 			return c, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)

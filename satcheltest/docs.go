@@ -65,7 +65,7 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := d.open(t)
-			if _, ok := b.(backend.Documents); !ok {
+			if _, ok := backend.As[backend.Documents](b); !ok {
 				testenv.Skip(t, "%T does not implement backend.Documents", b)
 			}
 			st := satchel.New(b)
@@ -93,7 +93,7 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.U
 // (backend.ClockSetter), or skips.
 func setClock(t *testing.T, st *satchel.Store) *clock {
 	t.Helper()
-	cs, ok := backendof.Store(st).(backend.ClockSetter)
+	cs, ok := backend.As[backend.ClockSetter](backendof.Store(st))
 	if !ok {
 		testenv.Skip(t, "%T is not a backend.ClockSetter: expiry is not tested", backendof.Store(st))
 	}

@@ -11,7 +11,7 @@ import (
 // (of another thread too), which stores nothing; its record names the
 // commit; keys are per scope; an expired key can be claimed again.
 func checkKeys(t *testing.T, b backend.Backend) {
-	ks, ok := b.(backend.Keys)
+	ks, ok := backend.As[backend.Keys](b)
 	if !ok {
 		t.Skip("the backend does not implement backend.Keys")
 	}

@@ -79,8 +79,8 @@ func W3Ops(f int) int {
 // every retained commit of scope (what the memory backend holds).
 func StoreSize(ctx context.Context, st *satchel.Store, scope string) (int64, error) {
 	b := backendof.Store(st)
-	if d, ok := b.(backend.DiskSizer); ok {
-		if f, ok := b.(*sqlite.Backend); ok {
+	if d, ok := backend.As[backend.DiskSizer](b); ok {
+		if f, ok := backend.As[*sqlite.Backend](b); ok {
 			return sqliteSize(ctx, d, f.Path())
 		}
 		return d.DiskSize(ctx)
