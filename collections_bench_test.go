@@ -131,11 +131,7 @@ func BenchmarkCollectionSetClients(b *testing.B) {
 					b.Run(fmt.Sprintf("%s/clients=%d/%s/round=%d", be, clients, mode, round+1), func(b *testing.B) {
 						bk := setClientsBackend(b, be)
 						if !batched {
-							bk = struct {
-								backend.Backend
-								backend.Documents
-								satcheltest.HideDocBatcher
-							}{bk, bk.(backend.Documents), satcheltest.HideDocBatcher{}}
+							bk = satcheltest.Hide[backend.DocBatcher](bk)
 						}
 						st := satchel.New(bk)
 						b.Cleanup(func() { st.Close() })

@@ -21,11 +21,12 @@ import (
 // it does a database's (its PartsAppender and PartsReader hidden), and
 // which counts the calls that read packs.
 type diskLike struct {
-	*memory.Backend
-	satcheltest.HidePartsAppender
-	satcheltest.HidePartsReader
-	calls *atomic.Int64
+	backend.Backend // a *memory.Backend, its PartsAppender and PartsReader hidden
+	calls           *atomic.Int64
 }
+
+// Unwrap lets backend.As find the memory backend's other capabilities.
+func (b diskLike) Unwrap() backend.Backend { return b.Backend }
 
 func (b diskLike) Pack(ctx context.Context, id int64) (string, error) {
 	b.calls.Add(1)
@@ -67,9 +68,9 @@ func TestGrepReadAhead(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.New()
 	var calls atomic.Int64
-	one := diskLike{Backend: mem, calls: &calls}
+	one := diskLike{Backend: satcheltest.Hide[backend.PartsReader](satcheltest.Hide[backend.PartsAppender](mem)), calls: &calls}
 	many := manyAtOnce{one}
-	if _, ok := backend.Backend(one).(backend.PacksReader); ok {
+	if _, ok := backend.As[backend.PacksReader](one); ok {
 		t.Fatal("the PacksReader is not hidden")
 	}
 	ws, err := satchel.New(one).Workspace(ctx, "acme", "main")

@@ -30,8 +30,18 @@ import (
 // Run runs the whole conformance suite: the backend contract
 // (backendtest.RunContract)
 // and every behaviour of DESIGN.md through the satchel API on top of the
-// backend (RunBehaviour). A backend is done when it passes.
+// backend (RunBehaviour, RunDocuments, RunQuotas). Then, for each
+// optional capability of the contract that the backend offers and satchel
+// has a fallback for, it runs the suite again with that capability
+// hidden (Hide), in subtests named No<Capability>, side by side: the
+// results must not differ. A backend is done when it passes.
 func Run(t *testing.T, open func(t *testing.T) backend.Backend) {
+	runWhole(t, open)
+	runHidden(t, open)
+}
+
+// runWhole runs every part of the suite once.
+func runWhole(t *testing.T, open func(t *testing.T) backend.Backend) {
 	t.Run("Contract", func(t *testing.T) { backendtest.RunContract(t, open) })
 	t.Run("Behaviour", func(t *testing.T) { RunBehaviour(t, open) })
 	t.Run("Documents", func(t *testing.T) { RunDocuments(t, open) })
@@ -963,7 +973,7 @@ func (s *suite) largeFiles(t *testing.T, _ *satchel.Store, ws *satchel.Workspace
 // backend without backend.Keys refuses keys.
 func (s *suite) idempotencyKeys(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	key := satchel.IdempotencyKey("k-1")
-	if _, ok := backendof.Store(st).(backend.Keys); !ok {
+	if _, ok := backend.As[backend.Keys](backendof.Store(st)); !ok {
 		refused(t, "a key without backend.Keys", ws.Append(bg, "log", "x", key), satchel.ErrInvalidArgument, "this backend keeps no idempotency keys")
 		return
 	}
