@@ -219,33 +219,11 @@ func (w *Workspace) checkpoint(ctx context.Context, name string) (Commit, error)
 	if err != nil {
 		return Commit{}, err
 	}
-	head, ok, err := w.s.b.Head(ctx, id)
+	c, err := w.s.eng.Checkpoint(ctx, id, name, w.meta("checkpoint", "checkpoint "+name), w.checkWritable)
 	if err != nil {
-		return Commit{}, err
-	}
-	if err := w.checkWritable(head); err != nil {
-		return Commit{}, err
-	}
-	if !ok {
-		// Nothing committed yet: the checkpoint is an empty commit.
-		res, err := w.s.b.Append(ctx, []backend.NewCommit{{Thread: id, Seq: 1, Meta: w.meta("checkpoint", "checkpoint "+name), Checkpoint: name}})
-		if err == nil {
-			err = res[0].Err
-		}
-		if err == nil {
-			return w.s.commitOf(res[0].Commit, []string{name}), nil
-		}
-		if !errors.Is(err, backend.ErrStale) {
-			return Commit{}, w.checkpointErr(name, err)
-		}
-		if head, _, err = w.s.b.Head(ctx, id); err != nil {
-			return Commit{}, err
-		}
-	}
-	if err := w.s.b.SetCheckpoint(ctx, id, name, head.Seq); err != nil {
 		return Commit{}, w.checkpointErr(name, err)
 	}
-	return w.s.commitOf(head, []string{name}), nil
+	return w.s.commitOf(c, []string{name}), nil
 }
 
 func (w *Workspace) checkpointErr(name string, err error) error {
