@@ -14,6 +14,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/collection"
+	"github.com/satchel-dev/satchel/internal/docengine"
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -146,14 +147,11 @@ type Collection struct {
 	s     *Store
 	st    *collection.Store
 	proj  *Project
-	db    backend.Documents
-	hints *versionHints // the store's
-	put   *docCommitter // the store's
-	scope string        // the caller's scope
-	part  string        // the partition: scope, or "" for a shared store
+	docs  *docengine.Engine // the store's
+	scope string            // the caller's scope
+	part  string            // the partition: scope, or "" for a shared store
 	o     collOpts
 	refs  bool // the schema has ref fields, which a set checks
-	maps  bool // the backend keeps documents as maps (backend.DocMaps)
 }
 
 // hasRefs reports whether fields (or fields below them) are refs.
@@ -175,7 +173,7 @@ func (s *Store) documents() (backend.Documents, error) {
 	if !ok {
 		return nil, errs.New(errs.ErrInvalidArgument, "this backend (%T) does not store collections: it does not implement backend.Documents", s.b)
 	}
-	s.docs.init(s.b, d)
+	s.docs.Init(s.b, d)
 	return d, nil
 }
 
@@ -208,15 +206,13 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 			return nil, err
 		}
 	}
-	db, err := s.documents()
-	if err != nil {
+	if _, err := s.documents(); err != nil {
 		return nil, err
 	}
-	if err := s.ensureIndexes(ctx, db, st); err != nil {
+	if err := s.ensureIndexes(ctx, st); err != nil {
 		return nil, err
 	}
-	_, maps := backend.As[backend.DocMaps](s.b)
-	c := &Collection{s: s, st: st, proj: p, db: db, hints: &s.hints, put: &s.docs, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields), maps: maps}
+	c := &Collection{s: s, st: st, proj: p, docs: &s.docs, scope: scope, part: scope, o: o, refs: hasRefs(st.Fields)}
 	if st.Shared {
 		c.part = ""
 	}
@@ -226,7 +222,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 // ensured remembers, per Store, the stores whose indexes are in place.
 var ensured sync.Map // weak.Pointer[Store] → *sync.Map of store name + signature
 
-func (s *Store) ensureIndexes(ctx context.Context, db backend.Documents, st *collection.Store) error {
+func (s *Store) ensureIndexes(ctx context.Context, st *collection.Store) error {
 	wp := weak.Make(s)
 	v, ok := ensured.Load(wp)
 	if !ok {
@@ -247,7 +243,7 @@ func (s *Store) ensureIndexes(ctx context.Context, db backend.Documents, st *col
 			return st.IndexExprs(dialectOf(dialect), col)[i]
 		}})
 	}
-	if err := db.EnsureIndexes(ctx, st.Name, ixs); err != nil {
+	if err := s.docs.EnsureIndexes(ctx, st.Name, ixs); err != nil {
 		return err
 	}
 	done.Store(sig, true)
@@ -365,8 +361,8 @@ func (c *Collection) Set(ctx context.Context, doc any, opts ...WriteOption) (key
 	if err := c.authorize(collection.OpSet); err != nil {
 		return "", 0, err
 	}
-	c.put.begin()
-	defer c.put.end()
+	c.docs.Begin()
+	defer c.docs.End()
 	var refs collection.RefExists
 	if c.refs {
 		refs = c.refExists(ctx)
@@ -376,7 +372,7 @@ func (c *Collection) Set(ctx context.Context, doc any, opts ...WriteOption) (key
 		return "", 0, err
 	}
 	var js []byte
-	if !c.maps {
+	if !c.docs.Maps() {
 		js, err = appendJSON(make([]byte, 0, 512), p.Doc)
 		if err != nil {
 			return "", 0, errs.New(errs.ErrInvalidArgument, "document cannot be encoded as JSON: %v", err)
@@ -414,9 +410,9 @@ func (c *Collection) Set(ctx context.Context, doc any, opts ...WriteOption) (key
 		}
 		r.Change = ch
 		// Each set is validated, keyed and versioned alone (above and in
-		// putDoc); only the storing of its replacement may share a
-		// transaction with other sets (doc_commit.go).
-		d, err := putDoc(ctx, c.put, c.hints, r, c.st.HistoryVersions)
+		// the document engine); only the storing of its replacement may
+		// share a transaction with other sets (its group commit).
+		d, err := c.docs.Put(ctx, r, c.st.HistoryVersions)
 		if errors.Is(err, backend.ErrKeyUsed) && attempt < maxKeyAttempts {
 			continue
 		}
@@ -463,8 +459,8 @@ func (c *Collection) refExists(ctx context.Context) collection.RefExists {
 		if st, err := c.proj.p.Store(store); err == nil && st.Shared {
 			part = ""
 		}
-		d, _, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: key}, false)
-		return ok && visible(d, false), err
+		_, _, ok, err := c.docs.Get(ctx, backend.DocID{Store: store, Scope: part, Key: key}, false, false)
+		return ok, err
 	}
 }
 
@@ -528,11 +524,11 @@ func (c *Collection) Get(ctx context.Context, key string, withHistory bool) (Doc
 	if err := checkKey(key); err != nil {
 		return Document{}, err
 	}
-	d, h, ok, err := c.db.GetDoc(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}, withHistory)
+	d, h, ok, err := c.docs.Get(ctx, backend.DocID{Store: c.st.Name, Scope: c.part, Key: key}, withHistory, c.o.includeExpired)
 	if err != nil {
 		return Document{}, err
 	}
-	if !ok || !visible(d, c.o.includeExpired) {
+	if !ok {
 		return Document{}, notFound(key)
 	}
 	out := c.document(d)
@@ -620,7 +616,7 @@ func (c *Collection) page(ctx context.Context, req collection.PageRequest) (Docu
 		}
 		q.Eq = append(q.Eq, eq)
 	}
-	ds, err := c.db.QueryDocs(ctx, q)
+	ds, err := c.docs.Query(ctx, q)
 	if err != nil {
 		return DocumentPage{}, err
 	}
@@ -668,7 +664,6 @@ func (c *Collection) Remove(ctx context.Context, key string, opts ...WriteOption
 	if err != nil {
 		return false, err
 	}
-	ks, logs := backend.As[backend.Keys](c.s.b)
 	for attempt := 0; ; attempt++ {
 		if kc != nil {
 			if ok, err := kc.lookup(ctx, c.s, c.scope); err != nil {
@@ -677,18 +672,11 @@ func (c *Collection) Remove(ctx context.Context, key string, opts ...WriteOption
 				return kc.replayed.Seq > 0, nil
 			}
 		}
-		c.hints.forget(id)
-		var d backend.Doc
-		var ok bool
-		if logs {
-			d, ok, err = ks.DeleteDocAs(ctx, id, *ch)
-		} else {
-			d, ok, err = c.db.DeleteDoc(ctx, id)
-		}
+		removed, err := c.docs.Remove(ctx, id, ch)
 		if errors.Is(err, backend.ErrKeyUsed) && attempt < maxKeyAttempts {
 			continue
 		}
-		return ok && visible(d, false), err
+		return removed, err
 	}
 }
 
@@ -703,7 +691,7 @@ func (c *Collection) change(op, key string, opts []WriteOption, args []string) (
 			return nil, nil, err
 		}
 	}
-	if _, ok := backend.As[backend.Keys](c.s.b); !ok {
+	if !c.docs.Logs() {
 		return kc, nil, nil
 	}
 	a := Actor{Agent: c.o.agent}
@@ -728,11 +716,10 @@ func (c *Collection) change(op, key string, opts []WriteOption, args []string) (
 // already invisible to agents; the sweep reclaims their space. Servers run
 // it periodically (RunSweeper); the CLI runs it with `satchel doc sweep`.
 func (s *Store) SweepDocuments(ctx context.Context) (int64, error) {
-	db, err := s.documents()
-	if err != nil {
+	if _, err := s.documents(); err != nil {
 		return 0, err
 	}
-	return db.SweepExpired(ctx)
+	return s.docs.SweepExpired(ctx)
 }
 
 // RunSweeper runs SweepDocuments every interval until ctx is done, and

@@ -165,9 +165,7 @@ func queueOf(st *Store, n int) { queueOfUntil(st, n, nil) }
 // queue must not wait for it forever.
 func queueOfUntil(st *Store, n int, stop <-chan struct{}) {
 	for {
-		st.docs.mu.Lock()
-		l := len(st.docs.queue)
-		st.docs.mu.Unlock()
+		l := st.docs.Queued()
 		if l >= n {
 			return
 		}

@@ -718,7 +718,7 @@ func (im *importer) undo() {
 	}
 	if db, err := im.s.documents(); err == nil {
 		for _, id := range im.docsWritten {
-			im.s.hints.forget(id)
+			im.s.docs.Forget(id)
 			_, _, _ = db.DeleteDoc(ctx, id)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
+	"github.com/satchel-dev/satchel/internal/docengine"
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
 	"github.com/satchel-dev/satchel/internal/vpath"
@@ -20,11 +21,10 @@ import (
 // collections) on one backend. It is safe for concurrent use; open it once
 // per process and share it.
 type Store struct {
-	b     backend.Backend
-	eng   *engine.Engine
-	dsn   string
-	hints versionHints // collections (doc_versions.go)
-	docs  docCommitter // collections' group commit (doc_commit.go)
+	b    backend.Backend
+	eng  *engine.Engine
+	dsn  string
+	docs docengine.Engine // collections' documents
 
 	keyRetention time.Duration // idempotency keys (idem.go); 0: the default
 }

@@ -1,4 +1,4 @@
-package satchel
+package docengine
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // wait and go together in the next, one backend transaction
 // (backend.DocBatcher). Each replacement keeps its own condition and its
 // own result: the batch decides nothing, every set's version, history and
-// expiry are still decided by putDoc (doc_versions.go) for that document
+// expiry are still decided by Put (versions.go) for that document
 // alone, and a replacement refused in a batch (ErrDocChanged) is retried
 // by its own set as it would be alone. Each caller returns only once the
 // transaction that holds its replacement is durable.
@@ -26,7 +26,7 @@ import (
 // as a whole (an error, not a per-document result) is stored again one
 // replacement at a time, each in its own transaction, so that a document
 // that breaks a transaction fails only its own set, not its batch-mates'.
-type docCommitter struct {
+type committer struct {
 	once  sync.Once
 	db    backend.Documents
 	batch backend.DocBatcher // db, when it stores batches
@@ -58,10 +58,10 @@ const maxDocBatch = 256
 // queue theirs before it stores what it has.
 const maxDocWait = 200 * time.Microsecond
 
-// begin and end bracket a set in progress (Collection.Set).
-func (c *docCommitter) begin() { c.active.Add(1) }
+// begin and end bracket a set in progress (a collection's Set).
+func (c *committer) begin() { c.active.Add(1) }
 
-func (c *docCommitter) end() {
+func (c *committer) end() {
 	c.active.Add(-1)
 	if c.batch == nil {
 		return
@@ -72,7 +72,7 @@ func (c *docCommitter) end() {
 }
 
 // wakeLocked wakes a waiting leader when every set in progress has queued.
-func (c *docCommitter) wakeLocked() {
+func (c *committer) wakeLocked() {
 	if c.wake != nil && int64(len(c.queue)) >= min(c.active.Load(), maxDocBatch) {
 		close(c.wake)
 		c.wake = nil
@@ -80,7 +80,7 @@ func (c *docCommitter) wakeLocked() {
 }
 
 // init binds the committer to the store's documents backend.
-func (c *docCommitter) init(b backend.Backend, db backend.Documents) {
+func (c *committer) init(b backend.Backend, db backend.Documents) {
 	c.once.Do(func() {
 		c.db = db
 		c.batch, _ = backend.As[backend.DocBatcher](b)
@@ -90,7 +90,7 @@ func (c *docCommitter) init(b backend.Backend, db backend.Documents) {
 // ReplaceDoc stores r as the backend's ReplaceDoc would, in a transaction
 // it may share with the concurrent sets of this process, and returns once
 // that transaction is durable.
-func (c *docCommitter) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
+func (c *committer) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
 	if c.batch == nil {
 		return c.db.ReplaceDoc(ctx, r)
 	}
@@ -170,7 +170,7 @@ func (c *docCommitter) ReplaceDoc(ctx context.Context, r backend.DocReplace) (ba
 }
 
 // store stores a batch and sets each request's result.
-func (c *docCommitter) store(ctx context.Context, batch []*docReq) {
+func (c *committer) store(ctx context.Context, batch []*docReq) {
 	if len(batch) == 1 {
 		batch[0].d, batch[0].err = c.db.ReplaceDoc(ctx, batch[0].r)
 		return

@@ -1,4 +1,4 @@
-package satchel
+package docengine
 
 import (
 	"context"
@@ -25,12 +25,12 @@ import (
 // lost to a set or remove of the same key that succeeded.
 const maxSetAttempts = 1000
 
-// putDoc stores r (its document, TTL and identity) under the rules above
+// put stores r (its document, TTL and identity) under the rules above
 // and returns the stored version. The first attempt replaces the version
 // this process last stored for the key (hints) or, without one, assumes a
 // new key; a backend that refuses it returns the current version, from
 // which the next attempt is decided, without a read of its own.
-func putDoc(ctx context.Context, db docReplacer, hints *versionHints, r backend.DocReplace, versions int) (backend.Doc, error) {
+func put(ctx context.Context, db replacer, hints *versionHints, r backend.DocReplace, versions int) (backend.Doc, error) {
 	r = replacing(r, backend.Doc{Version: hints.get(r.DocID)}, versions)
 	for range maxSetAttempts {
 		d, err := db.ReplaceDoc(ctx, r)
@@ -48,9 +48,9 @@ func putDoc(ctx context.Context, db docReplacer, hints *versionHints, r backend.
 	return backend.Doc{}, fmt.Errorf("set %s: the document kept changing during %d attempts", r.Key, maxSetAttempts)
 }
 
-// docReplacer stores one conditional replacement: a backend's
-// Documents, or the store's committer that batches them (doc_commit.go).
-type docReplacer interface {
+// replacer stores one conditional replacement: a backend's
+// Documents, or the committer that batches them (committer.go).
+type replacer interface {
 	ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error)
 }
 

@@ -1,4 +1,4 @@
-package satchel
+package docengine
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func TestDocVersionRules(t *testing.T) {
 	var hints versionHints
 	set := func(v float64, ttl time.Duration) int64 {
 		t.Helper()
-		d, err := putDoc(ctx, b, &hints, backend.DocReplace{DocID: id, Doc: map[string]any{"v": v}, TTL: ttl}, 2)
+		d, err := put(ctx, b, &hints, backend.DocReplace{DocID: id, Doc: map[string]any{"v": v}, TTL: ttl}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,7 +84,8 @@ var Packages = map[string]Layer{
 	"internal/ignore":     Semantics,
 	"spill":               Semantics,
 
-	"internal/engine": Engine,
+	"internal/engine":    Engine,
+	"internal/docengine": Engine,
 
 	"": Root,
 
