@@ -26,7 +26,7 @@ type Store struct {
 	dsn  string
 	docs docengine.Engine // collections' documents
 
-	keyRetention time.Duration // idempotency keys (idem.go); 0: the default
+	keyRetention time.Duration // idempotency keys (store_idempotency.go); 0: the default
 }
 
 // Option configures Open and New.

@@ -305,7 +305,7 @@ func (w *Workspace) keyCall(op string, opts []WriteOption, args ...string) (*key
 type WriteOption func(*writeOpts)
 
 type writeOpts struct {
-	key        string // IdempotencyKey (idem.go)
+	key        string // IdempotencyKey (store_idempotency.go)
 	ifHash     string
 	overwrite  bool
 	checkpoint string
