@@ -4,61 +4,17 @@ import (
 	"context"
 	"errors"
 	"io"
-	"regexp/syntax"
 	"time"
 	"unicode/utf8"
 
-	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/lines"
 )
 
 // MaxRegexProgram bounds the size of a grep pattern once its repetitions
 // are expanded (a{100} costs 100, (a{100}){100} costs 10,000): RE2 runs in
-// time linear in the text, but the factor is the program's size.
-const MaxRegexProgram = 20000
-
-// regexCost estimates the number of instructions RE2 compiles re into,
-// multiplying nested repetition counts; it saturates at limit+1.
-func regexCost(re *syntax.Regexp, limit int) int {
-	sat := func(n int) int { return min(n, limit+1) }
-	switch re.Op {
-	case syntax.OpLiteral:
-		return sat(len(re.Rune) + 1)
-	case syntax.OpConcat, syntax.OpAlternate:
-		n := 1
-		for _, s := range re.Sub {
-			n = sat(n + regexCost(s, limit) + 1)
-		}
-		return n
-	case syntax.OpCapture, syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		return sat(regexCost(re.Sub[0], limit) + 2)
-	case syntax.OpRepeat:
-		times := re.Max
-		if times < 0 {
-			times = re.Min + 1
-		}
-		sub := regexCost(re.Sub[0], limit)
-		if times > 0 && sub > (limit+1)/times {
-			return limit + 1
-		}
-		return sat(times*sub + 2)
-	}
-	return 1
-}
-
-// checkRegexCost refuses a pattern whose expanded program exceeds
-// MaxRegexProgram, and returns the cost otherwise.
-func checkRegexCost(expr string) (int, error) {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return 0, nil // regexp.Compile reports it with its own words
-	}
-	cost := regexCost(re, MaxRegexProgram)
-	if cost > MaxRegexProgram {
-		return 0, errs.New(errs.ErrInvalidPattern,
-			"invalid regex: its repetitions expand to over %d instructions (counts multiply: (a{100}){100} is 10000); use smaller counts", MaxRegexProgram)
-	}
-	return max(cost, 1), nil
-}
+// time linear in the text, but the factor is the program's size
+// (lines.MaxRegexProgram).
+const MaxRegexProgram = lines.MaxRegexProgram
 
 // grepBudget stops a grep at its deadline or when its context ends,
 // checking both every checkWork units of work (bytes scanned times the

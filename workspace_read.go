@@ -258,7 +258,7 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	if len(expr) > MaxRegexBytes {
 		return res, errs.New(errs.ErrInvalidPattern, "invalid regex: longer than %d bytes", MaxRegexBytes)
 	}
-	cost, err := checkRegexCost(expr)
+	cost, err := lines.CheckRegexCost(expr)
 	if err != nil {
 		return res, err
 	}
