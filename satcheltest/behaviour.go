@@ -92,6 +92,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each behaviour has a backend of its own
 			st := satchel.New(s.open(t))
 			t.Cleanup(func() { st.Close() })
 			ws, err := st.Workspace(context.Background(), "default", "main")

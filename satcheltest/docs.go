@@ -64,6 +64,7 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each behaviour has a backend of its own
 			b := d.open(t)
 			if _, ok := backend.As[backend.Documents](b); !ok {
 				testenv.Skip(t, "%T does not implement backend.Documents", b)

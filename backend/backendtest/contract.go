@@ -29,6 +29,7 @@ func RunContract(t *testing.T, open func(t *testing.T) backend.Backend) {
 	t.Helper()
 	for _, c := range contractChecks {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each check has a backend of its own
 			b := open(t)
 			t.Cleanup(func() {
 				if err := b.Close(); err != nil {
