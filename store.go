@@ -133,9 +133,9 @@ func checkName(kind, name string, allowDigits bool) error {
 	return nil
 }
 
-// CheckPath reports whether p is a valid workspace path (DESIGN §2.1),
+// ValidPath reports whether p is a valid workspace path (DESIGN §2.1),
 // with the error every operation would give.
-func CheckPath(p string) error { return vpath.Validate(p) }
+func ValidPath(p string) error { return vpath.Validate(p) }
 
 // CheckThreadName reports whether name is a valid thread name.
 func CheckThreadName(name string) error { return checkName("thread", name, false) }

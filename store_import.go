@@ -238,7 +238,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 		}
 		prevPath := ""
 		for i, c := range r.Changes {
-			if err := CheckPath(c.Path); err != nil {
+			if err := ValidPath(c.Path); err != nil {
 				return bad("%v", err)
 			}
 			if i > 0 && c.Path <= prevPath {
@@ -338,7 +338,7 @@ func (p *importPlan) endThread() error {
 func (p *importPlan) finish() error { return p.endThread() }
 
 func projectFilePath(p string) bool {
-	if CheckPath(p) != nil {
+	if ValidPath(p) != nil {
 		return false
 	}
 	parts := strings.Split(p, "/")

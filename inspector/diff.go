@@ -334,7 +334,7 @@ func (in *Inspector) comparePage(w http.ResponseWriter, r *http.Request) {
 	d.FromSeq, d.ToSeq = a.Commit().Seq, b.Commit().Seq
 	var all []satchel.Change
 	if d.Path != "" {
-		if err := satchel.CheckPath(d.Path); err != nil {
+		if err := satchel.ValidPath(d.Path); err != nil {
 			in.fail(w, r, err)
 			return
 		}
