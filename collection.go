@@ -184,7 +184,7 @@ func (s *Store) Collection(ctx context.Context, p *Project, scope, store string,
 	if p == nil {
 		return nil, errs.New(errs.ErrInvalidArgument, "no project: load one with LoadProject")
 	}
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return nil, err
 	}
 	var o collOpts

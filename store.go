@@ -157,9 +157,9 @@ func CheckCheckpointName(name string) error {
 	return nil
 }
 
-// CheckScope reports whether scope is a valid scope name: 1 to 128
+// ValidScope reports whether scope is a valid scope name: 1 to 128
 // letters, digits, '.', '_', '-', '@' or ':'.
-func CheckScope(scope string) error {
+func ValidScope(scope string) error {
 	ok := len(scope) >= 1 && len(scope) <= 128
 	for i := 0; ok && i < len(scope); i++ {
 		c := scope[i]
@@ -185,7 +185,7 @@ type ThreadInfo struct {
 
 // Threads lists a scope's threads.
 func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error) {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return nil, err
 	}
 	if l, ok := backend.As[backend.HeadsLister](s.b); ok {
@@ -231,7 +231,7 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 // DeleteThread deletes a thread: its log, checkpoints and settings. Its
 // storage is reclaimed by the next GC (forks may share it).
 func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return err
 	}
 	if err := CheckThreadName(name); err != nil {
@@ -304,7 +304,7 @@ const limitsKey = "limits"
 // SetLimits sets the bounds of a scope (thread "") or of one thread, which
 // override the scope's. Workspaces opened afterwards apply them.
 func (s *Store) SetLimits(ctx context.Context, scope, thread string, l Limits) error {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return err
 	}
 	if thread != "" {

@@ -82,7 +82,7 @@ const (
 // scopes it lists: it is for operators, not for a hot path.
 func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	if q.Scope != "" {
-		if err := CheckScope(q.Scope); err != nil {
+		if err := ValidScope(q.Scope); err != nil {
 			return AuditPage{}, err
 		}
 	}

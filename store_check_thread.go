@@ -17,7 +17,7 @@ import (
 // tools that take a thread name from a person call CheckThread before they
 // read, so a mistyped name is not shown as an empty workspace.
 func (s *Store) CheckThread(ctx context.Context, scope, thread string) error {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return err
 	}
 	if err := CheckThreadName(thread); err != nil {

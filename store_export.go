@@ -76,7 +76,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 			return st, err
 		}
 		slices.Sort(scopes)
-	} else if err := CheckScope(o.Scope); err != nil {
+	} else if err := ValidScope(o.Scope); err != nil {
 		return st, err
 	}
 	ex := &exporter{s: s, o: o, st: &st, wrote: map[*exThread]bool{}}

@@ -168,7 +168,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return bad("%v", err)
 		}
-		if err := CheckScope(r.Scope); err != nil {
+		if err := ValidScope(r.Scope); err != nil {
 			return bad("%v", err)
 		}
 		if _, dup := p.scopes[r.Scope]; dup {
@@ -180,7 +180,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return bad("%v", err)
 		}
-		if err := CheckScope(r.Scope); err != nil {
+		if err := ValidScope(r.Scope); err != nil {
 			return bad("%v", err)
 		}
 		// A thread's spill area is exported as a thread of its own.
@@ -277,7 +277,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 			return bad("%v", err)
 		}
 		if r.Scope != "" {
-			if err := CheckScope(r.Scope); err != nil {
+			if err := ValidScope(r.Scope); err != nil {
 				return bad("%v", err)
 			}
 		}

@@ -53,7 +53,7 @@ type ScopeQuota struct {
 // per write: the first SetQuota of a scope counts what it already holds,
 // once, while changes to the store wait for that count.
 func (s *Store) SetQuota(ctx context.Context, scope string, q Quota) error {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return err
 	}
 	l := backend.Usage{Bytes: q.Bytes, Files: q.Files, Threads: q.Threads, Documents: q.Documents, HistoryBytes: q.HistoryBytes}
@@ -71,7 +71,7 @@ func (s *Store) SetQuota(ctx context.Context, scope string, q Quota) error {
 // Quota returns a scope's quota and its usage. A scope without a quota
 // has its usage counted from storage (it keeps no counters).
 func (s *Store) Quota(ctx context.Context, scope string) (ScopeQuota, error) {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return ScopeQuota{}, err
 	}
 	qs, err := s.b.Quotas(ctx, scope)

@@ -74,7 +74,7 @@ func (s *Store) ListScopes(ctx context.Context) ([]ScopeInfo, error) {
 // ScopeInfo returns one scope's usage (all zero for a scope that holds
 // nothing).
 func (s *Store) ScopeInfo(ctx context.Context, scope string) (ScopeInfo, error) {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return ScopeInfo{}, err
 	}
 	docs, known, err := s.docUsage(ctx)
@@ -377,7 +377,7 @@ const maxDefaultPolicies = 64
 // threads keep theirs. The zero Policy clears the default (threads created
 // afterwards take none).
 func (s *Store) SetDefaultRetention(ctx context.Context, scope string, p Policy) error {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return err
 	}
 	if err := p.check(); err != nil {
@@ -405,7 +405,7 @@ func (s *Store) SetDefaultRetention(ctx context.Context, scope string, p Policy)
 // DefaultRetention returns the scope's default retention policy (the zero
 // Policy when none is set).
 func (s *Store) DefaultRetention(ctx context.Context, scope string) (Policy, error) {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return Policy{}, err
 	}
 	l, err := s.defaultPolicies(ctx, scope)

@@ -275,7 +275,7 @@ func (spec TokenSpec) check() error {
 	if err := CheckAgentName(spec.Agent); err != nil {
 		msgs = append(msgs, err.Error())
 	}
-	if err := CheckScope(spec.Scope); err != nil {
+	if err := ValidScope(spec.Scope); err != nil {
 		msgs = append(msgs, err.Error())
 	}
 	if spec.Thread != "" {

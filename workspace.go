@@ -58,7 +58,7 @@ type limitsOnce struct {
 // in force (Store.SetLimits) are read at the first mutation and kept for
 // the handle's life. Opening a workspace touches no storage.
 func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...WorkspaceOption) (*Workspace, error) {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return nil, err
 	}
 	if err := CheckThreadName(thread); err != nil {

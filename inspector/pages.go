@@ -48,7 +48,7 @@ func (in *Inspector) routes(mux *http.ServeMux) {
 // is reported as missing, so that a scope's existence does not leak.
 func (in *Inspector) scopeOf(r *http.Request) (string, error) {
 	scope := r.PathValue("scope")
-	if err := satchel.CheckScope(scope); err != nil {
+	if err := satchel.ValidScope(scope); err != nil {
 		return "", err
 	}
 	if !viewerOf(r.Context()).seesScope(scope) {

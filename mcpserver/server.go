@@ -173,7 +173,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Thread = "main"
 	}
 	var problems []string
-	if err := satchel.CheckScope(cfg.Scope); err != nil {
+	if err := satchel.ValidScope(cfg.Scope); err != nil {
 		problems = append(problems, err.Error())
 	}
 	if err := satchel.CheckThreadName(cfg.Thread); err != nil {
