@@ -137,8 +137,8 @@ func checkName(kind, name string, allowDigits bool) error {
 // with the error every operation would give.
 func ValidPath(p string) error { return vpath.Validate(p) }
 
-// CheckThreadName reports whether name is a valid thread name.
-func CheckThreadName(name string) error { return checkName("thread", name, false) }
+// ValidThreadName reports whether name is a valid thread name.
+func ValidThreadName(name string) error { return checkName("thread", name, false) }
 
 // CheckCheckpointName reports whether name is a valid checkpoint name. Names
 // that a commit reference already means are refused, since the reference
@@ -234,7 +234,7 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 	if err := ValidScope(scope); err != nil {
 		return err
 	}
-	if err := CheckThreadName(name); err != nil {
+	if err := ValidThreadName(name); err != nil {
 		return err
 	}
 	t, err := s.b.Thread(ctx, scope, name, false)
@@ -308,7 +308,7 @@ func (s *Store) SetLimits(ctx context.Context, scope, thread string, l Limits) e
 		return err
 	}
 	if thread != "" {
-		if err := CheckThreadName(thread); err != nil {
+		if err := ValidThreadName(thread); err != nil {
 			return err
 		}
 	}

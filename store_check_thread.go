@@ -20,7 +20,7 @@ func (s *Store) CheckThread(ctx context.Context, scope, thread string) error {
 	if err := ValidScope(scope); err != nil {
 		return err
 	}
-	if err := CheckThreadName(thread); err != nil {
+	if err := ValidThreadName(thread); err != nil {
 		return err
 	}
 	_, err := s.b.Thread(ctx, scope, thread, false)

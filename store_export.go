@@ -193,7 +193,7 @@ func forkOf(log []backend.Commit) *recRef {
 	}
 	name, seqs, ok := strings.Cut(rest, "@")
 	seq, err := strconv.ParseInt(seqs, 10, 64)
-	if !ok || err != nil || CheckThreadName(name) != nil || seq < 1 {
+	if !ok || err != nil || ValidThreadName(name) != nil || seq < 1 {
 		return nil
 	}
 	return &recRef{Thread: name, Seq: seq}

@@ -184,7 +184,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 			return bad("%v", err)
 		}
 		// A thread's spill area is exported as a thread of its own.
-		if err := CheckThreadName(strings.TrimSuffix(r.Name, spillThreadSuffix)); err != nil {
+		if err := ValidThreadName(strings.TrimSuffix(r.Name, spillThreadSuffix)); err != nil {
 			return bad("%v", err)
 		}
 		if _, err := parseExportTime(r.Created); err != nil {

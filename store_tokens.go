@@ -279,7 +279,7 @@ func (spec TokenSpec) check() error {
 		msgs = append(msgs, err.Error())
 	}
 	if spec.Thread != "" {
-		if err := CheckThreadName(spec.Thread); err != nil {
+		if err := ValidThreadName(spec.Thread); err != nil {
 			msgs = append(msgs, err.Error())
 		}
 	}

@@ -61,7 +61,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 	if err := ValidScope(scope); err != nil {
 		return nil, err
 	}
-	if err := CheckThreadName(thread); err != nil {
+	if err := ValidThreadName(thread); err != nil {
 		return nil, err
 	}
 	w := &Workspace{s: s, scope: scope, thread: thread, limits: &limitsOnce{}, ref: &threadRef{}}

@@ -112,7 +112,7 @@ func parseOrigin(c Commit) (Origin, bool) {
 		return Origin{}, false
 	}
 	i := strings.LastIndexByte(rest, '@')
-	if i < 0 || CheckThreadName(rest[:i]) != nil {
+	if i < 0 || ValidThreadName(rest[:i]) != nil {
 		return Origin{}, false
 	}
 	seq, err := strconv.ParseInt(rest[i+1:], 10, 64)

@@ -430,7 +430,7 @@ func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit,
 // takes the same time whatever the workspace's size. Of the options,
 // IdempotencyKey applies: a retry returns the thread the first call made.
 func (w *Workspace) Fork(ctx context.Context, ref, newThread string, opts ...WriteOption) (*Workspace, error) {
-	if err := CheckThreadName(newThread); err != nil {
+	if err := ValidThreadName(newThread); err != nil {
 		return nil, err
 	}
 	kc, err := w.keyCall("fork", opts, ref, newThread)

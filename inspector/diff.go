@@ -309,7 +309,7 @@ func (in *Inspector) comparePage(w http.ResponseWriter, r *http.Request) {
 		d.From = "head"
 	}
 	snap := func(thread, ref string) (*satchel.Snapshot, error) {
-		if err := satchel.CheckThreadName(thread); err != nil {
+		if err := satchel.ValidThreadName(thread); err != nil {
 			return nil, err
 		}
 		if !v.seesThread(t.Scope, thread) {

@@ -69,7 +69,7 @@ func (in *Inspector) workspaceOf(r *http.Request) (threadRef, *satchel.Workspace
 		return threadRef{}, nil, err
 	}
 	thread := r.PathValue("thread")
-	if err := satchel.CheckThreadName(thread); err != nil {
+	if err := satchel.ValidThreadName(thread); err != nil {
 		return threadRef{}, nil, err
 	}
 	if !viewerOf(r.Context()).seesThread(scope, thread) {

@@ -177,7 +177,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // the caller's thread is fixed and it differs) and passes the caller on.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, c caller, bound string, next http.Handler) {
 	if th := r.Header.Get(ThreadHeader); th != "" {
-		if err := satchel.CheckThreadName(th); err != nil {
+		if err := satchel.ValidThreadName(th); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}

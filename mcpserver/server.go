@@ -176,7 +176,7 @@ func New(cfg Config) (*Server, error) {
 	if err := satchel.ValidScope(cfg.Scope); err != nil {
 		problems = append(problems, err.Error())
 	}
-	if err := satchel.CheckThreadName(cfg.Thread); err != nil {
+	if err := satchel.ValidThreadName(cfg.Thread); err != nil {
 		problems = append(problems, err.Error())
 	}
 	if cfg.Agent != "" {
