@@ -140,11 +140,11 @@ func ValidPath(p string) error { return vpath.Validate(p) }
 // ValidThreadName reports whether name is a valid thread name.
 func ValidThreadName(name string) error { return checkName("thread", name, false) }
 
-// CheckCheckpointName reports whether name is a valid checkpoint name. Names
+// ValidCheckpointName reports whether name is a valid checkpoint name. Names
 // that a commit reference already means are refused, since the reference
 // would never reach the checkpoint: "head", and the numbers a sequence
 // is read from (negative ones included).
-func CheckCheckpointName(name string) error {
+func ValidCheckpointName(name string) error {
 	if err := checkName("checkpoint", name, false); err != nil {
 		return err
 	}

@@ -220,7 +220,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 			return bad("commit %d: metadata is not JSON", r.Seq)
 		}
 		for _, cp := range r.Checkpoints {
-			if err := CheckCheckpointName(cp); err != nil {
+			if err := ValidCheckpointName(cp); err != nil {
 				return bad("%v", err)
 			}
 			if t.cps[cp] {

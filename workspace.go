@@ -346,7 +346,7 @@ func collect(opts []WriteOption) writeOpts {
 func (b *Batch) options(opts []WriteOption) (writeOpts, error) {
 	o := collect(opts)
 	if o.checkpoint != "" {
-		if err := CheckCheckpointName(o.checkpoint); err != nil {
+		if err := ValidCheckpointName(o.checkpoint); err != nil {
 			return o, err
 		}
 		if b.checkpoint != "" && b.checkpoint != o.checkpoint {

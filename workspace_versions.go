@@ -115,7 +115,7 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 		}
 		return c, err
 	}
-	if err := CheckCheckpointName(ref); err != nil {
+	if err := ValidCheckpointName(ref); err != nil {
 		return backend.Commit{}, err
 	}
 	if !ok {
@@ -158,7 +158,7 @@ func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
 // '_' or '-', not all digits, unique in the thread. Of the options,
 // IdempotencyKey applies: a retry returns the commit the first call named.
 func (w *Workspace) Checkpoint(ctx context.Context, name string, opts ...WriteOption) (Commit, error) {
-	if err := CheckCheckpointName(name); err != nil {
+	if err := ValidCheckpointName(name); err != nil {
 		return Commit{}, err
 	}
 	kc, err := w.keyCall("checkpoint", opts, name)

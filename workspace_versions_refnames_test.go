@@ -26,8 +26,8 @@ func TestCheckpointNamesARefMeans(t *testing.T) {
 		if !errors.Is(err, satchel.ErrInvalidArgument) || err.Error() != msg {
 			t.Errorf("Checkpoint(%q) = %v, want %q", name, err, msg)
 		}
-		if err := satchel.CheckCheckpointName(name); err == nil || err.Error() != msg {
-			t.Errorf("CheckCheckpointName(%q) = %v, want %q", name, err, msg)
+		if err := satchel.ValidCheckpointName(name); err == nil || err.Error() != msg {
+			t.Errorf("ValidCheckpointName(%q) = %v, want %q", name, err, msg)
 		}
 	}
 	for _, name := range []string{"HEAD", "head-1", "-1-2", "v1", "1.0"} {
