@@ -272,7 +272,7 @@ func (spec TokenSpec) check() error {
 		}
 		return nil
 	}
-	if err := CheckAgentName(spec.Agent); err != nil {
+	if err := ValidAgentName(spec.Agent); err != nil {
 		msgs = append(msgs, err.Error())
 	}
 	if err := ValidScope(spec.Scope); err != nil {
@@ -292,10 +292,10 @@ func (spec TokenSpec) check() error {
 	return nil
 }
 
-// CheckAgentName reports whether name is a valid agent name: lowercase
+// ValidAgentName reports whether name is a valid agent name: lowercase
 // letters, digits, '-' and '_', starting with a letter, at most 48
 // characters (the rule of store and agent names, DESIGN §3).
-func CheckAgentName(name string) error {
+func ValidAgentName(name string) error {
 	ok := len(name) >= 1 && len(name) <= 48 && name[0] >= 'a' && name[0] <= 'z'
 	for i := 0; ok && i < len(name); i++ {
 		c := name[i]

@@ -156,8 +156,8 @@ func TestCheckAgentName(t *testing.T) {
 		"a": true, "research-notes_2": true, strings.Repeat("a", 48): true,
 		"": false, "1a": false, "A": false, "a.b": false, strings.Repeat("a", 49): false, "-a": false,
 	} {
-		if err := satchel.CheckAgentName(name); (err == nil) != ok {
-			t.Errorf("CheckAgentName(%q) = %v", name, err)
+		if err := satchel.ValidAgentName(name); (err == nil) != ok {
+			t.Errorf("ValidAgentName(%q) = %v", name, err)
 		}
 	}
 }

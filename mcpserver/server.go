@@ -180,7 +180,7 @@ func New(cfg Config) (*Server, error) {
 		problems = append(problems, err.Error())
 	}
 	if cfg.Agent != "" {
-		if err := satchel.CheckAgentName(cfg.Agent); err != nil {
+		if err := satchel.ValidAgentName(cfg.Agent); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
