@@ -37,9 +37,9 @@ func IdempotencyKey(k string) WriteOption { return func(o *writeOpts) { o.key = 
 // 24 hours): a retry after that applies again.
 func IdempotencyRetention(d time.Duration) Option { return func(c *config) { c.keyTTL = d } }
 
-// CheckIdempotencyKey reports whether k is a valid idempotency key: 1 to
+// ValidIdempotencyKey reports whether k is a valid idempotency key: 1 to
 // 128 printable ASCII characters, no spaces.
-func CheckIdempotencyKey(k string) error {
+func ValidIdempotencyKey(k string) error {
 	ok := len(k) >= 1 && len(k) <= maxKeyLen
 	for i := 0; ok && i < len(k); i++ {
 		ok = k[i] > ' ' && k[i] < 0x7f
@@ -108,7 +108,7 @@ func (s *Store) newKeyCall(o writeOpts, scope, op string, args ...string) (*keyC
 	if o.key == "" {
 		return nil, nil
 	}
-	if err := CheckIdempotencyKey(o.key); err != nil {
+	if err := ValidIdempotencyKey(o.key); err != nil {
 		return nil, err
 	}
 	if _, err := s.keys(); err != nil {
