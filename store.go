@@ -258,13 +258,6 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 	return s.b.DeleteThread(ctx, sp.ID)
 }
 
-// PurgeScope deletes everything of a scope: threads, history, chunks,
-// settings, documents and access tokens. It is Purge without the report.
-func (s *Store) PurgeScope(ctx context.Context, scope string) error {
-	_, err := s.Purge(ctx, scope)
-	return err
-}
-
 // Scopes lists the scopes that have threads.
 func (s *Store) Scopes(ctx context.Context) ([]string, error) { return s.b.Scopes(ctx) }
 

@@ -186,7 +186,7 @@ func TestIdempotencyKeyPurge(t *testing.T) {
 			if err := ws.Append(ctx, "f", "x", satchel.IdempotencyKey("k")); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.PurgeScope(ctx, "a"); err != nil {
+			if _, err := st.Purge(ctx, "a"); err != nil {
 				t.Fatal(err)
 			}
 			ws, _ = st.Workspace(ctx, "a", "main")
