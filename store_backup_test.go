@@ -118,7 +118,7 @@ func TestBackupUnderLoad(t *testing.T) {
 	// Every retained commit of the backup reads.
 	for _, th := range ts {
 		ws, _ := b.Workspace(ctx, "load", th.Name)
-		h, err := ws.History(ctx, 0)
+		h, err := ws.History(ctx, 0, 0)
 		if err != nil || int64(len(h)) != th.Head {
 			t.Fatalf("history of %s: %d commits (%v), head %d", th.Name, len(h), err, th.Head)
 		}

@@ -276,9 +276,9 @@ func compareStores(t *testing.T, a, b *satchel.Store) {
 			if pa != pb {
 				t.Errorf("%s: retention %+v and %+v", ta[i].Name, pa, pb)
 			}
-			ha, err := wa.History(ctx, 0)
+			ha, err := wa.History(ctx, 0, 0)
 			must(t, err)
-			hb, err := wb.History(ctx, 0)
+			hb, err := wb.History(ctx, 0, 0)
 			must(t, err)
 			if len(ha) != len(hb) {
 				t.Fatalf("%s: %d and %d commits", ta[i].Name, len(ha), len(hb))

@@ -129,7 +129,7 @@ func TestIdempotencyKeys(t *testing.T) {
 
 func mustHead(t *testing.T, ws *satchel.Workspace) int64 {
 	t.Helper()
-	h, err := ws.History(t.Context(), 1)
+	h, err := ws.History(t.Context(), 0, 1)
 	if err != nil || len(h) != 1 {
 		t.Fatalf("history: %v", err)
 	}

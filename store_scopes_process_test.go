@@ -265,7 +265,7 @@ func TestPurgeRacingWriter(t *testing.T) {
 			if oks[reset].seq != 1 || len(files) != len(oks)-reset {
 				t.Errorf("the first write after the purge is commit %d; %d files for %d writes after the purge", oks[reset].seq, len(files), len(oks)-reset)
 			}
-			h, err := ws.History(ctx, 0)
+			h, err := ws.History(ctx, 0, 0)
 			must(t, err)
 			if len(h) != len(oks)-reset {
 				t.Errorf("the fresh scope's log has %d commits, want %d", len(h), len(oks)-reset)
@@ -332,7 +332,7 @@ func TestArchiveRacingWriter(t *testing.T) {
 			if res.Head != int64(oks)+2 {
 				t.Errorf("the archive entry is commit %d, after %d writes", res.Head, oks)
 			}
-			h, err := ws.History(ctx, 1)
+			h, err := ws.History(ctx, 0, 1)
 			must(t, err)
 			if h[0].Op != "archive" || h[0].Seq != res.Head {
 				t.Errorf("head %+v, want the archive entry %d", h[0], res.Head)

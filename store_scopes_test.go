@@ -76,7 +76,7 @@ func TestExportArchived(t *testing.T) {
 			}
 			iw, err := dst.Workspace(ctx, "s", "main")
 			must(t, err)
-			h, err := iw.History(ctx, 0)
+			h, err := iw.History(ctx, 0, 0)
 			must(t, err)
 			var ops []string
 			for _, c := range h {

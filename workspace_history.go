@@ -15,11 +15,11 @@ import (
 // inspector): a history in pages, the checkpoints, where a thread forked
 // from, and the commits that changed one file.
 
-// HistoryBefore lists the retained commits older than before (a sequence
+// History lists the retained commits older than before (a sequence
 // number; 0 or less: from the head), newest first, at most limit (0: all).
 // Passing the last Seq of one page as the next page's before pages through
 // a long history without reading it whole.
-func (w *Workspace) HistoryBefore(ctx context.Context, before int64, limit int) ([]Commit, error) {
+func (w *Workspace) History(ctx context.Context, before int64, limit int) ([]Commit, error) {
 	id, ok, err := w.threadID(ctx, false)
 	if err != nil || !ok {
 		return []Commit{}, err

@@ -29,7 +29,7 @@ func TestHistoryBeforeAndOrigin(t *testing.T) {
 	}
 	var seqs []int64
 	for before := int64(0); ; {
-		page, err := ws.HistoryBefore(ctx, before, 2)
+		page, err := ws.History(ctx, before, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestHistoryBeforeAndOrigin(t *testing.T) {
 	if diff := cmp.Diff([]int64{5, 4, 3, 2, 1}, seqs); diff != "" {
 		t.Errorf("paged history (-want +got):\n%s", diff)
 	}
-	first, _ := ws.HistoryBefore(ctx, 0, 1)
+	first, _ := ws.History(ctx, 0, 1)
 	if len(first) != 1 || len(first[0].Checkpoints) != 1 || first[0].Checkpoints[0] != "five" {
 		t.Errorf("the head's checkpoints: %+v", first)
 	}
@@ -73,7 +73,7 @@ func TestHistoryBeforeAndOrigin(t *testing.T) {
 		t.Errorf("a write whose path reads like a fork is taken for a fork")
 	}
 	missing, _ := st.Workspace(ctx, "acme", "missing")
-	if h, err := missing.HistoryBefore(ctx, 0, 10); err != nil || len(h) != 0 {
+	if h, err := missing.History(ctx, 0, 10); err != nil || len(h) != 0 {
 		t.Errorf("history of a missing thread: %v %v", h, err)
 	}
 }

@@ -44,7 +44,7 @@ func TestSpillArea(t *testing.T) {
 	if g, err := ws.Grep(ctx, "match", "", satchel.GrepOptions{}); err != nil || len(g.Matches) != 1 {
 		t.Errorf("grep: %+v, %v", g, err)
 	}
-	if h, _ := ws.History(ctx, 0); len(h) != 1 {
+	if h, _ := ws.History(ctx, 0, 0); len(h) != 1 {
 		t.Errorf("the thread's history has %d commits", len(h))
 	}
 	spills, err := ws.Spills().List(ctx, "", satchel.ListOptions{})

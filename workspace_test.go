@@ -14,7 +14,7 @@ func TestUnchangedMakesNoCommit(t *testing.T) {
 	ws := newWorkspace(t)
 	head := func() int64 {
 		t.Helper()
-		h, err := ws.History(ctx, 1)
+		h, err := ws.History(ctx, 0, 1)
 		if err != nil || len(h) == 0 {
 			t.Fatal(err)
 		}

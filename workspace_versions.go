@@ -233,31 +233,6 @@ func (w *Workspace) checkpointErr(name string, err error) error {
 	return err
 }
 
-// History lists the retained commits, newest first (limit 0: all).
-func (w *Workspace) History(ctx context.Context, limit int) ([]Commit, error) {
-	id, ok, err := w.threadID(ctx, false)
-	if err != nil || !ok {
-		return []Commit{}, err
-	}
-	cs, err := w.s.b.Log(ctx, id, 0, limit)
-	if err != nil {
-		return nil, err
-	}
-	cps, err := w.s.b.Checkpoints(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	names := map[int64][]string{}
-	for _, cp := range cps {
-		names[cp.Seq] = append(names[cp.Seq], cp.Name)
-	}
-	out := make([]Commit, len(cs))
-	for i, c := range cs {
-		out[i] = w.s.commitOf(c, names[c.Seq])
-	}
-	return out, nil
-}
-
 // Change is one path that differs between two commits.
 type Change struct {
 	Path string `json:"path"`

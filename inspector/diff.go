@@ -187,7 +187,7 @@ func (in *Inspector) commitPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := commitData{T: t, Commit: c}
-	if prev, err := ws.HistoryBefore(ctx, seq, 1); err != nil {
+	if prev, err := ws.History(ctx, seq, 1); err != nil {
 		in.fail(w, r, err)
 		return
 	} else if len(prev) == 1 {

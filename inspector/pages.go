@@ -216,7 +216,7 @@ func (in *Inspector) timelinePage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	cs, err := ws.HistoryBefore(ctx, before, commitsPerPage+1)
+	cs, err := ws.History(ctx, before, commitsPerPage+1)
 	if err != nil {
 		in.fail(w, r, err)
 		return
@@ -255,7 +255,7 @@ func liveURL(t threadRef, after int64) string {
 
 // commitOf returns commit seq of a thread, with its checkpoint names.
 func commitOf(ctx context.Context, ws *satchel.Workspace, seq int64) (satchel.Commit, error) {
-	cs, err := ws.HistoryBefore(ctx, seq+1, 1)
+	cs, err := ws.History(ctx, seq+1, 1)
 	if err != nil {
 		return satchel.Commit{}, err
 	}

@@ -206,7 +206,7 @@ func (s *suite) pathCheckedFirst(t *testing.T, _ *satchel.Store, ws *satchel.Wor
 	// An empty anchor is refused before the file is read.
 	_, err = ws.StrReplace(bg, "missing.md", "", "y", false)
 	refused(t, "empty anchor on missing file", err, satchel.ErrInvalidArgument, "anchor must not be empty")
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	equal(t, "commits after refusals", len(h), 0)
 }
 
@@ -368,7 +368,7 @@ func (s *suite) strReplace(t *testing.T, _ *satchel.Store, ws *satchel.Workspace
 	equal(t, "replaced all", n, 2)
 	got, _ := ws.Read(bg, "a.md")
 	equal(t, "content", got, "ONE 2 2 three")
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	equal(t, "commits (refusals commit nothing)", len(h), 3)
 }
 
@@ -477,7 +477,7 @@ func (s *suite) existsDeleteMoveStat(t *testing.T, _ *satchel.Store, ws *satchel
 	ok, _ = ws.Exists(bg, "zz.md")
 	equal(t, "exists missing", ok, false)
 	must(t, "delete missing is silent", ws.Delete(bg, "zz.md"))
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	n := len(h)
 	refused(t, "move onto existing", ws.Move(bg, "a.md", "b.md"), satchel.ErrExists, "cannot move a.md to b.md: b.md exists (overwrite not requested)")
 	refused(t, "move missing", ws.Move(bg, "zz.md", "c.md"), satchel.ErrNotFound, "file not found: zz.md")
@@ -501,7 +501,7 @@ func (s *suite) existsDeleteMoveStat(t *testing.T, _ *satchel.Store, ws *satchel
 	refused(t, "stat missing", err, satchel.ErrNotFound, "file not found: zz.md")
 	must(t, "delete", ws.Delete(bg, "b.md"))
 	must(t, "delete again", ws.Delete(bg, "b.md"))
-	h, _ = ws.History(bg, 0)
+	h, _ = ws.History(bg, 0, 0)
 	equal(t, "commits: two moves and one delete", len(h), n+3)
 }
 
@@ -604,7 +604,7 @@ func (s *suite) concurrentAppends(t *testing.T, _ *satchel.Store, ws *satchel.Wo
 		seen[l] = true
 	}
 	equal(t, "distinct lines", len(seen), goroutines*each)
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	equal(t, "one commit per append", len(h), goroutines*each)
 }
 
@@ -623,7 +623,7 @@ func (s *suite) batch(t *testing.T, _ *satchel.Store, ws *satchel.Workspace) {
 		return b.Append(ctx, "log", "x")
 	})
 	must(t, "batch", err)
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	equal(t, "one commit", len(h), 1)
 	// Directories within a batch see the batch's own files.
 	err = ws.Batch(bg, func(ctx context.Context, b *satchel.Batch) error {
@@ -747,7 +747,7 @@ func (s *suite) versions(t *testing.T, _ *satchel.Store, ws *satchel.Workspace) 
 	write(t, ws, "c.md", "c\n")
 	_, err = ws.Checkpoint(bg, "second")
 	must(t, "checkpoint 2", err)
-	h, err := ws.History(bg, 0)
+	h, err := ws.History(bg, 0, 0)
 	must(t, "history", err)
 	var seqs []string
 	for _, c := range h {
@@ -756,7 +756,7 @@ func (s *suite) versions(t *testing.T, _ *satchel.Store, ws *satchel.Workspace) 
 	equal(t, "history newest first", strings.Join(seqs, ","), "5,4,3,2,1")
 	equal(t, "checkpoint in history", strings.Join(h[0].Checkpoints, ","), "second")
 	equal(t, "op recorded", h[1].Op, "delete")
-	h2, _ := ws.History(bg, 2)
+	h2, _ := ws.History(bg, 0, 2)
 	equal(t, "history limit", len(h2), 2)
 	for _, ref := range []string{"first", "2"} {
 		old, err := ws.At(bg, ref)
@@ -853,7 +853,7 @@ func (s *suite) retention(t *testing.T, _ *satchel.Store, ws *satchel.Workspace)
 	must(t, "retain", err)
 	// Kept: 10, 9 (last two) and the checkpoints 3 and 6.
 	equal(t, "dropped", n, 6)
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	var seqs []string
 	for _, c := range h {
 		seqs = append(seqs, fmt.Sprint(c.Seq))
@@ -863,7 +863,7 @@ func (s *suite) retention(t *testing.T, _ *satchel.Store, ws *satchel.Workspace)
 	refused(t, "dropped commit", err, satchel.ErrNotFound, "")
 	n, _ = ws.SetRetention(bg, satchel.Policy{MaxCommits: 1, MaxCheckpoints: 1})
 	equal(t, "dropped with maxCheckpoints", n, 2)
-	h, _ = ws.History(bg, 0)
+	h, _ = ws.History(bg, 0, 0)
 	equal(t, "head and newest checkpoint", len(h), 2)
 	p, _ := ws.Retention(bg)
 	equal(t, "stored policy", p.MaxCommits, 1)

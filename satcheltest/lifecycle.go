@@ -117,7 +117,7 @@ func (s *suite) purge(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	equal(t, "another scope's file", got, "kept")
 	// A workspace opened before the purge starts the scope anew.
 	write(t, pw, "new.md", "fresh")
-	h, err := pw.History(bg, 0)
+	h, err := pw.History(bg, 0, 0)
 	must(t, "history", err)
 	equal(t, "history of a scope purged, then written", len(h), 1)
 	ok, _ := pw.Exists(bg, "a.md")
@@ -175,7 +175,7 @@ func (s *suite) archive(t *testing.T, st *satchel.Store, ws *satchel.Workspace) 
 	refused(t, "publish onto an archived thread", err, satchel.ErrArchived, msg)
 	_, err = fk.PublishTo(bg, ws, 2)
 	refused(t, "publish onto an archived thread from before its archive", err, satchel.ErrConflict, "")
-	h, err := ws.History(bg, 0)
+	h, err := ws.History(bg, 0, 0)
 	must(t, "history", err)
 	equal(t, "history records the archive", h[0].Op, "archive")
 
@@ -246,7 +246,7 @@ func (s *suite) defaultRetention(t *testing.T, st *satchel.Store, ws *satchel.Wo
 		w    *satchel.Workspace
 		want int
 	}{{nw, 2}, {ws, 5}, {own, 5}} {
-		h, err := c.w.History(bg, 0)
+		h, err := c.w.History(bg, 0, 0)
 		must(t, "history", err)
 		equal(t, "commits kept by gc", len(h), c.want)
 	}

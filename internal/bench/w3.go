@@ -244,7 +244,7 @@ func RunW3(ctx context.Context, st *satchel.Store, o W3Options, report func(Resu
 	// it made their time grow with F (at F = 100,000 on SQLite, 6 ms a
 	// step, against 0.5 ms for the step alone).
 	edit := ts.result(o.System, "W3", "edit")
-	hist, err := ws.History(ctx, 0)
+	hist, err := ws.History(ctx, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func RunW3(ctx context.Context, st *satchel.Store, o W3Options, report func(Resu
 	if err != nil {
 		return fmt.Errorf("bench W3: database size: %w", err)
 	}
-	if h, err := ws.History(ctx, 0); err != nil || len(h) != o.F+o.S {
+	if h, err := ws.History(ctx, 0, 0); err != nil || len(h) != o.F+o.S {
 		return mismatch("W3", "edit", "%d commits in the history, want %d (%v)", len(h), o.F+o.S, err)
 	}
 	contentAt := func(f, step int) string {
