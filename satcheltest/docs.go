@@ -736,7 +736,7 @@ func (d *docSuite) sharedStores(t *testing.T, st *satchel.Store) {
 	refused(t, "agent set on a shared store", err, satchel.ErrReadOnly, `store "profiles" is shared (read-only): writes are not allowed`)
 	_, err = w.Remove(bg, "acme")
 	refused(t, "agent remove on a shared store", err, satchel.ErrReadOnly, `store "profiles" is shared (read-only): writes are not allowed`)
-	_, err = st.CallCollectionTool(bg, p, "s1", "writer", "store__profiles__set", json.RawMessage(`{"company_id": "x", "name": "X"}`))
+	_, err = st.CallCollectionTool(bg, p, "s1", satchel.Actor{Agent: "writer", Via: "mcp:store__profiles__set"}, "store__profiles__set", json.RawMessage(`{"company_id": "x", "name": "X"}`))
 	refused(t, "agent tool set on a shared store", err, satchel.ErrReadOnly, `store "profiles" is shared (read-only): writes are not allowed`)
 	_, v := set(t, ops, `{"company_id": "acme", "name": "Acme Inc."}`)
 	equal(t, "operator update of a shared store", v, int64(2))
@@ -1154,7 +1154,7 @@ func (d *docSuite) tools(t *testing.T, st *satchel.Store) {
 
 	call := func(agent, tool, args string) string {
 		t.Helper()
-		out, err := st.CallCollectionTool(bg, p, "s1", agent, tool, json.RawMessage(args))
+		out, err := st.CallCollectionTool(bg, p, "s1", satchel.Actor{Agent: agent, Via: "mcp:" + tool}, tool, json.RawMessage(args))
 		if err != nil {
 			t.Fatalf("%s %s: %v", tool, args, err)
 		}
@@ -1208,7 +1208,7 @@ func (d *docSuite) tools(t *testing.T, st *satchel.Store) {
 		{"reader", "store__notes__list", `{"where": "topic = 't'"}`, satchel.ErrInvalidArgument},
 		{"writer", "store__notes__set", `{"company_id": "acme"}`, satchel.ErrValidation},
 	} {
-		_, err := st.CallCollectionTool(bg, p, "s1", tc.agent, tc.tool, json.RawMessage(tc.args))
+		_, err := st.CallCollectionTool(bg, p, "s1", satchel.Actor{Agent: tc.agent, Via: "mcp:" + tc.tool}, tc.tool, json.RawMessage(tc.args))
 		if !errors.Is(err, tc.kind) {
 			t.Errorf("%s %s %s: %v, want %v", tc.agent, tc.tool, tc.args, err, tc.kind)
 		}
