@@ -72,7 +72,8 @@ func (p *Project) toolTarget(tool string) (store, op string, err error) {
 	return "", "", errs.New(errs.ErrNotFound, "unknown tool %q", tool)
 }
 
-// CallCollectionTool runs a generated tool for an agent in a scope, with
+// CallCollectionTool runs a generated tool for the agent of actor (which
+// the changes it makes record, as Recording does) in a scope, with
 // the tool's arguments as JSON (an object; empty means {}), and returns
 // its structured result as JSON, the shapes of DESIGN §3:
 //
@@ -88,19 +89,13 @@ func (p *Project) toolTarget(tool string) (store, op string, err error) {
 // Store.Collection and the operations refuse it), and the arguments are
 // checked strictly: an unknown argument, or one of the wrong type, is
 // ErrInvalidArgument. Errors carry the messages of the Go API, which an
-// MCP server returns as tool errors.
-func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope, agent, tool string, args json.RawMessage) (json.RawMessage, error) {
-	return s.CallCollectionToolAs(ctx, p, scope, Actor{Agent: agent, Via: "mcp:" + tool}, tool, args)
-}
-
-// CallCollectionToolAs is CallCollectionTool for the agent of a, which the
-// changes it makes record (Recording). A set or remove takes the optional
+// MCP server returns as tool errors. A set or remove takes the optional
 // argument idempotency_key (IdempotencyKey), unless the store has a field
 // of that name.
 //
 // opts are added to the collection's (CallerThread: the caller's thread,
 // in which idempotency keys are claimed).
-func (s *Store) CallCollectionToolAs(ctx context.Context, p *Project, scope string, actor Actor, tool string, args json.RawMessage, opts ...CollectionOption) (json.RawMessage, error) {
+func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope string, actor Actor, tool string, args json.RawMessage, opts ...CollectionOption) (json.RawMessage, error) {
 	agent := actor.Agent
 	if p == nil {
 		return nil, errs.New(errs.ErrInvalidArgument, "no project: load one with LoadProject")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
+	"github.com/satchel-dev/satchel/internal/docengine"
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
 	"github.com/satchel-dev/satchel/internal/vpath"
@@ -20,13 +21,12 @@ import (
 // collections) on one backend. It is safe for concurrent use; open it once
 // per process and share it.
 type Store struct {
-	b     backend.Backend
-	eng   *engine.Engine
-	dsn   string
-	hints versionHints // collections (doc_versions.go)
-	docs  docCommitter // collections' group commit (doc_commit.go)
+	b    backend.Backend
+	eng  *engine.Engine
+	dsn  string
+	docs docengine.Engine // collections' documents
 
-	keyRetention time.Duration // idempotency keys (idem.go); 0: the default
+	keyRetention time.Duration // idempotency keys (store_idempotency.go); 0: the default
 }
 
 // Option configures Open and New.
@@ -92,9 +92,6 @@ func New(b backend.Backend, opts ...Option) *Store {
 	return &Store{b: b, eng: engine.New(b, engine.Options{CacheBytes: c.cacheBytes, Guard: guardArchived}), keyRetention: c.keyTTL}
 }
 
-// Backend returns the store's backend (for operators' tools).
-func (s *Store) Backend() backend.Backend { return s.b }
-
 // Close closes the store's backend.
 func (s *Store) Close() error { return s.b.Close() }
 
@@ -136,18 +133,18 @@ func checkName(kind, name string, allowDigits bool) error {
 	return nil
 }
 
-// CheckPath reports whether p is a valid workspace path (DESIGN §2.1),
+// ValidPath reports whether p is a valid workspace path (DESIGN §2.1),
 // with the error every operation would give.
-func CheckPath(p string) error { return vpath.Validate(p) }
+func ValidPath(p string) error { return vpath.Validate(p) }
 
-// CheckThreadName reports whether name is a valid thread name.
-func CheckThreadName(name string) error { return checkName("thread", name, false) }
+// ValidThreadName reports whether name is a valid thread name.
+func ValidThreadName(name string) error { return checkName("thread", name, false) }
 
-// CheckCheckpointName reports whether name is a valid checkpoint name. Names
+// ValidCheckpointName reports whether name is a valid checkpoint name. Names
 // that a commit reference already means are refused, since the reference
 // would never reach the checkpoint: "head", and the numbers a sequence
 // is read from (negative ones included).
-func CheckCheckpointName(name string) error {
+func ValidCheckpointName(name string) error {
 	if err := checkName("checkpoint", name, false); err != nil {
 		return err
 	}
@@ -160,9 +157,9 @@ func CheckCheckpointName(name string) error {
 	return nil
 }
 
-// CheckScope reports whether scope is a valid scope name: 1 to 128
+// ValidScope reports whether scope is a valid scope name: 1 to 128
 // letters, digits, '.', '_', '-', '@' or ':'.
-func CheckScope(scope string) error {
+func ValidScope(scope string) error {
 	ok := len(scope) >= 1 && len(scope) <= 128
 	for i := 0; ok && i < len(scope); i++ {
 		c := scope[i]
@@ -188,10 +185,10 @@ type ThreadInfo struct {
 
 // Threads lists a scope's threads.
 func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error) {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return nil, err
 	}
-	if l, ok := s.b.(backend.HeadsLister); ok {
+	if l, ok := backend.As[backend.HeadsLister](s.b); ok {
 		hs, err := l.ThreadHeads(ctx, scope)
 		if err != nil {
 			return nil, err
@@ -234,10 +231,10 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 // DeleteThread deletes a thread: its log, checkpoints and settings. Its
 // storage is reclaimed by the next GC (forks may share it).
 func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return err
 	}
-	if err := CheckThreadName(name); err != nil {
+	if err := ValidThreadName(name); err != nil {
 		return err
 	}
 	t, err := s.b.Thread(ctx, scope, name, false)
@@ -259,13 +256,6 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 		return err
 	}
 	return s.b.DeleteThread(ctx, sp.ID)
-}
-
-// PurgeScope deletes everything of a scope: threads, history, chunks,
-// settings, documents and access tokens. It is Purge without the report.
-func (s *Store) PurgeScope(ctx context.Context, scope string) error {
-	_, err := s.Purge(ctx, scope)
-	return err
 }
 
 // Scopes lists the scopes that have threads.
@@ -307,11 +297,11 @@ const limitsKey = "limits"
 // SetLimits sets the bounds of a scope (thread "") or of one thread, which
 // override the scope's. Workspaces opened afterwards apply them.
 func (s *Store) SetLimits(ctx context.Context, scope, thread string, l Limits) error {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return err
 	}
 	if thread != "" {
-		if err := CheckThreadName(thread); err != nil {
+		if err := ValidThreadName(thread); err != nil {
 			return err
 		}
 	}

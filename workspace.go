@@ -58,10 +58,10 @@ type limitsOnce struct {
 // in force (Store.SetLimits) are read at the first mutation and kept for
 // the handle's life. Opening a workspace touches no storage.
 func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...WorkspaceOption) (*Workspace, error) {
-	if err := CheckScope(scope); err != nil {
+	if err := ValidScope(scope); err != nil {
 		return nil, err
 	}
-	if err := CheckThreadName(thread); err != nil {
+	if err := ValidThreadName(thread); err != nil {
 		return nil, err
 	}
 	w := &Workspace{s: s, scope: scope, thread: thread, limits: &limitsOnce{}, ref: &threadRef{}}
@@ -305,7 +305,7 @@ func (w *Workspace) keyCall(op string, opts []WriteOption, args ...string) (*key
 type WriteOption func(*writeOpts)
 
 type writeOpts struct {
-	key        string // IdempotencyKey (idem.go)
+	key        string // IdempotencyKey (store_idempotency.go)
 	ifHash     string
 	overwrite  bool
 	checkpoint string
@@ -346,7 +346,7 @@ func collect(opts []WriteOption) writeOpts {
 func (b *Batch) options(opts []WriteOption) (writeOpts, error) {
 	o := collect(opts)
 	if o.checkpoint != "" {
-		if err := CheckCheckpointName(o.checkpoint); err != nil {
+		if err := ValidCheckpointName(o.checkpoint); err != nil {
 			return o, err
 		}
 		if b.checkpoint != "" && b.checkpoint != o.checkpoint {

@@ -26,6 +26,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/satchel-dev/satchel/internal/errs"
 )
 
 // ErrStale is returned (per entry, in AppendResult.Err) when a commit's
@@ -40,7 +42,7 @@ var ErrNotRetained = errors.New("backend: commit not retained")
 // ErrReadOnly is wrapped by the error of every write to a backend opened
 // for reading only, or whose storage cannot be written (a read-only file
 // or mount).
-var ErrReadOnly = errors.New("read-only")
+var ErrReadOnly = errs.ErrReadOnly
 
 // ErrSchemaTooNew: the database's schema has a contract migration this
 // program does not know: it would not run correctly on it (upgrade it).

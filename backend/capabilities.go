@@ -7,15 +7,18 @@ import (
 
 // The optional capabilities of a backend. Backend (and Documents, for
 // collections) is what every backend must implement; each interface below
-// is something a backend may offer besides, found by a type assertion on
-// the Backend value. Every caller has a fallback for a backend without the
-// capability, and the conformance suite (satcheltest.Run) runs each
-// backend again with each capability hidden, so a backend may implement
-// any subset of them.
+// is something a backend may offer besides, found with As (as errors.As
+// finds an error: on the Backend value, else on what a wrapper wraps).
+// Every caller has a fallback for a backend without the capability, and
+// the conformance suite (satcheltest.Run) runs each backend again with
+// each capability it offers hidden, so a backend may implement any subset
+// of them.
 //
 // A wrapper that embeds a Backend (as a test's fault injector does) hides
-// every capability it does not itself declare: that is how the suite
-// proves the fallbacks.
+// every capability it does not itself declare, unless it also has a method
+// Unwrap() Backend: As then looks below it. A Hider hides chosen
+// capabilities of what it wraps; that is how the suite proves the
+// fallbacks.
 
 // Forker is implemented by backends for which creating a thread and
 // appending its first commit in one transaction saves a round trip and a

@@ -22,7 +22,7 @@ var ErrDocChanged = errors.New("backend: document changed")
 // keyed, and the rules of versions, history and expiry (the next version
 // number, how many previous versions a store keeps, that an expired
 // document counts as absent and its version restarts at 1) are applied
-// above, once (collections.go); a backend offers a conditional replace,
+// above, once (internal/docengine); a backend offers a conditional replace,
 // history append and trim, delete, and scans filtered by its clock. A
 // backend never parses the query language either: SQL backends receive
 // the WHERE and ORDER BY of a query already compiled, with its values as

@@ -2,15 +2,13 @@ package backend
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
-	"github.com/satchel-dev/satchel/internal/bytesize"
+	"github.com/satchel-dev/satchel/internal/errs"
 )
 
 // ErrQuotaExceeded is matched (errors.Is) by every *QuotaError: a change
 // refused because it would grow a scope's usage past its quota.
-var ErrQuotaExceeded = errors.New("quota exceeded")
+var ErrQuotaExceeded = errs.ErrQuotaExceeded
 
 // Usage is what a scope holds, as its quotas count it: the live bytes and
 // number of files of every thread's head (DESIGN §2.4 counts them), the
@@ -70,13 +68,7 @@ type QuotaError struct {
 // of 1.00 GiB` or `quota exceeded: scope acme would hold 100,001 files,
 // over its quota of 100,000`.
 func (e *QuotaError) Error() string {
-	switch e.Counter {
-	case "bytes":
-		return fmt.Sprintf("quota exceeded: scope %s would hold %s of files, over its quota of %s", e.Scope, bytesize.Format(e.Would), bytesize.Format(e.Limit))
-	case "history bytes":
-		return fmt.Sprintf("quota exceeded: scope %s would hold %s of history, over its quota of %s", e.Scope, bytesize.Format(e.Would), bytesize.Format(e.Limit))
-	}
-	return fmt.Sprintf("quota exceeded: scope %s would hold %s %s, over its quota of %s", e.Scope, bytesize.Count(e.Would), e.Counter, bytesize.Count(e.Limit))
+	return errs.QuotaMessage(e.Scope, e.Counter, e.Would, e.Limit)
 }
 
 // Is makes a QuotaError match ErrQuotaExceeded.

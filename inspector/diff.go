@@ -187,7 +187,7 @@ func (in *Inspector) commitPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := commitData{T: t, Commit: c}
-	if prev, err := ws.HistoryBefore(ctx, seq, 1); err != nil {
+	if prev, err := ws.History(ctx, seq, 1); err != nil {
 		in.fail(w, r, err)
 		return
 	} else if len(prev) == 1 {
@@ -309,7 +309,7 @@ func (in *Inspector) comparePage(w http.ResponseWriter, r *http.Request) {
 		d.From = "head"
 	}
 	snap := func(thread, ref string) (*satchel.Snapshot, error) {
-		if err := satchel.CheckThreadName(thread); err != nil {
+		if err := satchel.ValidThreadName(thread); err != nil {
 			return nil, err
 		}
 		if !v.seesThread(t.Scope, thread) {
@@ -334,7 +334,7 @@ func (in *Inspector) comparePage(w http.ResponseWriter, r *http.Request) {
 	d.FromSeq, d.ToSeq = a.Commit().Seq, b.Commit().Seq
 	var all []satchel.Change
 	if d.Path != "" {
-		if err := satchel.CheckPath(d.Path); err != nil {
+		if err := satchel.ValidPath(d.Path); err != nil {
 			in.fail(w, r, err)
 			return
 		}

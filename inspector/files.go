@@ -90,7 +90,7 @@ func (in *Inspector) filesPage(w http.ResponseWriter, r *http.Request) {
 		pd.Live = liveURL(t, snap.Commit().Seq)
 	}
 	if p != "" {
-		if err := satchel.CheckPath(p); err != nil {
+		if err := satchel.ValidPath(p); err != nil {
 			in.fail(w, r, err)
 			return
 		}

@@ -182,7 +182,7 @@ func headSeq(r *http.Request, ws *satchel.Workspace) (int64, error) {
 // sendCommits writes an event for each commit after after up to head and
 // returns the new position.
 func (in *Inspector) sendCommits(w http.ResponseWriter, r *http.Request, ws *satchel.Workspace, after, head int64) (int64, error) {
-	cs, err := ws.HistoryBefore(r.Context(), head+1, int(min(head-after, maxEventsPerPoll)))
+	cs, err := ws.History(r.Context(), head+1, int(min(head-after, maxEventsPerPoll)))
 	if err != nil {
 		in.log.Warn("live stream: reading the history", "thread", ws.Thread(), "error", err.Error())
 		return after, nil

@@ -48,7 +48,7 @@ func (in *Inspector) routes(mux *http.ServeMux) {
 // is reported as missing, so that a scope's existence does not leak.
 func (in *Inspector) scopeOf(r *http.Request) (string, error) {
 	scope := r.PathValue("scope")
-	if err := satchel.CheckScope(scope); err != nil {
+	if err := satchel.ValidScope(scope); err != nil {
 		return "", err
 	}
 	if !viewerOf(r.Context()).seesScope(scope) {
@@ -69,7 +69,7 @@ func (in *Inspector) workspaceOf(r *http.Request) (threadRef, *satchel.Workspace
 		return threadRef{}, nil, err
 	}
 	thread := r.PathValue("thread")
-	if err := satchel.CheckThreadName(thread); err != nil {
+	if err := satchel.ValidThreadName(thread); err != nil {
 		return threadRef{}, nil, err
 	}
 	if !viewerOf(r.Context()).seesThread(scope, thread) {
@@ -216,7 +216,7 @@ func (in *Inspector) timelinePage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	cs, err := ws.HistoryBefore(ctx, before, commitsPerPage+1)
+	cs, err := ws.History(ctx, before, commitsPerPage+1)
 	if err != nil {
 		in.fail(w, r, err)
 		return
@@ -255,7 +255,7 @@ func liveURL(t threadRef, after int64) string {
 
 // commitOf returns commit seq of a thread, with its checkpoint names.
 func commitOf(ctx context.Context, ws *satchel.Workspace, seq int64) (satchel.Commit, error) {
-	cs, err := ws.HistoryBefore(ctx, seq+1, 1)
+	cs, err := ws.History(ctx, seq+1, 1)
 	if err != nil {
 		return satchel.Commit{}, err
 	}

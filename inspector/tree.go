@@ -133,7 +133,7 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 			all = append(all, n)
 			return n
 		}
-		oldest, err := ws.HistoryBefore(ctx, 2, 1) // commit 1, when retained
+		oldest, err := ws.History(ctx, 2, 1) // commit 1, when retained
 		if err != nil {
 			return d, err
 		}

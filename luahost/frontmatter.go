@@ -103,7 +103,7 @@ func parseFrontmatter(name, src string) (Frontmatter, error) {
 		if d.d == nil {
 			continue
 		}
-		if err := satchel.CheckPath(d.d.Path); err != nil {
+		if err := satchel.ValidPath(d.d.Path); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %s", d.key, err))
 		}
 	}

@@ -347,7 +347,7 @@ func commitsSince(ctx context.Context, ws *satchel.Workspace, seq int64, actor s
 	if n > maxListed {
 		n = maxListed
 	}
-	hist, err := ws.History(ctx, int(n))
+	hist, err := ws.History(ctx, 0, int(n))
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func FuzzFrontmatter(f *testing.F) {
 			return
 		}
 		for _, d := range []*luahost.Decl{s.Front.Input, s.Front.Output} {
-			if d != nil && satchel.CheckPath(d.Path) != nil {
+			if d != nil && satchel.ValidPath(d.Path) != nil {
 				t.Fatalf("accepted the invalid path %q", d.Path)
 			}
 		}

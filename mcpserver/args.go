@@ -202,7 +202,7 @@ func (a *args) path(name string, required bool) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if err := satchel.CheckPath(p); err != nil {
+	if err := satchel.ValidPath(p); err != nil {
 		a.add(satchel.ErrInvalidPath, "%s", err.Error())
 		return "", false
 	}
@@ -217,7 +217,7 @@ func (a *args) dir(name string) string {
 		return ""
 	}
 	if d := strings.TrimSuffix(p, "/"); d != "" {
-		if err := satchel.CheckPath(d); err != nil {
+		if err := satchel.ValidPath(d); err != nil {
 			a.add(satchel.ErrInvalidPath, "%s", err.Error())
 			return ""
 		}

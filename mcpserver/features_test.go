@@ -81,7 +81,7 @@ func TestSpill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := ws.History(context.Background(), 0)
+	cs, err := ws.History(context.Background(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestSpill(t *testing.T) {
 			t.Errorf("a spill in the thread's history: %+v", cm)
 		}
 	}
-	cs, err = ws.Spills().History(context.Background(), 0)
+	cs, err = ws.Spills().History(context.Background(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,7 +189,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // the caller's thread is fixed and it differs) and passes the caller on.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, c caller, bound string, next http.Handler) {
 	if th := r.Header.Get(ThreadHeader); th != "" {
-		if err := satchel.CheckThreadName(th); err != nil {
+		if err := satchel.ValidThreadName(th); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -231,7 +231,7 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, msg string
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	if _, err := s.cfg.Store.Backend().Now(ctx); err != nil {
+	if _, err := s.cfg.Store.Now(ctx); err != nil {
 		s.log.Error("health check failed", "error", err.Error())
 		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
 		return

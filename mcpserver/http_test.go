@@ -135,7 +135,7 @@ func TestHTTPScopesAreIsolated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := ws.History(context.Background(), 1)
+	cs, err := ws.History(context.Background(), 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

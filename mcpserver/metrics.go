@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -23,7 +23,7 @@ import (
 //	satchel_mcp_http_unauthorized_total            HTTP requests refused with 401
 //
 // plus the Go runtime and process collectors, and, on a backend with a
-// pool of connections (backend.PoolReporter, PostgreSQL), the pool's:
+// pool of connections (Store.PoolStats, PostgreSQL), the pool's:
 //
 //	satchel_db_pool_connections{state}             in_use, idle
 //	satchel_db_pool_max_connections                its bound (pool_max_conns)
@@ -97,7 +97,7 @@ func (m *metrics) handler() http.Handler {
 
 // poolCollector exports a backend's pool of connections, read once a
 // scrape so that its figures agree with each other.
-type poolCollector struct{ p backend.PoolReporter }
+type poolCollector struct{ st *satchel.Store }
 
 var (
 	poolConnsDesc = prometheus.NewDesc("satchel_db_pool_connections",
@@ -119,7 +119,7 @@ func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.p.PoolStats()
+	s, _ := c.st.PoolStats()
 	ch <- prometheus.MustNewConstMetric(poolConnsDesc, prometheus.GaugeValue, float64(s.InUse), "in_use")
 	ch <- prometheus.MustNewConstMetric(poolConnsDesc, prometheus.GaugeValue, float64(s.Idle), "idle")
 	ch <- prometheus.MustNewConstMetric(poolMaxDesc, prometheus.GaugeValue, float64(s.Max))

@@ -49,7 +49,7 @@ func TestInsecureNoAuth(t *testing.T) {
 	// A tokenless session acts as the configured identity.
 	c := mustDial(t, url, "", "")
 	c.ok("write_file", map[string]any{"path": "a.md", "content": "x\n"})
-	cm, err := wsOf(t, st, "acme", "main").History(context.Background(), 1)
+	cm, err := wsOf(t, st, "acme", "main").History(context.Background(), 0, 1)
 	if err != nil || len(cm) != 1 || cm[0].Agent != "tester" || cm[0].Via != "mcp:write_file" {
 		t.Errorf("history = %+v, %v", cm, err)
 	}
@@ -72,7 +72,7 @@ func TestInsecureNoAuth(t *testing.T) {
 	secret, tok := token(t, st, satchel.TokenSpec{Agent: "other", Scope: "beta"})
 	e := mustDial(t, url, secret, "")
 	e.ok("write_file", map[string]any{"path": "c.md", "content": "z\n"})
-	cm, err = wsOf(t, st, "beta", "main").History(context.Background(), 1)
+	cm, err = wsOf(t, st, "beta", "main").History(context.Background(), 0, 1)
 	if err != nil || len(cm) != 1 || cm[0].Agent != "other" || cm[0].Credential != tok.ID {
 		t.Errorf("history of beta = %+v, %v", cm, err)
 	}

@@ -41,7 +41,7 @@ func (c projectCollections) Tools(agent string) ([]Tool, error) {
 
 func (c projectCollections) Call(ctx context.Context, id Identity, tool string, args json.RawMessage) (any, error) {
 	a := satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + tool, Client: id.Client, ClientVersion: id.ClientVersion}
-	return c.st.CallCollectionToolAs(ctx, c.p, id.Scope, a, tool, args, satchel.CallerThread(id.Thread))
+	return c.st.CallCollectionTool(ctx, c.p, id.Scope, a, tool, args, satchel.CallerThread(id.Thread))
 }
 
 // skipped lists the project entries the load did not read (special

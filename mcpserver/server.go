@@ -19,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend"
 	buildversion "github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/spill"
 )
@@ -181,14 +180,14 @@ func New(cfg Config) (*Server, error) {
 		cfg.Thread = "main"
 	}
 	var problems []string
-	if err := satchel.CheckScope(cfg.Scope); err != nil {
+	if err := satchel.ValidScope(cfg.Scope); err != nil {
 		problems = append(problems, err.Error())
 	}
-	if err := satchel.CheckThreadName(cfg.Thread); err != nil {
+	if err := satchel.ValidThreadName(cfg.Thread); err != nil {
 		problems = append(problems, err.Error())
 	}
 	if cfg.Agent != "" {
-		if err := satchel.CheckAgentName(cfg.Agent); err != nil {
+		if err := satchel.ValidAgentName(cfg.Agent); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -236,8 +235,8 @@ func New(cfg Config) (*Server, error) {
 		tokens:  newTokenCache(cfg.TokenCheckInterval, time.Now),
 	}
 	s.metrics.gate = s.operatorOnly
-	if pr, ok := cfg.Store.Backend().(backend.PoolReporter); ok {
-		s.metrics.reg.MustRegister(poolCollector{pr})
+	if _, ok := cfg.Store.PoolStats(); ok {
+		s.metrics.reg.MustRegister(poolCollector{cfg.Store})
 	}
 	if sk, ok := cfg.Collections.(interface{ skipped() []string }); ok {
 		for _, e := range sk.skipped() {

@@ -122,7 +122,7 @@ func TestStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := ws.History(context.Background(), 1)
+	cs, err := ws.History(context.Background(), 0, 1)
 	if err != nil || len(cs) != 1 || cs[0].Agent != "stdio-agent" || cs[0].Via != "mcp:write_file" {
 		t.Errorf("history = %+v, %v", cs, err)
 	}

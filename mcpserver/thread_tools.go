@@ -55,7 +55,7 @@ func runFork(ctx context.Context, c *call) (*outcome, error) {
 	if err := a.err(); err != nil {
 		return nil, err
 	}
-	if err := satchel.CheckThreadName(name); err != nil {
+	if err := satchel.ValidThreadName(name); err != nil {
 		return nil, err
 	}
 	ws, err := c.workspace(ctx)

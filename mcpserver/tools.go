@@ -766,7 +766,7 @@ func runHistory(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := ws.History(ctx, limit)
+	cs, err := ws.History(ctx, 0, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -328,7 +328,7 @@ func TestVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := ws.History(context.Background(), 0)
+	cs, err := ws.History(context.Background(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,13 +24,24 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/backendtest"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 // Run runs the whole conformance suite: the backend contract
 // (backendtest.RunContract)
 // and every behaviour of DESIGN.md through the satchel API on top of the
-// backend (RunBehaviour). A backend is done when it passes.
+// backend (RunBehaviour, RunDocuments, RunQuotas). Then, for each
+// optional capability of the contract that the backend offers and satchel
+// has a fallback for, it runs the suite again with that capability
+// hidden (Hide), in subtests named No<Capability>, side by side: the
+// results must not differ. A backend is done when it passes.
 func Run(t *testing.T, open func(t *testing.T) backend.Backend) {
+	runWhole(t, open)
+	runHidden(t, open)
+}
+
+// runWhole runs every part of the suite once.
+func runWhole(t *testing.T, open func(t *testing.T) backend.Backend) {
 	t.Run("Contract", func(t *testing.T) { backendtest.RunContract(t, open) })
 	t.Run("Behaviour", func(t *testing.T) { RunBehaviour(t, open) })
 	t.Run("Documents", func(t *testing.T) { RunDocuments(t, open) })
@@ -82,6 +93,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each behaviour has a backend of its own
 			st := satchel.New(s.open(t))
 			t.Cleanup(func() { st.Close() })
 			ws, err := st.Workspace(context.Background(), "default", "main")
@@ -195,7 +207,7 @@ func (s *suite) pathCheckedFirst(t *testing.T, _ *satchel.Store, ws *satchel.Wor
 	// An empty anchor is refused before the file is read.
 	_, err = ws.StrReplace(bg, "missing.md", "", "y", false)
 	refused(t, "empty anchor on missing file", err, satchel.ErrInvalidArgument, "anchor must not be empty")
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	equal(t, "commits after refusals", len(h), 0)
 }
 
@@ -357,7 +369,7 @@ func (s *suite) strReplace(t *testing.T, _ *satchel.Store, ws *satchel.Workspace
 	equal(t, "replaced all", n, 2)
 	got, _ := ws.Read(bg, "a.md")
 	equal(t, "content", got, "ONE 2 2 three")
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	equal(t, "commits (refusals commit nothing)", len(h), 3)
 }
 
@@ -466,7 +478,7 @@ func (s *suite) existsDeleteMoveStat(t *testing.T, _ *satchel.Store, ws *satchel
 	ok, _ = ws.Exists(bg, "zz.md")
 	equal(t, "exists missing", ok, false)
 	must(t, "delete missing is silent", ws.Delete(bg, "zz.md"))
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	n := len(h)
 	refused(t, "move onto existing", ws.Move(bg, "a.md", "b.md"), satchel.ErrExists, "cannot move a.md to b.md: b.md exists (overwrite not requested)")
 	refused(t, "move missing", ws.Move(bg, "zz.md", "c.md"), satchel.ErrNotFound, "file not found: zz.md")
@@ -490,7 +502,7 @@ func (s *suite) existsDeleteMoveStat(t *testing.T, _ *satchel.Store, ws *satchel
 	refused(t, "stat missing", err, satchel.ErrNotFound, "file not found: zz.md")
 	must(t, "delete", ws.Delete(bg, "b.md"))
 	must(t, "delete again", ws.Delete(bg, "b.md"))
-	h, _ = ws.History(bg, 0)
+	h, _ = ws.History(bg, 0, 0)
 	equal(t, "commits: two moves and one delete", len(h), n+3)
 }
 
@@ -593,7 +605,7 @@ func (s *suite) concurrentAppends(t *testing.T, _ *satchel.Store, ws *satchel.Wo
 		seen[l] = true
 	}
 	equal(t, "distinct lines", len(seen), goroutines*each)
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	equal(t, "one commit per append", len(h), goroutines*each)
 }
 
@@ -612,7 +624,7 @@ func (s *suite) batch(t *testing.T, _ *satchel.Store, ws *satchel.Workspace) {
 		return b.Append(ctx, "log", "x")
 	})
 	must(t, "batch", err)
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	equal(t, "one commit", len(h), 1)
 	// Directories within a batch see the batch's own files.
 	err = ws.Batch(bg, func(ctx context.Context, b *satchel.Batch) error {
@@ -736,7 +748,7 @@ func (s *suite) versions(t *testing.T, _ *satchel.Store, ws *satchel.Workspace) 
 	write(t, ws, "c.md", "c\n")
 	_, err = ws.Checkpoint(bg, "second")
 	must(t, "checkpoint 2", err)
-	h, err := ws.History(bg, 0)
+	h, err := ws.History(bg, 0, 0)
 	must(t, "history", err)
 	var seqs []string
 	for _, c := range h {
@@ -745,7 +757,7 @@ func (s *suite) versions(t *testing.T, _ *satchel.Store, ws *satchel.Workspace) 
 	equal(t, "history newest first", strings.Join(seqs, ","), "5,4,3,2,1")
 	equal(t, "checkpoint in history", strings.Join(h[0].Checkpoints, ","), "second")
 	equal(t, "op recorded", h[1].Op, "delete")
-	h2, _ := ws.History(bg, 2)
+	h2, _ := ws.History(bg, 0, 2)
 	equal(t, "history limit", len(h2), 2)
 	for _, ref := range []string{"first", "2"} {
 		old, err := ws.At(bg, ref)
@@ -842,7 +854,7 @@ func (s *suite) retention(t *testing.T, _ *satchel.Store, ws *satchel.Workspace)
 	must(t, "retain", err)
 	// Kept: 10, 9 (last two) and the checkpoints 3 and 6.
 	equal(t, "dropped", n, 6)
-	h, _ := ws.History(bg, 0)
+	h, _ := ws.History(bg, 0, 0)
 	var seqs []string
 	for _, c := range h {
 		seqs = append(seqs, fmt.Sprint(c.Seq))
@@ -852,7 +864,7 @@ func (s *suite) retention(t *testing.T, _ *satchel.Store, ws *satchel.Workspace)
 	refused(t, "dropped commit", err, satchel.ErrNotFound, "")
 	n, _ = ws.SetRetention(bg, satchel.Policy{MaxCommits: 1, MaxCheckpoints: 1})
 	equal(t, "dropped with maxCheckpoints", n, 2)
-	h, _ = ws.History(bg, 0)
+	h, _ = ws.History(bg, 0, 0)
 	equal(t, "head and newest checkpoint", len(h), 2)
 	p, _ := ws.Retention(bg)
 	equal(t, "stored policy", p.MaxCommits, 1)
@@ -893,7 +905,7 @@ func (s *suite) gc(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	must(t, "read fork after gc", err)
 	equal(t, "fork after gc", got, "19 "+big)
 	// A fresh store (no cache) reads the same.
-	st2 := satchel.New(st.Backend())
+	st2 := satchel.New(backendof.Store(st))
 	ws2, _ := st2.Workspace(bg, "default", "main")
 	got, err = ws2.Read(bg, "big.txt")
 	must(t, "uncached read after gc", err)
@@ -927,7 +939,8 @@ func (s *suite) threadsAndScopes(t *testing.T, st *satchel.Store, ws *satchel.Wo
 	tw2, _ := st.Workspace(bg, "default", "t2")
 	ok, _ = tw2.Exists(bg, "x")
 	equal(t, "a recreated thread starts empty", ok, false)
-	must(t, "purge", st.PurgeScope(bg, "tenant-2"))
+	_, err = st.Purge(bg, "tenant-2")
+	must(t, "purge", err)
 	ok, _ = other.Exists(bg, "a.md")
 	equal(t, "purged", ok, false)
 }
@@ -963,12 +976,12 @@ func (s *suite) largeFiles(t *testing.T, _ *satchel.Store, ws *satchel.Workspace
 // backend without backend.Keys refuses keys.
 func (s *suite) idempotencyKeys(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	key := satchel.IdempotencyKey("k-1")
-	if _, ok := st.Backend().(backend.Keys); !ok {
+	if _, ok := backend.As[backend.Keys](backendof.Store(st)); !ok {
 		refused(t, "a key without backend.Keys", ws.Append(bg, "log", "x", key), satchel.ErrInvalidArgument, "this backend keeps no idempotency keys")
 		return
 	}
 	must(t, "append", ws.Append(bg, "log", "one\n", key))
-	other := satchel.New(st.Backend(), satchel.WithCacheBytes(1))
+	other := satchel.New(backendof.Store(st), satchel.WithCacheBytes(1))
 	wo, err := other.Workspace(bg, "default", "main")
 	must(t, "workspace", err)
 	must(t, "retry from another store", wo.Append(bg, "log", "one\n", key))
@@ -986,7 +999,7 @@ func (s *suite) idempotencyKeys(t *testing.T, st *satchel.Store, ws *satchel.Wor
 // main's write under the same key fail as "already used with different
 // arguments"); on each thread it still means one call.
 func (s *suite) idempotencyKeysPerThread(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
-	if _, ok := st.Backend().(backend.Keys); !ok {
+	if _, ok := backend.As[backend.Keys](backendof.Store(st)); !ok {
 		t.Skip("the backend keeps no idempotency keys")
 	}
 	key := satchel.IdempotencyKey("K9")
@@ -1006,7 +1019,7 @@ func (s *suite) idempotencyKeysPerThread(t *testing.T, st *satchel.Store, ws *sa
 }
 
 func (s *suite) twoStores(t *testing.T, a *satchel.Store, wa *satchel.Workspace) {
-	b := satchel.New(a.Backend(), satchel.WithCacheBytes(1))
+	b := satchel.New(backendof.Store(a), satchel.WithCacheBytes(1))
 	wb, err := b.Workspace(bg, "default", "main")
 	must(t, "workspace b", err)
 	must(t, "a writes", wa.Write(bg, "f.md", "from a\n"))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/backendof"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -63,8 +64,9 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each behaviour has a backend of its own
 			b := d.open(t)
-			if _, ok := b.(backend.Documents); !ok {
+			if _, ok := backend.As[backend.Documents](b); !ok {
 				testenv.Skip(t, "%T does not implement backend.Documents", b)
 			}
 			st := satchel.New(b)
@@ -92,9 +94,9 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.U
 // (backend.ClockSetter), or skips.
 func setClock(t *testing.T, st *satchel.Store) *clock {
 	t.Helper()
-	cs, ok := st.Backend().(backend.ClockSetter)
+	cs, ok := backend.As[backend.ClockSetter](backendof.Store(st))
 	if !ok {
-		testenv.Skip(t, "%T is not a backend.ClockSetter: expiry is not tested", st.Backend())
+		testenv.Skip(t, "%T is not a backend.ClockSetter: expiry is not tested", backendof.Store(st))
 	}
 	c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	cs.SetClock(c.Now)
@@ -698,7 +700,8 @@ func (d *docSuite) scopes(t *testing.T, st *satchel.Store) {
 	// shared store's documents belong to no scope and stay.
 	shared := coll(t, st, p, "acme", "profiles")
 	set(t, shared, `{"company_id": "acme", "name": "Acme"}`)
-	must(t, "purge", st.PurgeScope(bg, "acme"))
+	_, err = st.Purge(bg, "acme")
+	must(t, "purge", err)
 	if _, err := a.Get(bg, "c1:t", false); !errors.Is(err, satchel.ErrNotFound) {
 		t.Errorf("a purged scope's document: %v", err)
 	}
@@ -733,7 +736,7 @@ func (d *docSuite) sharedStores(t *testing.T, st *satchel.Store) {
 	refused(t, "agent set on a shared store", err, satchel.ErrReadOnly, `store "profiles" is shared (read-only): writes are not allowed`)
 	_, err = w.Remove(bg, "acme")
 	refused(t, "agent remove on a shared store", err, satchel.ErrReadOnly, `store "profiles" is shared (read-only): writes are not allowed`)
-	_, err = st.CallCollectionTool(bg, p, "s1", "writer", "store__profiles__set", json.RawMessage(`{"company_id": "x", "name": "X"}`))
+	_, err = st.CallCollectionTool(bg, p, "s1", satchel.Actor{Agent: "writer", Via: "mcp:store__profiles__set"}, "store__profiles__set", json.RawMessage(`{"company_id": "x", "name": "X"}`))
 	refused(t, "agent tool set on a shared store", err, satchel.ErrReadOnly, `store "profiles" is shared (read-only): writes are not allowed`)
 	_, v := set(t, ops, `{"company_id": "acme", "name": "Acme Inc."}`)
 	equal(t, "operator update of a shared store", v, int64(2))
@@ -1151,7 +1154,7 @@ func (d *docSuite) tools(t *testing.T, st *satchel.Store) {
 
 	call := func(agent, tool, args string) string {
 		t.Helper()
-		out, err := st.CallCollectionTool(bg, p, "s1", agent, tool, json.RawMessage(args))
+		out, err := st.CallCollectionTool(bg, p, "s1", satchel.Actor{Agent: agent, Via: "mcp:" + tool}, tool, json.RawMessage(args))
 		if err != nil {
 			t.Fatalf("%s %s: %v", tool, args, err)
 		}
@@ -1205,7 +1208,7 @@ func (d *docSuite) tools(t *testing.T, st *satchel.Store) {
 		{"reader", "store__notes__list", `{"where": "topic = 't'"}`, satchel.ErrInvalidArgument},
 		{"writer", "store__notes__set", `{"company_id": "acme"}`, satchel.ErrValidation},
 	} {
-		_, err := st.CallCollectionTool(bg, p, "s1", tc.agent, tc.tool, json.RawMessage(tc.args))
+		_, err := st.CallCollectionTool(bg, p, "s1", satchel.Actor{Agent: tc.agent, Via: "mcp:" + tc.tool}, tc.tool, json.RawMessage(tc.args))
 		if !errors.Is(err, tc.kind) {
 			t.Errorf("%s %s %s: %v, want %v", tc.agent, tc.tool, tc.args, err, tc.kind)
 		}

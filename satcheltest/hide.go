@@ -1,114 +1,98 @@
 package satcheltest
 
-// Hiders hide one optional capability of a backend (package backend,
-// capabilities.go), so that a backend's test can run the suite on the
-// fallback that satchel takes without it. Embed one beside the backend, at
-// the same depth: the two methods of one name are then ambiguous, and the
-// wrapper's method set has neither, while every other method of the
-// backend is promoted as before.
-//
-//	type noFork struct {
-//		*mybackend.Backend
-//		satcheltest.HideForker
-//	}
-//
-//	func TestConformance(t *testing.T) {
-//		satcheltest.Run(t, open)
-//		t.Run("NoForker", func(t *testing.T) {
-//			satcheltest.Run(t, func(t *testing.T) backend.Backend { return noFork{Backend: open(t)} })
-//		})
-//	}
-//
-// The hiders' methods exist only to make the names ambiguous: nothing can
-// call them through the wrapper.
+import (
+	"testing"
 
-// HideForker hides backend.Forker.
-type HideForker struct{}
+	"github.com/satchel-dev/satchel/backend"
+)
 
-// Fork is the name it hides.
-func (HideForker) Fork() {}
+// Hide returns b with capability T hidden: backend.As finds T neither on
+// the result nor below it, and finds every other capability of b as
+// before. Hide several by nesting: Hide[backend.Remote](Hide[backend.Forker](b)).
+// Run hides each capability a backend offers itself; Hide is for a test
+// that needs a backend without one.
+func Hide[T any](b backend.Backend) backend.Backend {
+	return hidden[T]{b}
+}
 
-// HideCheckpointResolver hides backend.CheckpointResolver.
-type HideCheckpointResolver struct{}
+// hidden is a backend with capability T hidden. It embeds the Backend
+// interface, so its own method set is the contract's alone; every other
+// capability backend.As finds by unwrapping it.
+type hidden[T any] struct{ backend.Backend }
 
-// CheckpointCommit is the name it hides.
-func (HideCheckpointResolver) CheckpointCommit() {}
+// Unwrap returns the backend hidden wraps.
+func (h hidden[T]) Unwrap() backend.Backend { return h.Backend }
 
-// HidePartsAppender hides backend.PartsAppender.
-type HidePartsAppender struct{}
+// Hides reports whether capability is T.
+func (hidden[T]) Hides(capability any) bool {
+	_, ok := capability.(*T)
+	return ok
+}
 
-// AppendParts is the name it hides.
-func (HidePartsAppender) AppendParts() {}
+// A capability is an optional capability of the contract
+// (backend/capabilities.go) that satchel has a fallback for: Run runs the
+// suite again with it hidden on every backend that offers it.
+type capability struct {
+	name string
+	has  func(backend.Backend) bool
+	hide func(backend.Backend) backend.Backend
+	// run is the part of the suite the fallback is proven by.
+	run func(t *testing.T, open func(t *testing.T) backend.Backend)
+}
 
-// HidePartsReader hides backend.PartsReader.
-type HidePartsReader struct{}
+func hiding[T any](name string, run func(t *testing.T, open func(t *testing.T) backend.Backend)) capability {
+	return capability{
+		name: name,
+		has:  func(b backend.Backend) bool { _, ok := backend.As[T](b); return ok },
+		hide: Hide[T],
+		run:  run,
+	}
+}
 
-// PackParts is the name it hides.
-func (HidePartsReader) PackParts() {}
+// capabilities lists what Run hides, in the order it hides them.
+var capabilities = []capability{
+	hiding[backend.Forker]("Forker", runWhole),
+	hiding[backend.CheckpointResolver]("CheckpointResolver", runWhole),
+	hiding[backend.PartsAppender]("PartsAppender", runWhole),
+	hiding[backend.PartsReader]("PartsReader", runWhole),
+	hiding[backend.PacksReader]("PacksReader", runWhole),
+	hiding[backend.Vacuumer]("Vacuumer", runWhole),
+	hiding[backend.DocMaps]("DocMaps", runWhole),
+	hiding[backend.HeadsLister]("HeadsLister", runWhole),
+	hiding[backend.DocCounter]("DocCounter", runWhole),
+	hiding[backend.DocBatcher]("DocBatcher", RunDocuments),
+	// Both make the engine treat the backend as a server a round trip
+	// away; without them it commits as on an embedded one.
+	{
+		name: "ConcurrentAppenderNoRemote",
+		has: func(b backend.Backend) bool {
+			_, ca := backend.As[backend.ConcurrentAppender](b)
+			_, r := backend.As[backend.Remote](b)
+			return ca || r
+		},
+		hide: func(b backend.Backend) backend.Backend {
+			return Hide[backend.Remote](Hide[backend.ConcurrentAppender](b))
+		},
+		run: runWhole,
+	},
+	hiding[backend.Keys]("Keys", runWhole),
+	hiding[backend.ThreadLocker]("ThreadLocker", runWhole),
+}
 
-// HidePacksReader hides backend.PacksReader: every pack is then read
-// on its own.
-type HidePacksReader struct{}
-
-// Packs is the name it hides.
-func (HidePacksReader) Packs() {}
-
-// HideVacuumer hides backend.Vacuumer.
-type HideVacuumer struct{}
-
-// Vacuum is the name it hides.
-func (HideVacuumer) Vacuum() {}
-
-// HideDocMaps hides backend.DocMaps: documents then go to the backend as
-// JSON and come back as JSON.
-type HideDocMaps struct{}
-
-// KeepsDocMaps is the name it hides.
-func (HideDocMaps) KeepsDocMaps() {}
-
-// HideHeadsLister hides backend.HeadsLister.
-type HideHeadsLister struct{}
-
-// ThreadHeads is the name it hides.
-func (HideHeadsLister) ThreadHeads() {}
-
-// HideDocCounter hides backend.DocCounter: the documents of a scope are
-// then not counted.
-type HideDocCounter struct{}
-
-// DocsByScope is the name it hides.
-func (HideDocCounter) DocsByScope() {}
-
-// HideDocBatcher hides backend.DocBatcher: every set is then its own
-// transaction.
-type HideDocBatcher struct{}
-
-// ReplaceDocs is the name it hides.
-func (HideDocBatcher) ReplaceDocs() {}
-
-// HideConcurrentAppender hides backend.ConcurrentAppender.
-type HideConcurrentAppender struct{}
-
-// AppendConcurrency is the name it hides.
-func (HideConcurrentAppender) AppendConcurrency() {}
-
-// HideRemote hides backend.Remote: commits are then chained as on an
-// embedded database.
-type HideRemote struct{}
-
-// Remote is the name it hides.
-func (HideRemote) Remote() {}
-
-// HideKeys hides backend.Keys: satchel then refuses idempotency keys and
-// logs no document changes.
-type HideKeys struct{}
-
-// KeyRecord is the name it hides.
-func (HideKeys) KeyRecord() {}
-
-// HideThreadLocker hides backend.ThreadLocker: every writer is then
-// optimistic.
-type HideThreadLocker struct{}
-
-// LockThread is the name it hides.
-func (HideThreadLocker) LockThread() {}
+// runHidden runs, for each capability that a backend from open offers, the
+// part of the suite that proves its fallback, with it hidden, side by side.
+func runHidden(t *testing.T, open func(t *testing.T) backend.Backend) {
+	probe := open(t)
+	for _, c := range capabilities {
+		if !c.has(probe) {
+			continue
+		}
+		t.Run("No"+c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.has(c.hide(probe)) {
+				t.Fatalf("%s is not hidden", c.name)
+			}
+			c.run(t, func(t *testing.T) backend.Backend { return c.hide(open(t)) })
+		})
+	}
+}

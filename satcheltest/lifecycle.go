@@ -7,6 +7,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 // The lifecycle of scopes and threads: usage, purge, archive, default
@@ -53,7 +54,7 @@ func (s *suite) scopesUsage(t *testing.T, st *satchel.Store, ws *satchel.Workspa
 // purge: Purge removes a scope's threads, history, storage and tokens, says
 // what it removed, and leaves other scopes and a clean store.
 func (s *suite) purge(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
-	b := st.Backend()
+	b := backendof.Store(st)
 	pw, err := st.Workspace(bg, "doomed", "main")
 	must(t, "doomed", err)
 	write(t, pw, "a.md", "one", "b.md", "two")
@@ -116,7 +117,7 @@ func (s *suite) purge(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	equal(t, "another scope's file", got, "kept")
 	// A workspace opened before the purge starts the scope anew.
 	write(t, pw, "new.md", "fresh")
-	h, err := pw.History(bg, 0)
+	h, err := pw.History(bg, 0, 0)
 	must(t, "history", err)
 	equal(t, "history of a scope purged, then written", len(h), 1)
 	ok, _ := pw.Exists(bg, "a.md")
@@ -162,7 +163,7 @@ func (s *suite) archive(t *testing.T, st *satchel.Store, ws *satchel.Workspace) 
 	refused(t, "checkpoint", err, satchel.ErrArchived, msg)
 	refused(t, "spill", ws.SaveSpill(bg, "spill/s", "x"), satchel.ErrArchived, msg)
 	// A workspace opened afresh (another process's, say) is refused too.
-	fresh := satchel.New(st.Backend())
+	fresh := satchel.New(backendof.Store(st))
 	fw, err := fresh.Workspace(bg, "default", "main")
 	must(t, "fresh workspace", err)
 	refused(t, "write through another store", fw.Write(bg, "b.md", "x"), satchel.ErrArchived, msg)
@@ -174,7 +175,7 @@ func (s *suite) archive(t *testing.T, st *satchel.Store, ws *satchel.Workspace) 
 	refused(t, "publish onto an archived thread", err, satchel.ErrArchived, msg)
 	_, err = fk.PublishTo(bg, ws, 2)
 	refused(t, "publish onto an archived thread from before its archive", err, satchel.ErrConflict, "")
-	h, err := ws.History(bg, 0)
+	h, err := ws.History(bg, 0, 0)
 	must(t, "history", err)
 	equal(t, "history records the archive", h[0].Op, "archive")
 
@@ -245,7 +246,7 @@ func (s *suite) defaultRetention(t *testing.T, st *satchel.Store, ws *satchel.Wo
 		w    *satchel.Workspace
 		want int
 	}{{nw, 2}, {ws, 5}, {own, 5}} {
-		h, err := c.w.History(bg, 0)
+		h, err := c.w.History(bg, 0, 0)
 		must(t, "history", err)
 		equal(t, "commits kept by gc", len(h), c.want)
 	}
@@ -264,10 +265,10 @@ func (s *suite) defaultRetention(t *testing.T, st *satchel.Store, ws *satchel.Wo
 // reads now.
 func waitClockPast(t *testing.T, st *satchel.Store) {
 	t.Helper()
-	start, err := st.Backend().Now(bg)
+	start, err := backendof.Store(st).Now(bg)
 	must(t, "now", err)
 	for {
-		n, err := st.Backend().Now(bg)
+		n, err := backendof.Store(st).Now(bg)
 		must(t, "now", err)
 		if n.After(start) {
 			return
@@ -279,7 +280,7 @@ func waitClockPast(t *testing.T, st *satchel.Store) {
 // deleteThreadStorage: the storage of a deleted thread is reclaimed by the
 // next gc, but what a fork of it still reaches stays readable.
 func (s *suite) deleteThreadStorage(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
-	b := st.Backend()
+	b := backendof.Store(st)
 	gone, err := st.Workspace(bg, "default", "gone")
 	must(t, "gone", err)
 	write(t, gone, "a.md", "first", "b.md", "second")

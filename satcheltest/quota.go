@@ -9,6 +9,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 // RunQuotas checks scope quotas (Store.SetQuota) through the satchel API:
@@ -198,7 +199,7 @@ func raceThreads(t *testing.T, a, b *satchel.Store) {
 // quotaRace has writers of two stores on one backend race to a scope's
 // files quota, each in its own thread: exactly the quota's number pass.
 func quotaRace(t *testing.T, a *satchel.Store) {
-	raceFiles(t, a, satchel.New(a.Backend(), satchel.WithCacheBytes(1)))
+	raceFiles(t, a, satchel.New(backendof.Store(a), satchel.WithCacheBytes(1)))
 }
 
 func raceFiles(t *testing.T, a, b *satchel.Store) {

@@ -15,7 +15,7 @@ import (
 // exactly what was stored, and a chain that fits whole moves them by its
 // sum.
 func checkAppendChainedQuota(t *testing.T, b backend.Backend) {
-	q, ok := b.(backend.Quotas)
+	q, ok := backend.As[backend.Quotas](b)
 	if !ok {
 		t.Skipf("%T keeps no quotas", b)
 	}

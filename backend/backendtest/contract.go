@@ -29,6 +29,7 @@ func RunContract(t *testing.T, open func(t *testing.T) backend.Backend) {
 	t.Helper()
 	for _, c := range contractChecks {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each check has a backend of its own
 			b := open(t)
 			t.Cleanup(func() {
 				if err := b.Close(); err != nil {
@@ -1729,7 +1730,7 @@ func checkConcurrentDropRequires(t *testing.T, b backend.Backend) {
 // together, and when it refuses (name taken, source not retained) it
 // creates neither. Backends that are not Forkers skip it.
 func checkFork(t *testing.T, b backend.Backend) {
-	f, ok := b.(backend.Forker)
+	f, ok := backend.As[backend.Forker](b)
 	if !ok {
 		t.Skip("not a backend.Forker")
 	}
@@ -1776,7 +1777,7 @@ func checkFork(t *testing.T, b backend.Backend) {
 // checkpoint names, and fails as CheckpointSeq would. Other backends skip
 // it.
 func checkCheckpointCommit(t *testing.T, b backend.Backend) {
-	r, ok := b.(backend.CheckpointResolver)
+	r, ok := backend.As[backend.CheckpointResolver](b)
 	if !ok {
 		t.Skip("not a backend.CheckpointResolver")
 	}
@@ -1802,7 +1803,7 @@ func checkCheckpointCommit(t *testing.T, b backend.Backend) {
 // newest after appends, and after a drop of older ones. Other backends
 // skip it.
 func checkThreadHeads(t *testing.T, b backend.Backend) {
-	l, ok := b.(backend.HeadsLister)
+	l, ok := backend.As[backend.HeadsLister](b)
 	if !ok {
 		t.Skip("not a backend.HeadsLister")
 	}

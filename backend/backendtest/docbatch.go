@@ -19,7 +19,7 @@ import (
 // docBatcher returns b as a DocBatcher, or skips.
 func docBatcher(t *testing.T, b backend.Backend) backend.DocBatcher {
 	t.Helper()
-	db, ok := b.(backend.DocBatcher)
+	db, ok := backend.As[backend.DocBatcher](b)
 	if !ok {
 		t.Skipf("%T is not a backend.DocBatcher", b)
 	}
@@ -56,7 +56,7 @@ func docValue(t *testing.T, d backend.Doc) string {
 // what each accepted entry said.
 func checkReplaceDocs(t *testing.T, b backend.Backend) {
 	db := docBatcher(t, b)
-	docs := b.(backend.Documents)
+	docs, _ := backend.As[backend.Documents](b)
 	ctx := t.Context()
 	id := func(k string) backend.DocID { return backend.DocID{Store: "batch", Scope: "s1", Key: k} }
 	// b exists before the batch.
@@ -117,7 +117,7 @@ func checkReplaceDocs(t *testing.T, b backend.Backend) {
 // entry is stored, and the shared key's versions are each accepted once.
 func checkReplaceDocsConcurrent(t *testing.T, b backend.Backend) {
 	db := docBatcher(t, b)
-	docs := b.(backend.Documents)
+	docs, _ := backend.As[backend.Documents](b)
 	ctx := t.Context()
 	const writers, rounds, per = 4, 10, 8
 	hot := backend.DocID{Store: "batch", Scope: "s1", Key: "hot"}

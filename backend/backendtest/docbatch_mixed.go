@@ -13,7 +13,7 @@ import (
 // logged is docPut with an entry for the log of document changes (on a
 // backend that keeps one) and, when key is not empty, an idempotency key.
 func logged(b backend.Backend, r backend.DocReplace, key string) backend.DocReplace {
-	if _, ok := b.(backend.Keys); !ok {
+	if _, ok := backend.As[backend.Keys](b); !ok {
 		return r
 	}
 	r.Change = &backend.DocChange{Op: "set", Scope: r.Scope, Meta: []byte(`{"op":"set"}`)}
@@ -27,7 +27,7 @@ func logged(b backend.Backend, r backend.DocReplace, key string) backend.DocRepl
 // "key@version", sorted, or nil on a backend without a log.
 func changeLog(t *testing.T, b backend.Backend, scope string) []string {
 	t.Helper()
-	k, ok := b.(backend.Keys)
+	k, ok := backend.As[backend.Keys](b)
 	if !ok {
 		return nil
 	}
@@ -53,7 +53,7 @@ func changeLog(t *testing.T, b backend.Backend, scope string) []string {
 // enough to be cut into several statements stores every entry.
 func checkReplaceDocsMixed(t *testing.T, b backend.Backend) {
 	db := docBatcher(t, b)
-	docs := b.(backend.Documents)
+	docs, _ := backend.As[backend.Documents](b)
 	ctx := t.Context()
 	id := func(scope, k string) backend.DocID { return backend.DocID{Store: "mixed", Scope: scope, Key: k} }
 	// u1 and u2 exist at version 1, u3 at version 2 (one previous version).
@@ -102,7 +102,7 @@ func checkReplaceDocsMixed(t *testing.T, b backend.Backend) {
 		{id("s2", "n3"), true, 1, "5", nil},
 		{id("s1", "n3"), false, 0, "", nil},
 	})
-	if k, ok := b.(backend.Keys); ok {
+	if k, ok := backend.As[backend.Keys](b); ok {
 		if got, want := changeLog(t, b, "s1"), []string{"n1@1", "n2@1", "u1@1", "u1@2", "u2@1", "u3@1", "u3@2", "u3@3"}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("log of changes of s1: %v, want %v (one entry per stored version, none for a refused one)", got, want)
 		}
@@ -144,7 +144,7 @@ func checkReplaceDocsMixed(t *testing.T, b backend.Backend) {
 			t.Fatalf("large batch, %s: version %d, %d previous, found %v, %v", big[i].Key, d.Version, len(h), ok, err)
 		}
 	}
-	if _, ok := b.(backend.Keys); ok {
+	if _, ok := backend.As[backend.Keys](b); ok {
 		if got := len(changeLog(t, b, "s3")); got != 300+100 {
 			t.Errorf("log of changes of the large batches: %d entries, want 400", got)
 		}
@@ -157,11 +157,11 @@ func checkReplaceDocsMixed(t *testing.T, b backend.Backend) {
 // refused alone leaves nothing behind.
 func checkReplaceDocsRefusedWhole(t *testing.T, b backend.Backend) {
 	db := docBatcher(t, b)
-	q, ok := b.(backend.Quotas)
+	q, ok := backend.As[backend.Quotas](b)
 	if !ok {
 		t.Skipf("%T keeps no quotas", b)
 	}
-	docs := b.(backend.Documents)
+	docs, _ := backend.As[backend.Documents](b)
 	ctx := t.Context()
 	live := func(_ context.Context, heads []backend.Commit) ([]int64, []int64, error) {
 		return make([]int64, len(heads)), make([]int64, len(heads)), nil
@@ -201,7 +201,7 @@ func checkReplaceDocsRefusedWhole(t *testing.T, b backend.Backend) {
 		}
 	}
 	sort.Strings(wantLog)
-	if _, ok := b.(backend.Keys); ok {
+	if _, ok := backend.As[backend.Keys](b); ok {
 		if got := changeLog(t, b, "quota"); fmt.Sprint(got) != fmt.Sprint(wantLog) {
 			t.Errorf("log of changes: %v, want %v (only what was stored)", got, wantLog)
 		}

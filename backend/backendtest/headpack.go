@@ -10,7 +10,7 @@ import (
 // it: the head as Head returns it, with the head's pack unless the head is
 // the commit known or its pack is empty.
 func checkHeadPackReader(t *testing.T, b backend.Backend) {
-	hp, ok := b.(backend.HeadPackReader)
+	hp, ok := backend.As[backend.HeadPackReader](b)
 	if !ok {
 		t.Skip("no HeadPackReader")
 	}

@@ -13,7 +13,7 @@ import (
 // caller's thread (a key claimed on one thread does not exist for
 // another); an expired key can be claimed again.
 func checkKeys(t *testing.T, b backend.Backend) {
-	ks, ok := b.(backend.Keys)
+	ks, ok := backend.As[backend.Keys](b)
 	if !ok {
 		t.Skip("the backend does not implement backend.Keys")
 	}

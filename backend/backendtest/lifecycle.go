@@ -10,8 +10,8 @@ import (
 // every scope (a shared store's under ""), with the newest update time,
 // and a purged scope's are gone from the count. Other backends skip it.
 func checkDocsByScope(t *testing.T, b backend.Backend) {
-	dc, ok := b.(backend.DocCounter)
-	db, ok2 := b.(backend.Documents)
+	dc, ok := backend.As[backend.DocCounter](b)
+	db, ok2 := backend.As[backend.Documents](b)
 	if !ok || !ok2 {
 		t.Skip("not a backend.DocCounter")
 	}

@@ -12,7 +12,7 @@ import (
 // the head under the lock, one holder at a time, waits that end with their
 // context, and nothing held after an error.
 func checkThreadLocker(t *testing.T, b backend.Backend) {
-	tl, ok := b.(backend.ThreadLocker)
+	tl, ok := backend.As[backend.ThreadLocker](b)
 	if !ok {
 		t.Skip("no ThreadLocker")
 	}

@@ -15,7 +15,7 @@ import (
 // for, missing and collected packs in neither result, and the bound on
 // bytes read at once, which always lets a caller make progress.
 func checkPacksReader(t *testing.T, b backend.Backend) {
-	pr, ok := b.(backend.PacksReader)
+	pr, ok := backend.As[backend.PacksReader](b)
 	if !ok {
 		t.Skip("no PacksReader")
 	}

@@ -15,7 +15,7 @@ import (
 // commit and thread times set as given and read back everywhere, and
 // documents stored with exactly the versions, times and history given.
 func checkPorter(t *testing.T, b backend.Backend) {
-	p, ok := b.(backend.Porter)
+	p, ok := backend.As[backend.Porter](b)
 	if !ok {
 		t.Skip("not a backend.Porter")
 	}
@@ -55,7 +55,7 @@ func checkPorter(t *testing.T, b backend.Backend) {
 	}
 	wantErr(t, "SetThreadCreated of a missing thread", p.SetThreadCreated(ctx, th.ID+1000, at), backend.ErrNoThread)
 
-	db, ok := b.(backend.Documents)
+	db, ok := backend.As[backend.Documents](b)
 	if !ok {
 		return
 	}

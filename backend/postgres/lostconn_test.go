@@ -400,7 +400,7 @@ func TestIdempotentAppendLostConnection(t *testing.T) {
 	if retry.Seq != 2 || retry.IdempotencyKey != "retry-1" {
 		t.Errorf("the retry reported %+v, want the first call's commit 2", retry)
 	}
-	h, err := ws.History(ctx, 0)
+	h, err := ws.History(ctx, 0, 0)
 	if err != nil || len(h) != 2 {
 		t.Errorf("history: %d commits (%v), want 2", len(h), err)
 	}

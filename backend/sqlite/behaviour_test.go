@@ -21,58 +21,10 @@ func open(t *testing.T) *sqlite.Backend {
 	return b
 }
 
-// noVacuum is a SQLite backend without its incremental vacuum.
-type noVacuum struct {
-	*sqlite.Backend
-	satcheltest.HideVacuumer
-}
-
-// noHeads is a SQLite backend that lists threads without their heads.
-type noHeads struct {
-	*sqlite.Backend
-	satcheltest.HideHeadsLister
-}
-
-// noPacks is a SQLite backend that reads each pack on its own.
-type noPacks struct {
-	*sqlite.Backend
-	satcheltest.HidePacksReader
-}
-
-// noBatch is a SQLite backend that stores each set in its own transaction.
-type noBatch struct {
-	*sqlite.Backend
-	satcheltest.HideDocBatcher
-}
-
-// TestConformance runs the whole suite on SQLite, then again with each of
+// TestConformance runs the whole suite on SQLite, and again with each of
 // its optional capabilities hidden.
 func TestConformance(t *testing.T) {
 	satcheltest.Run(t, func(t *testing.T) backend.Backend { return open(t) })
-	t.Run("NoVacuumer", func(t *testing.T) {
-		if _, ok := backend.Backend(noVacuum{}).(backend.Vacuumer); ok {
-			t.Fatal("the Vacuumer is not hidden")
-		}
-		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noVacuum{Backend: open(t)} })
-	})
-	t.Run("NoHeadsLister", func(t *testing.T) {
-		if _, ok := backend.Backend(noHeads{}).(backend.HeadsLister); ok {
-			t.Fatal("the HeadsLister is not hidden")
-		}
-		satcheltest.Run(t, func(t *testing.T) backend.Backend { return noHeads{Backend: open(t)} })
-	})
-	t.Run("NoDocBatcher", func(t *testing.T) {
-		if _, ok := backend.Backend(noBatch{}).(backend.DocBatcher); ok {
-			t.Fatal("the DocBatcher is not hidden")
-		}
-		satcheltest.RunDocuments(t, func(t *testing.T) backend.Backend { return noBatch{Backend: open(t)} })
-	})
-	t.Run("NoPacksReader", func(t *testing.T) {
-		if _, ok := backend.Backend(noPacks{}).(backend.PacksReader); ok {
-			t.Fatal("the PacksReader is not hidden")
-		}
-		satcheltest.RunBehaviour(t, func(t *testing.T) backend.Backend { return noPacks{Backend: open(t)} })
-	})
 }
 
 // TestIndexEvery runs the contract and the behaviours with commit_seq

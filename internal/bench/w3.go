@@ -13,6 +13,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/sqlite"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 // W3 defaults (WORKLOADS.md).
@@ -77,9 +78,9 @@ func W3Ops(f int) int {
 // of satchel's tables); else the bytes of the packs, roots and metadata of
 // every retained commit of scope (what the memory backend holds).
 func StoreSize(ctx context.Context, st *satchel.Store, scope string) (int64, error) {
-	b := st.Backend()
-	if d, ok := b.(backend.DiskSizer); ok {
-		if f, ok := b.(*sqlite.Backend); ok {
+	b := backendof.Store(st)
+	if d, ok := backend.As[backend.DiskSizer](b); ok {
+		if f, ok := backend.As[*sqlite.Backend](b); ok {
 			return sqliteSize(ctx, d, f.Path())
 		}
 		return d.DiskSize(ctx)
@@ -243,7 +244,7 @@ func RunW3(ctx context.Context, st *satchel.Store, o W3Options, report func(Resu
 	// it made their time grow with F (at F = 100,000 on SQLite, 6 ms a
 	// step, against 0.5 ms for the step alone).
 	edit := ts.result(o.System, "W3", "edit")
-	hist, err := ws.History(ctx, 0)
+	hist, err := ws.History(ctx, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -265,7 +266,7 @@ func RunW3(ctx context.Context, st *satchel.Store, o W3Options, report func(Resu
 	if err != nil {
 		return fmt.Errorf("bench W3: database size: %w", err)
 	}
-	if h, err := ws.History(ctx, 0); err != nil || len(h) != o.F+o.S {
+	if h, err := ws.History(ctx, 0, 0); err != nil || len(h) != o.F+o.S {
 		return mismatch("W3", "edit", "%d commits in the history, want %d (%v)", len(h), o.F+o.S, err)
 	}
 	contentAt := func(f, step int) string {

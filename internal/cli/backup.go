@@ -13,8 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend"
-	"github.com/satchel-dev/satchel/backend/sqlite"
 )
 
 func newBackupCmd(a *app) *cobra.Command {
@@ -51,7 +49,7 @@ Prints what it wrote; with --json, {"file": FILE, "kind": "sqlite" or
 			}
 			file := args[0]
 			kind := "sqlite"
-			if _, ok := s.Backend().(backend.FileBackuper); ok {
+			if s.HasFileBackup() {
 				err = s.Backup(ctx, file)
 			} else {
 				kind = "export"
@@ -126,7 +124,7 @@ report of check --storage.`,
 			f.Close()
 			isSQLite := string(head) == sqliteMagic
 			if isSQLite {
-				if err := verifyBackup(ctx, src); err != nil {
+				if err := satchel.VerifyBackup(ctx, src); err != nil {
 					return err
 				}
 			}
@@ -203,19 +201,6 @@ report of check --storage.`,
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose stores' documents are restored from a SQLite backup (default: . when it has them)")
 	return cmd
-}
-
-// verifyBackup refuses a SQLite file that is not a sound satchel
-// database (sqlite.VerifyBackup), before anything is copied.
-func verifyBackup(ctx context.Context, src string) error {
-	err := sqlite.VerifyBackup(ctx, src)
-	if errors.Is(err, sqlite.ErrNotRestorable) {
-		return &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: "restore refused: " + err.Error()}
-	}
-	if err != nil {
-		return fmt.Errorf("cannot restore %s: %w", src, err)
-	}
-	return nil
 }
 
 // checkRestoredFile runs the storage check on the database file a restore

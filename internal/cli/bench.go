@@ -23,7 +23,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/internal/bench"
 	"github.com/satchel-dev/satchel/internal/delayproxy"
 )
@@ -507,17 +506,7 @@ func printBenchTable(w io.Writer, rs []bench.Result) error {
 // store in it; the function it returns closes the store and drops the
 // schema.
 func benchPostgres(ctx context.Context, url string, opts ...satchel.Option) (*satchel.Store, func(), error) {
-	schema := benchSchemaName()
-	b, err := postgres.OpenFresh(ctx, url, schema)
-	if err != nil {
-		_ = postgres.DropSchema(context.WithoutCancel(ctx), url, schema)
-		return nil, nil, err
-	}
-	st := satchel.New(b, opts...)
-	return st, func() {
-		st.Close()
-		_ = postgres.DropSchema(context.WithoutCancel(ctx), url, schema)
-	}, nil
+	return bench.OpenPostgres(ctx, url, benchSchemaName(), opts...)
 }
 
 // benchPostgresRTT is benchPostgres whose store reaches the server
@@ -537,13 +526,10 @@ func benchPostgresRTT(ctx context.Context, pg string, rtt time.Duration, opts ..
 		target = net.JoinHostPort(u.Hostname(), "5432")
 	}
 	schema := benchSchemaName()
-	direct, err := postgres.OpenFresh(ctx, pg, schema)
+	drop, err := bench.PreparePostgres(ctx, pg, schema)
 	if err != nil {
-		_ = postgres.DropSchema(context.WithoutCancel(ctx), pg, schema)
 		return nil, nil, err
 	}
-	direct.Close()
-	drop := func() { _ = postgres.DropSchema(context.WithoutCancel(ctx), pg, schema) }
 	proxy, err := delayproxy.Start(target, rtt)
 	if err != nil {
 		drop()
@@ -552,13 +538,12 @@ func benchPostgresRTT(ctx context.Context, pg string, rtt time.Duration, opts ..
 	u.Host = proxy.Addr()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	b, err := postgres.Open(ctx, u.String())
+	st, err := satchel.Open(ctx, u.String(), opts...)
 	if err != nil {
 		proxy.Close()
 		drop()
 		return nil, nil, err
 	}
-	st := satchel.New(b, opts...)
 	return st, func() {
 		st.Close()
 		proxy.Close()

@@ -149,7 +149,7 @@ func (a *app) completeRefs(cmd *cobra.Command, _ []string, toComplete string) ([
 	if strings.HasPrefix("head", toComplete) {
 		out = append(out, "head")
 	}
-	cs, err := ws.History(ctx, maxCompletions)
+	cs, err := ws.History(ctx, 0, maxCompletions)
 	if err != nil {
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -4,14 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/satchel-dev/satchel/backend"
-	"github.com/satchel-dev/satchel/backend/memory"
-	"github.com/satchel-dev/satchel/backend/postgres"
-	"github.com/satchel-dev/satchel/backend/sqlite"
+	"github.com/satchel-dev/satchel"
 )
 
 // migrateResult is what `satchel migrate --json` prints.
@@ -77,28 +73,11 @@ with --json, {"backend": ..., "sql": ...}.`,
 			if err != nil {
 				return err
 			}
-			b := s.Backend()
-			if contract {
-				m, ok := b.(backend.ContractMigrator)
-				if !ok {
-					_, _, err := schemaVersion(ctx, b)
-					if err == nil {
-						err = refuse("this backend (%T) has no contract migrations", b)
-					}
-					return err
-				}
-				if err := m.MigrateContract(ctx); err != nil {
-					return err
-				}
-			} else if m, ok := b.(backend.Migrator); ok {
-				if err := m.Migrate(ctx); err != nil {
-					return err
-				}
-			}
-			name, v, err := schemaVersion(ctx, b)
+			sc, err := s.Migrate(ctx, contract)
 			if err != nil {
 				return err
 			}
+			name, v := sc.Backend, sc.Version
 			return a.emit(migrateResult{Backend: name, SchemaVersion: v}, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "schema version %d\n", v)
 				return err
@@ -118,24 +97,7 @@ func (a *app) printMigrations(ctx context.Context, contract, all bool) error {
 	if err != nil {
 		return err
 	}
-	kind := "sqlite"
-	switch {
-	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
-		kind = "postgres"
-	case dsn == "memory:" || dsn == "memory":
-		return refuse("the memory: database has no schema to migrate")
-	}
-	var sql string
-	switch {
-	case all && kind == "postgres":
-		sql, err = postgres.SchemaScript()
-	case all:
-		sql, err = sqlite.SchemaScript()
-	case kind == "postgres":
-		sql, err = postgres.MigrationScript(ctx, dsn, contract)
-	default:
-		sql, err = sqlite.MigrationScript(ctx, dsn, contract)
-	}
+	kind, sql, err := satchel.MigrationScript(ctx, dsn, contract, all)
 	if err != nil {
 		return err
 	}
@@ -143,25 +105,4 @@ func (a *app) printMigrations(ctx context.Context, contract, all bool) error {
 		_, err := io.WriteString(w, sql)
 		return err
 	})
-}
-
-// schemaVersion names a backend ("sqlite", "postgres", ...) and asks it
-// for its schema version.
-func schemaVersion(ctx context.Context, b backend.Backend) (string, int, error) {
-	if _, ok := b.(*memory.Backend); ok {
-		return "", 0, refuse("the memory: database has no schema to migrate")
-	}
-	sv, ok := b.(backend.Migrator)
-	if !ok {
-		return "", 0, refuse("this backend (%T) does not report a schema version", b)
-	}
-	v, err := sv.SchemaVersion(ctx)
-	return backendKind(b), v, err
-}
-
-// backendKind names a backend by its package: "sqlite", "postgres", ...
-func backendKind(b any) string {
-	t := strings.TrimPrefix(fmt.Sprintf("%T", b), "*")
-	name, _, _ := strings.Cut(t, ".")
-	return name
 }

@@ -209,7 +209,7 @@ with --json, the GCStats: {"dropped": N, "packs_deleted": N,
 				if all {
 					return refuse("--all collects every scope and --scope %s only one: give one of them", a.scope)
 				}
-				if err := satchel.CheckScope(a.scope); err != nil {
+				if err := satchel.ValidScope(a.scope); err != nil {
 					return err
 				}
 				scope = a.scope

@@ -91,7 +91,7 @@ Prints what it removed; with --json, {"scope": S, "threads": N,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			scope := args[0]
-			if err := satchel.CheckScope(scope); err != nil {
+			if err := satchel.ValidScope(scope); err != nil {
 				return err
 			}
 			s, err := a.open(ctx)

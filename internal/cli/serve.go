@@ -188,7 +188,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		debug.SetMemoryLimit(serveMemoryLimit)
 	}
 	dir := projectDir(cmd, f.dir)
-	if f.agent != "" && dir == "" && satchel.CheckAgentName(f.agent) == nil {
+	if f.agent != "" && dir == "" && satchel.ValidAgentName(f.agent) == nil {
 		return refuse("agent %s needs a project directory with agents/%s/agent.json; give --dir", f.agent, f.agent)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

@@ -99,7 +99,7 @@ func TestServeStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := ws.History(context.Background(), 1)
+	cm, err := ws.History(context.Background(), 0, 1)
 	if err != nil || len(cm) != 1 || cm[0].Agent != "cli-agent" || cm[0].Via != "mcp:write_file" {
 		t.Errorf("history = %+v, %v", cm, err)
 	}

@@ -144,7 +144,7 @@ With --json, an array of tokens, each with its "status".`,
 			if err != nil {
 				return err
 			}
-			now, err := st.Backend().Now(ctx)
+			now, err := st.Now(ctx)
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/backendof"
 )
 
 func TestTokenCommands(t *testing.T) {
@@ -70,7 +71,7 @@ func TestTokenCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An hour later, by the backend's clock (the list asks it).
-	h.store.Backend().(backend.ClockSetter).SetClock(func() time.Time { return time.Now().Add(time.Hour) })
+	backendof.Store(h.store).(backend.ClockSetter).SetClock(func() time.Time { return time.Now().Add(time.Hour) })
 	if out := h.ok("token", "list"); !strings.Contains(out, "\told\tacme\t\t") || !strings.HasSuffix(out, "\texpired\n") {
 		t.Errorf("an expired token:\n%s", out)
 	}

@@ -87,7 +87,7 @@ With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 			if err != nil {
 				return err
 			}
-			cs, err := ws.History(ctx, limit)
+			cs, err := ws.History(ctx, 0, limit)
 			if err != nil {
 				return err
 			}
@@ -222,7 +222,7 @@ Prints the new thread's first commit as log does; with --json,
 			if ref == "" {
 				res.From = thread + "@head"
 			}
-			hs, err := nw.History(ctx, 1)
+			hs, err := nw.History(ctx, 0, 1)
 			if err != nil {
 				return err
 			}

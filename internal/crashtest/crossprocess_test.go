@@ -343,7 +343,7 @@ func crossProcess(t *testing.T, db database, iters int) {
 		gcText, err := gcws.Read(ctx, "gc/log.txt")
 		must(t, err)
 		checkLines(t, when+": gc/log.txt", gcText, gcLog, total)
-		hist, err := gcws.History(ctx, 0)
+		hist, err := gcws.History(ctx, 0, 0)
 		must(t, err)
 		for _, c := range hist {
 			snap, err := gcws.At(ctx, strconv.FormatInt(c.Seq, 10))

@@ -453,7 +453,7 @@ func (e *Engine) Fork(ctx context.Context, scope, name string, src backend.Commi
 	if err != nil {
 		return backend.Thread{}, err
 	}
-	if f, ok := e.b.(backend.Forker); ok {
+	if f, ok := backend.As[backend.Forker](e.b); ok {
 		files, bytes, err := e.totals(ctx, root)
 		if err != nil {
 			return backend.Thread{}, err
@@ -615,8 +615,8 @@ const fullBatch = 4
 
 func newCommitter(b backend.Backend) *committer {
 	c := &committer{b: b, limit: 1, gatherFor: gatherFor}
-	c.parts, _ = b.(backend.PartsAppender)
-	if ca, ok := b.(backend.ConcurrentAppender); ok {
+	c.parts, _ = backend.As[backend.PartsAppender](b)
+	if ca, ok := backend.As[backend.ConcurrentAppender](b); ok {
 		c.limit = max(1, ca.AppendConcurrency())
 	}
 	return c

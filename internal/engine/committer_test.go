@@ -27,8 +27,9 @@ type gatedBackend struct {
 }
 
 // hidePartsAppender hides AppendParts, so that every batch goes through
-// Append (as satcheltest.HidePartsAppender does; that package imports this
-// one's users).
+// Append: embedded beside a backend at the same depth, the two methods of
+// one name are ambiguous and the wrapper has neither (satcheltest.Hide,
+// which does it with backend.As, imports this package's users).
 type hidePartsAppender struct{}
 
 func (hidePartsAppender) AppendParts() {}

@@ -118,17 +118,17 @@ func New(b backend.Backend, o Options) *Engine {
 		o.MaxRetries = 64
 	}
 	c := newCommitter(b)
-	pr, _ := b.(backend.PartsReader)
+	pr, _ := backend.As[backend.PartsReader](b)
 	var psr backend.PacksReader
 	if pr == nil {
-		psr, _ = b.(backend.PacksReader)
+		psr, _ = backend.As[backend.PacksReader](b)
 	}
-	tl, _ := b.(backend.ThreadLocker)
-	hp, _ := b.(backend.HeadPackReader)
+	tl, _ := backend.As[backend.ThreadLocker](b)
+	hp, _ := backend.As[backend.HeadPackReader](b)
 	if pr != nil {
 		hp = nil // nothing is cached: the pack would be read again anyway
 	}
-	_, remote := b.(backend.Remote)
+	_, remote := backend.As[backend.Remote](b)
 	return &Engine{
 		headPacks:   hp,
 		locker:      tl,

@@ -199,7 +199,7 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		}
 		st.Deleted = len(del)
 	}
-	if v, ok := e.b.(backend.Vacuumer); ok && (st.Deleted > 0 || st.Rewritten > 0) {
+	if v, ok := backend.As[backend.Vacuumer](e.b); ok && (st.Deleted > 0 || st.Rewritten > 0) {
 		if err := v.Vacuum(ctx); err != nil {
 			return st, err
 		}

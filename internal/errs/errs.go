@@ -11,7 +11,7 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/bytesize"
 )
 
 // Kinds of refusal. Each is matched with errors.Is.
@@ -47,9 +47,9 @@ var (
 	// longer holds, or a concurrent writer won a compare-and-swap too often.
 	ErrConflict = errors.New("conflict")
 	// ErrReadOnly: a write to a store that does not accept writes (shared),
-	// or to a database opened for reading only (backend.ErrReadOnly itself,
-	// so a backend's refusal matches it).
-	ErrReadOnly = backend.ErrReadOnly
+	// or to a database opened for reading only (backend.ErrReadOnly is this
+	// error, so a backend's refusal matches it).
+	ErrReadOnly = errors.New("read-only")
 	// ErrAccessDenied: an agent used a store it was not granted.
 	ErrAccessDenied = errors.New("access denied")
 	// ErrValidation: a document or definition failed validation.
@@ -58,8 +58,9 @@ var (
 	// written, until it is unarchived.
 	ErrArchived = errors.New("archived")
 	// ErrQuotaExceeded: a change would grow a scope's usage past its quota
-	// (backend.ErrQuotaExceeded itself, which a backend's refusal matches).
-	ErrQuotaExceeded = backend.ErrQuotaExceeded
+	// (backend.ErrQuotaExceeded is this error, which a backend's refusal
+	// matches).
+	ErrQuotaExceeded = errors.New("quota exceeded")
 	// ErrKeyReused: an idempotency key came back with other arguments.
 	ErrKeyReused = errors.New("idempotency key reused")
 )
@@ -95,6 +96,22 @@ func (e *Error) Is(target error) bool {
 		return e.Kind == ErrInvalidPath
 	}
 	return false
+}
+
+// QuotaMessage words a refusal by a scope's quota as users see it: the
+// change would take counter (one of backend.Counters) to would, over
+// limit. Sizes are in binary units with two decimals, counts with commas
+// between thousands, e.g. `quota exceeded: scope acme would hold 1.00 GiB
+// of files, over its quota of 1.00 GiB` or `quota exceeded: scope acme
+// would hold 100,001 files, over its quota of 100,000`.
+func QuotaMessage(scope, counter string, would, limit int64) string {
+	switch counter {
+	case "bytes":
+		return fmt.Sprintf("quota exceeded: scope %s would hold %s of files, over its quota of %s", scope, bytesize.Format(would), bytesize.Format(limit))
+	case "history bytes":
+		return fmt.Sprintf("quota exceeded: scope %s would hold %s of history, over its quota of %s", scope, bytesize.Format(would), bytesize.Format(limit))
+	}
+	return fmt.Sprintf("quota exceeded: scope %s would hold %s %s, over its quota of %s", scope, bytesize.Count(would), counter, bytesize.Count(limit))
 }
 
 // Violation is one reason a document or definition was refused.

@@ -1,0 +1,284 @@
+package satchel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/errs"
+)
+
+// The audit trail (docs/operations.md): every commit records who made it
+// (commitMeta), and every document set and remove is logged with its
+// actor (backend.Keys.DocChanges). Store.Audit lists both, newest first.
+// Neither ever holds a file's content or a document's body: a commit's
+// metadata is its operation, a summary of the paths it touched and its
+// actor; a document change's is the same for the document's key.
+
+// AuditQuery selects changes for Store.Audit. Zero fields select all.
+type AuditQuery struct {
+	// Scope limits the listing to one scope.
+	Scope string
+	// Agent keeps the changes of one agent ("-" for an operator's: no agent).
+	Agent string
+	// Tool keeps the changes made through one tool or command: the Via of
+	// their actor ("mcp:write_file", "cli:fs write"), or that without its
+	// "mcp:" or "cli:" prefix.
+	Tool string
+	// Since keeps the changes made at or after it.
+	Since time.Time
+	// Limit is the page size (0: 100; at most 1,000).
+	Limit int
+	// Cursor is the NextCursor of the previous page.
+	Cursor string
+}
+
+// AuditEntry is one change: a commit of a thread, or a set or remove of a
+// document. Summary, Key, Client, ClientVersion and IdempotencyKey are
+// text an agent chose (paths, document keys, what its client calls
+// itself): treat them as untrusted data (wrap them with Untrusted before
+// they go into a prompt). File contents and document bodies never appear.
+type AuditEntry struct {
+	Time  time.Time `json:"time"`
+	Scope string    `json:"scope"`
+	// Thread and Seq name a commit.
+	Thread string `json:"thread,omitempty"`
+	Seq    int64  `json:"seq,omitempty"`
+	// Collection, Key and Version name a document change.
+	Collection string `json:"collection,omitempty"`
+	Key        string `json:"key,omitempty"`
+	Version    int64  `json:"version,omitempty"`
+	// Op is the commit's operation (write, append, ...), or "set" or
+	// "remove" for a document.
+	Op string `json:"op"`
+	Actor
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Summary        string `json:"summary"`
+
+	order int64 // the commit's or the document change's ID (cursor tie-break)
+	doc   bool
+}
+
+// AuditPage is one page of Store.Audit.
+type AuditPage struct {
+	Entries []AuditEntry `json:"entries"`
+	// NextCursor is set when more entries follow.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+const (
+	defaultAuditLimit = 100
+	maxAuditLimit     = 1000
+)
+
+// Audit lists changes, commits and document changes, newest first, that
+// match q, one page at a time. It reads every retained commit of the
+// scopes it lists: it is for operators, not for a hot path.
+func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
+	if q.Scope != "" {
+		if err := ValidScope(q.Scope); err != nil {
+			return AuditPage{}, err
+		}
+	}
+	limit := q.Limit
+	switch {
+	case limit < 0 || limit > maxAuditLimit:
+		return AuditPage{}, errs.New(errs.ErrInvalidArgument, "limit must be 0 to %d, was %d", maxAuditLimit, limit)
+	case limit == 0:
+		limit = defaultAuditLimit
+	}
+	cur, err := parseAuditCursor(q.Cursor)
+	if err != nil {
+		return AuditPage{}, err
+	}
+	scopes := []string{q.Scope}
+	if q.Scope == "" {
+		if scopes, err = s.b.Scopes(ctx); err != nil {
+			return AuditPage{}, err
+		}
+	}
+	var all []AuditEntry
+	keep := func(e AuditEntry) {
+		if q.matches(e) && (cur == nil || cur.after(e)) {
+			all = append(all, e)
+		}
+	}
+	for _, scope := range scopes {
+		ts, err := s.b.Threads(ctx, scope)
+		if err != nil {
+			return AuditPage{}, err
+		}
+		for _, t := range ts {
+			if err := s.auditThread(ctx, t, q.Since, keep); err != nil {
+				return AuditPage{}, err
+			}
+		}
+	}
+	if ks, ok := backend.As[backend.Keys](s.b); ok {
+		dq := backend.DocChangeQuery{Scope: q.Scope, Since: q.Since}
+		if cur != nil && cur.doc {
+			dq.Before = cur.order
+		}
+		chs, err := ks.DocChanges(ctx, dq)
+		if err != nil {
+			return AuditPage{}, err
+		}
+		for _, ch := range chs {
+			var m commitMeta
+			_ = json.Unmarshal(ch.Meta, &m)
+			keep(AuditEntry{
+				Time: ch.Time, Scope: ch.Scope, Collection: ch.Store, Key: ch.Key, Version: ch.Version,
+				Op: ch.Op, Actor: m.Actor, IdempotencyKey: m.Key, Summary: m.Summary, order: ch.ID, doc: true,
+			})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return newer(all[i], all[j]) })
+	page := AuditPage{Entries: all}
+	if len(all) > limit {
+		page.Entries = all[:limit]
+		page.NextCursor = auditCursor(all[limit-1])
+	}
+	if page.Entries == nil {
+		page.Entries = []AuditEntry{}
+	}
+	return page, nil
+}
+
+// auditThread passes the retained commits of t made since since to keep.
+func (s *Store) auditThread(ctx context.Context, t backend.Thread, since time.Time, keep func(AuditEntry)) error {
+	const batch = 500
+	before := int64(0)
+	for {
+		cs, err := s.b.Log(ctx, t.ID, before, batch)
+		if errors.Is(err, backend.ErrNoThread) {
+			return nil // deleted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if !since.IsZero() && c.Time.Before(since) {
+				return nil
+			}
+			var m commitMeta
+			_ = json.Unmarshal(c.Meta, &m)
+			keep(AuditEntry{
+				Time: c.Time, Scope: t.Scope, Thread: t.Name, Seq: c.Seq, Op: m.Op,
+				Actor: m.Actor, IdempotencyKey: m.Key, Summary: m.Summary, order: c.ID,
+			})
+		}
+		if len(cs) < batch {
+			return nil
+		}
+		before = cs[len(cs)-1].Seq
+	}
+}
+
+func (q AuditQuery) matches(e AuditEntry) bool {
+	if q.Agent != "" && e.Agent != q.Agent && !(q.Agent == "-" && e.Agent == "") {
+		return false
+	}
+	if q.Tool != "" && e.Via != q.Tool && strings.TrimPrefix(strings.TrimPrefix(e.Via, "mcp:"), "cli:") != q.Tool {
+		return false
+	}
+	return q.Since.IsZero() || !e.Time.Before(q.Since)
+}
+
+// newer orders entries newest first: by time, then document changes
+// before commits, then by ID.
+func newer(a, b AuditEntry) bool {
+	if !a.Time.Equal(b.Time) {
+		return a.Time.After(b.Time)
+	}
+	if a.doc != b.doc {
+		return a.doc
+	}
+	return a.order > b.order
+}
+
+// auditPos is where a page ended: its last entry's place in the order.
+type auditPos struct {
+	t     time.Time
+	doc   bool
+	order int64
+}
+
+// after reports whether e comes after the position (is older).
+func (p *auditPos) after(e AuditEntry) bool {
+	return newer(AuditEntry{Time: p.t, doc: p.doc, order: p.order}, e)
+}
+
+func auditCursor(e AuditEntry) string {
+	kind := "c"
+	if e.doc {
+		kind = "d"
+	}
+	return strconv.FormatInt(e.Time.UnixNano(), 10) + "." + kind + "." + strconv.FormatInt(e.order, 10)
+}
+
+func parseAuditCursor(s string) (*auditPos, error) {
+	if s == "" {
+		return nil, nil
+	}
+	bad := errs.New(errs.ErrInvalidArgument, "invalid audit cursor %q: pass back the next_cursor of a page", s)
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 || parts[1] != "c" && parts[1] != "d" {
+		return nil, bad
+	}
+	ns, err1 := strconv.ParseInt(parts[0], 10, 64)
+	id, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil || id < 0 {
+		return nil, bad
+	}
+	return &auditPos{t: time.Unix(0, ns).UTC(), doc: parts[1] == "d", order: id}, nil
+}
+
+// String renders an entry as one line of `satchel audit` (see
+// AuditEntry about which fields are agent-chosen; AuditText escapes them).
+func (e AuditEntry) String() string {
+	what := e.Thread + "@" + strconv.FormatInt(e.Seq, 10)
+	if e.Collection != "" {
+		what = e.Collection + "/" + AuditText(e.Key)
+	}
+	client := AuditText(e.Client)
+	if e.ClientVersion != "" {
+		client += "/" + AuditText(e.ClientVersion)
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", e.Time.UTC().Format(time.RFC3339Nano), e.Scope, what,
+		dash(e.Agent), dash(e.Credential), dash(e.Via), dash(client), dash(AuditText(e.IdempotencyKey)), AuditText(e.Summary))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// AuditText escapes agent-chosen text for one line of an audit listing:
+// control characters (tabs and newlines among them) and backslashes are
+// written as Go escapes, and "<" as "&lt;" as the untrusted envelope
+// does, so that no path or key can forge a column, a line or a tag.
+func AuditText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < 0x20 || r == 0x7f || r == 0x2028 || r == 0x2029 || r == 0xfffd:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
