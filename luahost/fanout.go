@@ -103,7 +103,7 @@ func (a *armState) arm(proto *lua.FunctionProto, ws *satchel.Workspace, input an
 	L.Push(toLua(L, input))
 	L.Push(lua.LNumber(index))
 	if err := L.PCall(2, 1, nil); err != nil {
-		return nil, "failed: " + a.r.scriptError(err).Msg
+		return nil, "failed: " + a.r.scriptError(errorObject(L, err)).Msg
 	}
 	v, err := toPlain(L.Get(-1))
 	if err != nil {

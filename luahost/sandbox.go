@@ -58,6 +58,7 @@ func (r *run) newState() *lua.LState {
 	r.capStrings(L, str)
 	tab := L.GetGlobal("table").(*lua.LTable)
 	r.capConcat(L, tab)
+	setRandom(L)
 	L.SetGlobal("print", L.NewFunction(r.print))
 	L.SetGlobal("untrusted", L.NewFunction(r.untrusted))
 	L.SetContext(r.ctx)

@@ -76,6 +76,7 @@ func Compile(name, src string) (*Script, error) {
 	if err != nil {
 		return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: syntaxMessage(name, err)}
 	}
+	noTailCalls(proto)
 	return &Script{Name: name, Front: fm, proto: proto}, nil
 }
 

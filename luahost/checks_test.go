@@ -1,0 +1,121 @@
+package luahost_test
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/luahost"
+)
+
+// hostChecks are scripts built to get past the host's own checks, each
+// with the error it must end with. The time limits are short so that a
+// check that does not stop the script shows as the wrong error; none is
+// a measure of speed.
+var hostChecks = []struct {
+	name, src, err string
+	timeout        time.Duration
+}{
+	{"gfind is the interruptible matcher", `string.gfind(("a"):rep(40), ("(.-)"):rep(8) .. "b")()`,
+		"script exceeded its time limit (200ms)", 200 * time.Millisecond},
+	{"gfind as a method", `for _ in (("a"):rep(40)):gfind(("(.-)"):rep(8) .. "b") do end`,
+		"script exceeded its time limit (200ms)", 200 * time.Millisecond},
+	{"gsub replacement past the limit", `local s = ("x"):rep(2^20) s:gsub("^.*$", ("%0"):rep(2^16))`,
+		"script exceeded its memory limit (32 MiB)", time.Minute},
+	{"gsub replacement of empty matches", `local s = ("x"):rep(2^20) s:gsub("", ("%0"):rep(2^16))`,
+		"script exceeded its time limit (200ms)", 200 * time.Millisecond},
+	{"table.concat past the end", `table.concat({}, "", 1, 2^53)`,
+		"script.lua:1: invalid value (at index 1) in table for 'concat'", time.Minute},
+	{"table.concat of a hole", `table.concat({1, 2, nil, 4}, ",", 1, 4)`,
+		"script.lua:1: invalid value (at index 3) in table for 'concat'", time.Minute},
+	{"table.concat of a table", `table.concat({1, {}})`,
+		"script.lua:1: invalid value (at index 2) in table for 'concat'", time.Minute},
+	{"table.concat past the limit", `local t = {} for i = 1, 64 do t[i] = ("x"):rep(2^20) end table.concat(t, "", 1, 2^53)`,
+		"script exceeded its memory limit (32 MiB)", time.Minute},
+	{"tail calls", `local function g(n) return g(n + 1) end g(1)`,
+		"script.lua:1: stack overflow (calls nest at most 200 deep)", time.Minute},
+	{"tail calls through a method", `local o = {} function o:g(n) return self:g(n + 1) end o:g(1)`,
+		"script.lua:1: stack overflow (calls nest at most 200 deep)", time.Minute},
+	{"math.random(0)", `math.random(0)`,
+		"script.lua:1: bad argument #1 to 'random' (interval is empty)", time.Minute},
+	{"math.random(3, 1)", `math.random(3, 1)`,
+		"script.lua:1: bad argument #2 to 'random' (interval is empty)", time.Minute},
+	{"string.rep overflow", `local s = ("xx"):rep(2^62)`,
+		"script exceeded its memory limit (32 MiB)", time.Minute},
+	{"string.rep past int64", `local s = ("x"):rep(2^63)`,
+		"script exceeded its memory limit (32 MiB)", time.Minute},
+	{"error object with __tostring", `local x = 1
+error(setmetatable({}, {__tostring = function() return "script.lua:2: boom" end}))`,
+		"script.lua:2: boom", time.Minute},
+	{"error object with __tostring in an arm", `fanout(function() error(setmetatable({}, {__tostring = function() return "boom" end})) end, {})`,
+		"script.lua:1: fanout arm 1 failed: boom", time.Minute},
+}
+
+// TestHostChecks: each script ends with its own message, and the host
+// runs the next script normally.
+func TestHostChecks(t *testing.T) {
+	for _, c := range hostChecks {
+		t.Run(c.name, func(t *testing.T) {
+			st := open(t, "memory")
+			_, _, err := exec(t, st, c.src, luahost.Config{Timeout: c.timeout, MaxMemory: 32 << 20})
+			if err == nil || err.Error() != c.err {
+				t.Fatalf("error %v, want %q", err, c.err)
+			}
+			if strings.Contains(c.err, "limit") && !errors.Is(err, satchel.ErrLimitExceeded) {
+				t.Errorf("error %v is not ErrLimitExceeded", err)
+			}
+			out, _, err := exec(t, st, `print("fine")`, luahost.Config{})
+			if err != nil || out != "fine\n" {
+				t.Fatalf("the run after: %q %v", out, err)
+			}
+		})
+	}
+}
+
+// TestGsubBuildsNoMoreThanTheLimit: a replacement that expands past the
+// limit is refused as it is built, not once built: the run allocates a
+// few times the limit, not the 1 GiB the replacement would take.
+func TestGsubBuildsNoMoreThanTheLimit(t *testing.T) {
+	st := open(t, "memory")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := exec(t, st, `local s = ("x"):rep(2^14) s:gsub("^.*$", ("%0"):rep(2^16))`, luahost.Config{MaxMemory: 1 << 20})
+	runtime.ReadMemStats(&after)
+	if err == nil || err.Error() != "script exceeded its memory limit (1 MiB)" {
+		t.Fatalf("error %v, want the memory limit", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<20 {
+		t.Fatalf("the run allocated %d MiB under a limit of 1 MiB", got>>20)
+	}
+}
+
+// TestTailCallsStillWork: tail calls are plain calls, so a chain of them
+// shorter than the call depth works, and pcall catches the overflow of a
+// longer one with Lua's message.
+func TestTailCallsStillWork(t *testing.T) {
+	st := open(t, "memory")
+	out, _, err := exec(t, st, `local function count(n, acc) if n == 0 then return acc end return count(n - 1, acc + n) end
+local function g(n) return g(n + 1) end
+print(count(150, 0), select(2, pcall(g, 1)))`, luahost.Config{})
+	if err != nil || out != "11325\tscript.lua:2: stack overflow\n" {
+		t.Fatalf("printed %q, error %v", out, err)
+	}
+}
+
+// TestRandom: math.random gives Lua 5.1's ranges.
+func TestRandom(t *testing.T) {
+	st := open(t, "memory")
+	out, _, err := exec(t, st, `for i = 1, 1000 do
+  local a, b, c = math.random(), math.random(3), math.random(-2, 2)
+  assert(a >= 0 and a < 1, a)
+  assert(b == math.floor(b) and b >= 1 and b <= 3, b)
+  assert(c == math.floor(c) and c >= -2 and c <= 2, c)
+end
+print(math.random(1), math.random(5, 5), pcall(math.random, 1, 2, 3))`, luahost.Config{})
+	if err != nil || out != "1\t5\tfalse\tscript.lua:7: wrong number of arguments\n" {
+		t.Fatalf("printed %q, error %v", out, err)
+	}
+}
