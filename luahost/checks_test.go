@@ -119,3 +119,39 @@ print(math.random(1), math.random(5, 5), pcall(math.random, 1, 2, 3))`, luahost.
 		t.Fatalf("printed %q, error %v", out, err)
 	}
 }
+
+// TestSharedTables: a table held many times (t = {t, t} forty times has
+// 2^40 paths) is copied once into an arm and out of it, and the copy
+// holds it as often as the original; a document, which cannot share, is
+// refused by its size; a cycle is refused.
+func TestSharedTables(t *testing.T) {
+	st := open(t, "memory")
+	out, _, err := exec(t, st, `local t = {} for i = 1, 40 do t = {t, t} end
+local r = fanout(function(x) return {x, x[1] == x[2]} end, t)[1]
+local depth, u = 0, r[1]
+while u[1] do assert(u[1] == u[2]) u = u[1] depth = depth + 1 end
+print(depth, r[2], r[1] == r[1])`, luahost.Config{MaxMemory: 32 << 20, Timeout: time.Minute})
+	if err != nil || out != "40\ttrue\ttrue\n" {
+		t.Fatalf("printed %q, error %v", out, err)
+	}
+	_, _, err = exec(t, st, `local t = {} for i = 1, 40 do t = {t, t} end
+docs.set("notes", {id = "a", rank = 1, tags = t})`, luahost.Config{MaxMemory: 32 << 20, Timeout: time.Minute, Project: project(t)})
+	if err == nil || err.Error() != "script exceeded its memory limit (32 MiB)" {
+		t.Fatalf("docs.set of a shared table: %v", err)
+	}
+	_, _, err = exec(t, st, `local t = {} for i = 1, 40 do t = {t, t} end
+fanout(function(x) local r = {} for i = 1, 40 do r = {r, r} end return r end, {})
+`, luahost.Config{MaxMemory: 32 << 20, Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("an arm returning a shared table: %v", err)
+	}
+	for _, src := range []string{
+		`local t = {} t.self = t fanout(function() end, t)`,
+		`local t = {{}} t[1][1] = t fanout(function() end, t)`,
+	} {
+		_, _, err = exec(t, st, src, luahost.Config{})
+		if err == nil || err.Error() != "script.lua:1: bad argument #2 to fanout (arms take plain data; it holds a table that holds itself)" {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+}

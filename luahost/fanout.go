@@ -40,7 +40,7 @@ func (a *armState) fanout(L *lua.LState) int {
 		if !ok {
 			L.ArgError(i+2, "table expected, got "+L.Get(i+2).Type().String())
 		}
-		v, err := toPlain(t)
+		v, err := r.toPlain(t)
 		if err != nil {
 			L.ArgError(i+2, "arms take plain data; it holds "+err.Error())
 		}
@@ -105,7 +105,7 @@ func (a *armState) arm(proto *lua.FunctionProto, ws *satchel.Workspace, input an
 	if err := L.PCall(2, 1, nil); err != nil {
 		return nil, "failed: " + a.r.scriptError(errorObject(L, err)).Msg
 	}
-	v, err := toPlain(L.Get(-1))
+	v, err := a.r.toPlain(L.Get(-1))
 	if err != nil {
 		return nil, fmt.Sprintf("returned %s; arms return plain data", err)
 	}
