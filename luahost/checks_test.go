@@ -155,3 +155,25 @@ fanout(function(x) local r = {} for i = 1, 40 do r = {r, r} end return r end, {}
 		}
 	}
 }
+
+// TestConcatBuildsNoMoreThanTheLimit: `..` refuses a string past the
+// limit before it builds it (the watchdog, which samples the heap, saw
+// `s = s .. s` only after the doubling that crossed the limit, and the
+// doublings after it that ran before its next sample).
+func TestConcatBuildsNoMoreThanTheLimit(t *testing.T) {
+	st := open(t, "memory")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := exec(t, st, `local a = ("x"):rep(2^24) local b = a .. a .. a .. a`, luahost.Config{MaxMemory: 32 << 20})
+	runtime.ReadMemStats(&after)
+	if err == nil || err.Error() != "script exceeded its memory limit (32 MiB)" {
+		t.Fatalf("error %v, want the memory limit", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got >= 64<<20 {
+		t.Fatalf("the run allocated %d MiB: the 64 MiB string was built", got>>20)
+	}
+	_, _, err = exec(t, st, `local s = "x" while true do s = s .. s end`, luahost.Config{MaxMemory: 32 << 20})
+	if err == nil || err.Error() != "script exceeded its memory limit (32 MiB)" {
+		t.Fatalf("s = s .. s: %v", err)
+	}
+}

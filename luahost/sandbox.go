@@ -59,6 +59,7 @@ func (r *run) newState() *lua.LState {
 	tab := L.GetGlobal("table").(*lua.LTable)
 	r.capConcat(L, tab)
 	setRandom(L)
+	L.SetGlobal(concatName, L.NewFunction(r.concat))
 	L.SetGlobal("print", L.NewFunction(r.print))
 	L.SetGlobal("untrusted", L.NewFunction(r.untrusted))
 	L.SetContext(r.ctx)
