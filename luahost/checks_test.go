@@ -39,6 +39,10 @@ var hostChecks = []struct {
 		"script.lua:1: stack overflow (calls nest at most 200 deep)", time.Minute},
 	{"tail calls through a method", `local o = {} function o:g(n) return self:g(n + 1) end o:g(1)`,
 		"script.lua:1: stack overflow (calls nest at most 200 deep)", time.Minute},
+	{"format argument index", `local s = string.format(("%[1]s"):rep(1000), ("x"):rep(2^20))`,
+		"script.lua:1: invalid option '%[' to 'format'", time.Minute},
+	{"format width from an argument", `local s = string.format("%.*s", 5, "x")`,
+		"script.lua:1: invalid option '%*' to 'format'", time.Minute},
 	{"math.random(0)", `math.random(0)`,
 		"script.lua:1: bad argument #1 to 'random' (interval is empty)", time.Minute},
 	{"math.random(3, 1)", `math.random(3, 1)`,
@@ -175,5 +179,15 @@ func TestConcatBuildsNoMoreThanTheLimit(t *testing.T) {
 	_, _, err = exec(t, st, `local s = "x" while true do s = s .. s end`, luahost.Config{MaxMemory: 32 << 20})
 	if err == nil || err.Error() != "script exceeded its memory limit (32 MiB)" {
 		t.Fatalf("s = s .. s: %v", err)
+	}
+}
+
+// TestPrintPastTheLimit: a line of print past the limit is refused before
+// it is built, so nothing of it is written.
+func TestPrintPastTheLimit(t *testing.T) {
+	st := open(t, "memory")
+	out, _, err := exec(t, st, `local s = ("x"):rep(2^24) print(s, s, s)`, luahost.Config{MaxMemory: 32 << 20})
+	if err == nil || err.Error() != "script exceeded its memory limit (32 MiB)" || out != "" {
+		t.Fatalf("printed %d bytes, error %v; want nothing and the memory limit", len(out), err)
 	}
 }

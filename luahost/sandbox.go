@@ -79,7 +79,9 @@ func (r *run) print(L *lua.LState) int {
 		L.Push(tostring)
 		L.Push(L.Get(i))
 		L.Call(1, 1)
-		b.WriteString(L.ToString(-1))
+		s := L.ToString(-1)
+		r.checkSize(L, int64(b.Len())+int64(len(s))+1) // one line, bounded as any string
+		b.WriteString(s)
 		L.Pop(1)
 	}
 	b.WriteByte('\n')

@@ -26,6 +26,12 @@ func (r *run) capStrings(L *lua.LState, str *lua.LTable) {
 	format := str.RawGetString("format").(*lua.LFunction)
 	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
 		f := L.CheckString(1)
+		if c, bad := badConversion(f); bad {
+			// Lua 5.1's words. Go's argument indexes (%[1]s) and widths
+			// from arguments (%*d) would let one argument be written many
+			// times, past the size counted below.
+			L.RaiseError("invalid option '%%%c' to 'format'", c)
+		}
 		if err := checkFormat(f); err != "" {
 			L.ArgError(1, err)
 		}
@@ -51,6 +57,33 @@ func callOriginal(L *lua.LState, fn *lua.LFunction) int {
 	L.Insert(fn, 1)
 	L.Call(n, lua.MultRet)
 	return L.GetTop()
+}
+
+// badConversion returns the conversion of the first directive of f that
+// is neither a letter nor %, past its flags, width and precision.
+func badConversion(f string) (byte, bool) {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0 {
+			i++
+		}
+		for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+			i++
+		}
+		if i < len(f) && f[i] == '.' {
+			i++
+			for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+				i++
+			}
+		}
+		if i < len(f) && f[i] != '%' && !isAlpha(f[i]) {
+			return f[i], true
+		}
+	}
+	return 0, false
 }
 
 // checkFormat refuses what Lua 5.1 refuses in a format (a width or a
