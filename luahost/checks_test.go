@@ -25,7 +25,7 @@ var hostChecks = []struct {
 		"script exceeded its time limit (200ms)", 200 * time.Millisecond},
 	{"gsub replacement past the limit", `local s = ("x"):rep(2^20) s:gsub("^.*$", ("%0"):rep(2^16))`,
 		"script exceeded its memory limit (32 MiB)", time.Minute},
-	{"gsub replacement of empty matches", `local s = ("x"):rep(2^20) s:gsub("", ("%0"):rep(2^16))`,
+	{"gsub replacement of empty matches", `local s = ("x"):rep(2^20) s:gsub("", ("%0"):rep(2^23))`,
 		"script exceeded its time limit (200ms)", 200 * time.Millisecond},
 	{"table.concat past the end", `table.concat({}, "", 1, 2^53)`,
 		"script.lua:1: invalid value (at index 1) in table for 'concat'", time.Minute},
