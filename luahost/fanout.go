@@ -35,12 +35,13 @@ func (a *armState) fanout(L *lua.LState) int {
 		L.RaiseError("fanout nests at most %d deep", MaxFanoutDepth)
 	}
 	inputs := make([]any, n)
+	in := r.newPlainCopy()
 	for i := range inputs {
 		t, ok := L.Get(i + 2).(*lua.LTable)
 		if !ok {
 			L.ArgError(i+2, "table expected, got "+L.Get(i+2).Type().String())
 		}
-		v, err := r.toPlain(t)
+		v, err := in.toPlain(t)
 		if err != nil {
 			L.ArgError(i+2, "arms take plain data; it holds "+err.Error())
 		}

@@ -63,18 +63,24 @@ func (w *walk) add(n int64) error {
 	return nil
 }
 
-// plainCopy is one copy out of a Lua state.
+// plainCopy copies values out of a Lua state: the values it copies
+// share their tables and one count of bytes (all the arguments of one
+// fanout: a table passed to every arm is copied once).
 type plainCopy struct {
 	walk
 	done map[*lua.LTable]*plainTable // tables copied
 	open map[*lua.LTable]bool        // tables being copied: a cycle
 }
 
-// toPlain copies v out of its state.
-func (r *run) toPlain(v lua.LValue) (any, error) {
-	c := &plainCopy{walk: walk{r: r}, done: map[*lua.LTable]*plainTable{}, open: map[*lua.LTable]bool{}}
-	return c.copy(v, 0)
+func (r *run) newPlainCopy() *plainCopy {
+	return &plainCopy{walk: walk{r: r}, done: map[*lua.LTable]*plainTable{}, open: map[*lua.LTable]bool{}}
 }
+
+// toPlain copies v out of its state.
+func (r *run) toPlain(v lua.LValue) (any, error) { return r.newPlainCopy().toPlain(v) }
+
+// toPlain copies v out of its state.
+func (c *plainCopy) toPlain(v lua.LValue) (any, error) { return c.copy(v, 0) }
 
 func (c *plainCopy) copy(v lua.LValue, depth int) (any, error) {
 	switch x := v.(type) {

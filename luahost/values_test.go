@@ -149,3 +149,33 @@ func FuzzPlainCopy(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainCopyShared: one copy of several values (a fanout's arguments)
+// copies a table they share once, and counts their bytes together.
+func TestPlainCopyShared(t *testing.T) {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer L.Close()
+	table := func() *lua.LTable {
+		u := L.NewTable()
+		for i := 1; i <= 1000; i++ {
+			u.RawSetInt(i, lua.LNumber(i))
+		}
+		return u
+	}
+	shared := table()
+	c := testRun(1 << 20).newPlainCopy()
+	a, err := c.toPlain(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := c.toPlain(shared); err != nil || b != a {
+		t.Fatalf("the second copy of one table: %p, %v; want the first, %p", b, err, a)
+	}
+	c = testRun(48 << 10).newPlainCopy() // room for one table of 1,000 pairs, not two
+	if _, err := c.toPlain(table()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.toPlain(table()); err == nil || err.Error() != "script exceeded its memory limit (48 KiB)" {
+		t.Fatalf("two tables past the limit together: %v", err)
+	}
+}
