@@ -169,7 +169,7 @@ func buildLua(L *lua.LState, v any, built map[*plainTable]*lua.LTable) lua.LValu
 // keys are 1..n are arrays, tables with string keys objects; an empty
 // table is an empty array, or an empty object when emptyObject. JSON
 // holds no shared values, so a table held twice is written twice: the
-// walk counts what the JSON text will take and stops at the run's memory
+// walk counts what the tree it builds takes and stops at the run's memory
 // limit.
 func (r *run) toJSON(v lua.LValue, emptyObject bool) (any, error) {
 	w := &walk{r: r}
@@ -238,7 +238,7 @@ func (w *walk) json(v lua.LValue, depth int, emptyObject bool) (any, error) {
 				return
 			}
 			var e any
-			if err = w.add(int64(len(ks)) + 3); err != nil {
+			if err = w.add(int64(len(ks)) + 48); err != nil { // a map entry
 				return
 			}
 			if e, err = w.json(val, depth+1, false); err == nil {
@@ -250,19 +250,20 @@ func (w *walk) json(v lua.LValue, depth int, emptyObject bool) (any, error) {
 	return nil, fmt.Errorf("a %s, which a document cannot hold", v.Type())
 }
 
-// jsonCost is what v takes in JSON text, its elements apart: a string's
-// bytes (escapes apart) and quotes, a number's longest form, a
-// container's brackets and a separator.
+// jsonCost is what v takes in the tree toJSON builds, its elements
+// apart: a slot of 16 bytes, and a string's bytes, a number's text, a
+// table's map or slice; each is more than the value's JSON text, which
+// the tree then becomes.
 func jsonCost(v lua.LValue) int64 {
 	switch x := v.(type) {
 	case lua.LString:
-		return int64(len(x)) + 3
+		return int64(len(x)) + 32
 	case lua.LNumber:
-		return 25
+		return 48
 	case *lua.LTable:
-		return 3
+		return 64
 	}
-	return 6
+	return 16
 }
 
 // fromJSON builds in L the Lua value of decoded JSON (numbers as
