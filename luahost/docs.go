@@ -96,7 +96,7 @@ func (a *armState) docGet(L *lua.LState) int {
 
 func (a *armState) docSet(L *lua.LState) int {
 	c := a.collection(L)
-	v, err := toJSON(L.CheckTable(2), 0, true)
+	v, err := a.r.toJSON(L.CheckTable(2), true)
 	if err != nil {
 		L.ArgError(2, "the document holds "+err.Error())
 	}

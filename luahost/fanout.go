@@ -35,12 +35,13 @@ func (a *armState) fanout(L *lua.LState) int {
 		L.RaiseError("fanout nests at most %d deep", MaxFanoutDepth)
 	}
 	inputs := make([]any, n)
+	in := r.newPlainCopy()
 	for i := range inputs {
 		t, ok := L.Get(i + 2).(*lua.LTable)
 		if !ok {
 			L.ArgError(i+2, "table expected, got "+L.Get(i+2).Type().String())
 		}
-		v, err := toPlain(t)
+		v, err := in.toPlain(t)
 		if err != nil {
 			L.ArgError(i+2, "arms take plain data; it holds "+err.Error())
 		}
@@ -103,9 +104,9 @@ func (a *armState) arm(proto *lua.FunctionProto, ws *satchel.Workspace, input an
 	L.Push(toLua(L, input))
 	L.Push(lua.LNumber(index))
 	if err := L.PCall(2, 1, nil); err != nil {
-		return nil, "failed: " + a.r.scriptError(err).Msg
+		return nil, "failed: " + a.r.scriptError(errorObject(L, err)).Msg
 	}
-	v, err := toPlain(L.Get(-1))
+	v, err := a.r.toPlain(L.Get(-1))
 	if err != nil {
 		return nil, fmt.Sprintf("returned %s; arms return plain data", err)
 	}

@@ -203,7 +203,7 @@ func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) e
 	a.setArgs(L)
 	L.Push(L.NewFunctionFromProto(s.proto))
 	if err := L.PCall(0, 0, nil); err != nil {
-		return r.failure(err)
+		return r.failure(errorObject(L, err))
 	}
 	return nil
 }

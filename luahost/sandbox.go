@@ -58,6 +58,8 @@ func (r *run) newState() *lua.LState {
 	r.capStrings(L, str)
 	tab := L.GetGlobal("table").(*lua.LTable)
 	r.capConcat(L, tab)
+	setRandom(L)
+	L.SetGlobal(concatName, L.NewFunction(r.concat))
 	L.SetGlobal("print", L.NewFunction(r.print))
 	L.SetGlobal("untrusted", L.NewFunction(r.untrusted))
 	L.SetContext(r.ctx)
@@ -77,7 +79,9 @@ func (r *run) print(L *lua.LState) int {
 		L.Push(tostring)
 		L.Push(L.Get(i))
 		L.Call(1, 1)
-		b.WriteString(L.ToString(-1))
+		s := L.ToString(-1)
+		r.checkSize(L, int64(b.Len())+int64(len(s))+1) // one line, bounded as any string
+		b.WriteString(s)
 		L.Pop(1)
 	}
 	b.WriteByte('\n')

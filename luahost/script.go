@@ -72,10 +72,12 @@ func Compile(name, src string) (*Script, error) {
 	if err != nil {
 		return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: syntaxMessage(name, err)}
 	}
+	hookConcat(chunk)
 	proto, err := lua.Compile(chunk, name)
 	if err != nil {
 		return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: syntaxMessage(name, err)}
 	}
+	noTailCalls(proto)
 	return &Script{Name: name, Front: fm, proto: proto}, nil
 }
 

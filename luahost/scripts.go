@@ -3,12 +3,16 @@ package luahost
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/satchel-dev/satchel"
@@ -21,9 +25,10 @@ import (
 // Each run belongs to its caller (scope, agent and credential): no one
 // else can check it.
 type Scripts struct {
-	dir  string
-	base Config
-	list []ScriptInfo
+	dir     string
+	base    Config
+	list    []ScriptInfo
+	skipped []string
 
 	mu    sync.Mutex
 	runs  map[string]*job
@@ -44,8 +49,11 @@ const maxPrinted = 1 << 20
 const maxRuns = 256
 
 // OpenScripts loads the scripts (*.lua) of dir, refusing the directory if
-// one does not compile. base holds what every run shares (Store, Project,
-// limits); each Start sets the caller's scope, thread, agent and actor.
+// one does not compile. A *.lua that is not a regular file (a FIFO, which
+// would block the load forever, a device, a socket) or is a link leading
+// out of dir is skipped, and Skipped names it. base holds what every run
+// shares (Store, Project, limits); each Start sets the caller's scope,
+// thread, agent and actor.
 func OpenScripts(dir string, base Config) (*Scripts, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -53,10 +61,15 @@ func OpenScripts(dir string, base Config) (*Scripts, error) {
 	}
 	s := &Scripts{dir: dir, base: base, runs: map[string]*job{}}
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".lua") {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".lua") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		sc, err := s.load(e.Name())
+		var u *unreadable
+		if errors.As(err, &u) {
+			s.skipped = append(s.skipped, fmt.Sprintf("%s: skipped: %s", e.Name(), u.what))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -69,8 +82,56 @@ func OpenScripts(dir string, base Config) (*Scripts, error) {
 // List returns the scripts found by OpenScripts, by file name.
 func (s *Scripts) List() []ScriptInfo { return append([]ScriptInfo(nil), s.list...) }
 
+// Skipped says, one line each, which *.lua entries of the directory
+// OpenScripts skipped and why: "fifo.lua: skipped: a FIFO, not a regular
+// file", "out.lua: skipped: a link leading out of the scripts directory".
+func (s *Scripts) Skipped() []string { return append([]string(nil), s.skipped...) }
+
+// unreadable is a script file that is not a regular file of the
+// directory; what says what it is.
+type unreadable struct {
+	name, what string
+}
+
+func (u *unreadable) Error() string { return fmt.Sprintf("script %s is %s", u.name, u.what) }
+
+// Is makes an unreadable script an invalid argument for errors.Is.
+func (u *unreadable) Is(target error) bool { return target == satchel.ErrInvalidArgument }
+
+// fileKind names a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a special file"
+}
+
+// leadsOut says whether name, a symbolic link of dir, leads out of it.
+func leadsOut(dir, name string) bool {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	target, err := filepath.EvalSymlinks(filepath.Join(dir, name))
+	if err != nil {
+		return false // a link to nothing: not found
+	}
+	rel, err := filepath.Rel(real, target)
+	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel)
+}
+
 // load reads a script of the directory by its file name ("x" means
-// "x.lua"), which never leads outside the directory.
+// "x.lua"), which never leads outside the directory. A file that is not
+// a regular one is refused (opened without blocking, so a FIFO does not
+// hang the load), and so is a link leading out of the directory, each
+// named as such.
 func (s *Scripts) load(name string) (*Script, error) {
 	if !strings.HasSuffix(name, ".lua") {
 		name += ".lua"
@@ -84,11 +145,21 @@ func (s *Scripts) load(name string) (*Script, error) {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	if fi, err := root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 && leadsOut(s.dir, name) {
+		return nil, &unreadable{name, "a link leading out of the scripts directory"}
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &satchel.Error{Kind: satchel.ErrNotFound, Msg: fmt.Sprintf("script not found: %s", name)}
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read script %s: %w", name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &unreadable{name, fileKind(fi.Mode()) + ", not a regular file"}
+	}
 	src, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read script %s: %w", name, err)

@@ -1,6 +1,8 @@
 package luahost
 
 import (
+	"context"
+	"math"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -13,15 +15,23 @@ func (r *run) capStrings(L *lua.LState, str *lua.LTable) {
 	rep := str.RawGetString("rep").(*lua.LFunction)
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		s := L.CheckString(1)
-		n := L.CheckInt(2)
-		if n > 0 {
-			r.checkSize(L, int64(len(s))*int64(n))
+		n := float64(L.CheckNumber(2))
+		// In floating point, so that no count overflows the check: a
+		// count past the limit, however large, is refused by its size.
+		if size := float64(len(s)) * math.Trunc(n); size > float64(r.maxMemory) {
+			r.checkSize(L, math.MaxInt64)
 		}
 		return callOriginal(L, rep)
 	}))
 	format := str.RawGetString("format").(*lua.LFunction)
 	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
 		f := L.CheckString(1)
+		if c, bad := badConversion(f); bad {
+			// Lua 5.1's words. Go's argument indexes (%[1]s) and widths
+			// from arguments (%*d) would let one argument be written many
+			// times, past the size counted below.
+			L.RaiseError("invalid option '%%%c' to 'format'", c)
+		}
 		if err := checkFormat(f); err != "" {
 			L.ArgError(1, err)
 		}
@@ -34,7 +44,10 @@ func (r *run) capStrings(L *lua.LState, str *lua.LTable) {
 	}))
 	str.RawSetString("find", L.NewFunction(func(L *lua.LState) int { return r.find(L, true) }))
 	str.RawSetString("match", L.NewFunction(func(L *lua.LState) int { return r.find(L, false) }))
-	str.RawSetString("gmatch", L.NewFunction(r.gmatch))
+	// gfind is Lua 5.1's old name of gmatch: the same function.
+	gmatch := L.NewFunction(r.gmatch)
+	str.RawSetString("gmatch", gmatch)
+	str.RawSetString("gfind", gmatch)
 	str.RawSetString("gsub", L.NewFunction(r.gsub))
 }
 
@@ -44,6 +57,33 @@ func callOriginal(L *lua.LState, fn *lua.LFunction) int {
 	L.Insert(fn, 1)
 	L.Call(n, lua.MultRet)
 	return L.GetTop()
+}
+
+// badConversion returns the conversion of the first directive of f that
+// is neither a letter nor %, past its flags, width and precision.
+func badConversion(f string) (byte, bool) {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0 {
+			i++
+		}
+		for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+			i++
+		}
+		if i < len(f) && f[i] == '.' {
+			i++
+			for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+				i++
+			}
+		}
+		if i < len(f) && f[i] != '%' && !isAlpha(f[i]) {
+			return f[i], true
+		}
+	}
+	return 0, false
 }
 
 // checkFormat refuses what Lua 5.1 refuses in a format (a width or a
@@ -81,30 +121,53 @@ func checkFormat(f string) string {
 	return ""
 }
 
-// capConcat bounds table.concat by the total it would produce.
+// capConcat replaces table.concat with one that follows Lua 5.1 (a value
+// of i..j that is not a string or a number is an error naming its index)
+// and checks, as it walks, the size of what it builds and the run's
+// context: a walk over a range far past the table's end stops at the
+// first missing value, and none outgrows the memory limit.
 func (r *run) capConcat(L *lua.LState, tab *lua.LTable) {
-	concat := tab.RawGetString("concat").(*lua.LFunction)
 	tab.RawSetString("concat", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
 		sep := L.OptString(2, "")
 		i := L.OptInt(3, 1)
 		j := L.OptInt(4, t.Len())
-		var size int64
+		var b strings.Builder
 		for k := i; k <= j; k++ {
-			v := t.RawGetInt(k)
-			if s, ok := v.(lua.LString); ok {
-				size += int64(len(s))
-			} else if n, ok := v.(lua.LNumber); ok {
-				size += int64(len(n.String()))
+			var s string
+			switch v := t.RawGetInt(k).(type) {
+			case lua.LString:
+				s = string(v)
+			case lua.LNumber:
+				s = v.String()
+			default:
+				L.RaiseError("invalid value (at index %d) in table for 'concat'", k)
 			}
-			size += int64(len(sep))
-			if size > r.maxMemory {
-				break
+			size := int64(b.Len()) + int64(len(s))
+			if k < j {
+				size += int64(len(sep))
+			}
+			r.checkSize(L, size)
+			b.WriteString(s)
+			if k == j {
+				break // k++ would overflow when j is the largest int
+			}
+			b.WriteString(sep)
+			if (k-i)%checkEvery == checkEvery-1 {
+				r.checkContext(L)
 			}
 		}
-		r.checkSize(L, size)
-		return callOriginal(L, concat)
+		L.Push(lua.LString(b.String()))
+		return 1
 	}))
+}
+
+// checkContext raises the run's stop (its time limit, its memory limit,
+// a cancel) when it was stopped.
+func (r *run) checkContext(L *lua.LState) {
+	if r.ctx.Err() != nil {
+		r.raise(L, context.Cause(r.ctx))
+	}
 }
 
 var specials = "^$*+?.([%-"
@@ -239,7 +302,7 @@ func (r *run) gsub(L *lua.LState) int {
 		p = p[1:]
 	}
 	ms := &matchState{src: s, pat: p, ctx: r.ctx}
-	var b strings.Builder
+	b := &boundedBuilder{max: r.maxMemory}
 	src, n := 0, 0
 	for n < maxN {
 		ms.level = 0
@@ -253,49 +316,80 @@ func (r *run) gsub(L *lua.LState) int {
 		r.raiseIf(L, err)
 		if e >= 0 {
 			n++
-			r.addValue(L, &b, ms, src, e, repl, caps)
+			r.addValue(L, b, ms, src, e, repl, caps)
 		}
 		switch {
 		case e >= 0 && e > src:
 			src = e
 		case src < len(s):
-			b.WriteByte(s[src])
+			b.WriteString(s[src : src+1])
 			src++
 		default:
 			src = len(s) + 1
 		}
+		r.checkBuilt(L, b)
 		if src > len(s) || anchor {
 			break
 		}
-		r.checkSize(L, int64(b.Len()))
 	}
 	if src < len(s) {
 		b.WriteString(s[src:])
 	}
-	r.checkSize(L, int64(b.Len()))
+	r.checkBuilt(L, b)
 	L.Push(lua.LString(b.String()))
 	L.Push(lua.LNumber(n))
 	return 2
 }
 
-func (r *run) addValue(L *lua.LState, b *strings.Builder, ms *matchState, s, e int, repl lua.LValue, caps []captureValue) {
+// boundedBuilder is gsub's result: it stops taking text past max bytes
+// (it then holds what it had, and over is set).
+type boundedBuilder struct {
+	b    strings.Builder
+	max  int64
+	over bool
+}
+
+func (b *boundedBuilder) WriteString(s string) {
+	if b.over || int64(b.b.Len())+int64(len(s)) > b.max {
+		b.over = true
+		return
+	}
+	b.b.WriteString(s)
+}
+
+func (b *boundedBuilder) String() string { return b.b.String() }
+
+// checkBuilt stops the run when gsub's result went past the memory limit.
+func (r *run) checkBuilt(L *lua.LState, b *boundedBuilder) {
+	if b.over {
+		r.checkSize(L, math.MaxInt64)
+	}
+}
+
+// addValue appends the replacement of one match to b. A replacement
+// string is expanded piece by piece, each piece checked against the
+// memory limit, and the matcher's step count (which checks the run's
+// context) counts the pieces: ("%0"):rep(65536) over a 1 MiB match stops
+// at the limit, having built no more than it.
+func (r *run) addValue(L *lua.LState, b *boundedBuilder, ms *matchState, s, e int, repl lua.LValue, caps []captureValue) {
 	var v lua.LValue
 	switch rv := repl.(type) {
 	case lua.LString, lua.LNumber:
 		news := rv.String()
 		var err error
 		err = protect(func() {
-			for i := 0; i < len(news); i++ {
+			for i := 0; i < len(news) && !b.over; i++ {
+				ms.step()
 				c := news[i]
 				if c != '%' || i+1 >= len(news) {
-					b.WriteByte(c)
+					b.WriteString(news[i : i+1])
 					continue
 				}
 				i++
 				d := news[i]
 				switch {
 				case d < '0' || d > '9':
-					b.WriteByte(d)
+					b.WriteString(news[i : i+1])
 				case d == '0':
 					b.WriteString(ms.src[s:e])
 				default:
@@ -304,6 +398,7 @@ func (r *run) addValue(L *lua.LState, b *strings.Builder, ms *matchState, s, e i
 			}
 		})
 		r.raiseIf(L, err)
+		r.checkBuilt(L, b)
 		return
 	case *lua.LTable:
 		v = L.GetTable(rv, caps[0].lua())
@@ -327,6 +422,7 @@ func (r *run) addValue(L *lua.LState, b *strings.Builder, ms *matchState, s, e i
 		}
 	case lua.LTString, lua.LTNumber:
 		b.WriteString(v.String())
+		r.checkBuilt(L, b)
 	default:
 		L.RaiseError("invalid replacement value (a %s)", v.Type().String())
 	}

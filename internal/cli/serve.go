@@ -203,13 +203,13 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 			return err
 		}
 	}
+	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	var tools []mcpserver.CustomTool
 	if f.scripts != "" {
-		if tools, err = serveScripts(st, dir, f.scripts); err != nil {
+		if tools, err = serveScripts(st, dir, f.scripts, log); err != nil {
 			return err
 		}
 	}
-	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	var ui http.Handler
 	if f.ui {
 		var project *satchel.Project

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -20,10 +21,13 @@ const defaultWait = 20 * time.Second
 // (satchel serve --scripts DIR): a run acts as the caller, on the
 // caller's scope and thread, with the caller's agent's access to the
 // collections.
-func scriptTools(st *satchel.Store, project *satchel.Project, dir string) ([]mcpserver.CustomTool, error) {
+func scriptTools(st *satchel.Store, project *satchel.Project, dir string, log *slog.Logger) ([]mcpserver.CustomTool, error) {
 	scripts, err := luahost.OpenScripts(dir, luahost.Config{Store: st, Project: project})
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range scripts.Skipped() {
+		log.Warn("script not read", "entry", e)
 	}
 	var desc strings.Builder
 	desc.WriteString("Run a Lua script of the server's scripts directory against your workspace, with args as its arguments, and return its declared output " +
@@ -167,8 +171,9 @@ func strictJSON(raw json.RawMessage, v any) error {
 }
 
 // serveScripts is scriptTools with the project of dir (none when dir is
-// empty) for docs.
-func serveScripts(st *satchel.Store, dir, scripts string) ([]mcpserver.CustomTool, error) {
+// empty) for docs; it logs the entries of the scripts directory it
+// skipped (a FIFO, a link leading out of it).
+func serveScripts(st *satchel.Store, dir, scripts string, log *slog.Logger) ([]mcpserver.CustomTool, error) {
 	var project *satchel.Project
 	if dir != "" {
 		p, err := satchel.LoadProject(dir)
@@ -177,5 +182,5 @@ func serveScripts(st *satchel.Store, dir, scripts string) ([]mcpserver.CustomToo
 		}
 		project = p
 	}
-	return scriptTools(st, project, scripts)
+	return scriptTools(st, project, scripts, log)
 }
