@@ -81,7 +81,7 @@ func (r *run) print(L *lua.LState) int {
 		L.Pop(1)
 	}
 	b.WriteByte('\n')
-	r.out.write(b.String())
+	r.out(b.String())
 	return 0
 }
 
@@ -89,6 +89,8 @@ func (r *run) print(L *lua.LState) int {
 func (r *run) untrusted(L *lua.LState) int {
 	s := L.CheckString(1)
 	r.checkSize(L, int64(len(s))*2+200)
-	L.Push(lua.LString(r.env.Untrusted(s)))
+	res, err := r.host.call(r.ctx, &frame{op: opUntrusted, s: []string{s}})
+	r.raiseIf(L, err)
+	L.Push(lua.LString(res.str(0)))
 	return 1
 }
