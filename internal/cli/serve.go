@@ -15,6 +15,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/internal/version"
+	"github.com/satchel-dev/satchel/luahost"
 	"github.com/satchel-dev/satchel/mcpserver"
 )
 
@@ -56,6 +57,7 @@ type serveFlags struct {
 	maxInline                              int
 	maxRequest                             int64
 	maxSessions, maxSessionsPerToken       int
+	maxRuns, maxRunsPerToken               int
 	sessionIdle                            time.Duration
 	maxInflight                            int64
 }
@@ -136,6 +138,8 @@ document content that tools return in the untrusted envelope.`,
 	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", mcpserver.DefaultSessionIdleTimeout, "with --http: close a session idle this long")
 	fl.Int64Var(&f.maxInflight, "max-inflight-bytes", mcpserver.DefaultMaxInflightBytes, "with --http: most request bytes held at once, over all requests")
 	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
+	fl.IntVar(&f.maxRuns, "max-runs", luahost.DefaultMaxRuns, "with --scripts: most script runs at once, across the server")
+	fl.IntVar(&f.maxRunsPerToken, "max-runs-per-token", luahost.DefaultMaxRunsPerToken, "with --scripts: most script runs of one token at once")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
 }
@@ -196,9 +200,15 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	}
 	var tools []mcpserver.CustomTool
 	if f.scripts != "" {
-		if tools, err = serveScripts(st, dir, f.scripts); err != nil {
+		if f.maxRuns < 1 || f.maxRunsPerToken < 1 {
+			return usagef("--max-runs and --max-runs-per-token must be at least 1")
+		}
+		var closeScripts func()
+		limits := luahost.ScriptsLimits{MaxRuns: f.maxRuns, MaxRunsPerToken: f.maxRunsPerToken}
+		if tools, closeScripts, err = serveScripts(st, dir, f.scripts, limits); err != nil {
 			return err
 		}
+		defer closeScripts()
 	}
 	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	var ui http.Handler
