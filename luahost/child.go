@@ -296,7 +296,11 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 		return limitError("script exceeded its time limit (%s)", cfg.Timeout)
 	}
 	if strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
-		strings.Contains(stderr, "errno=12") || strings.Contains(stderr, "pthread_create failed") || killedBySystem(ch.cmd.ProcessState) {
+		strings.Contains(stderr, "errno=12") || strings.Contains(stderr, "pthread_create failed") || killedBySystem(ch.cmd.ProcessState) ||
+		maxRSS(ch.cmd.ProcessState) > cfg.MaxMemory {
+		// The runtime does not always fail cleanly when the system refuses
+		// it memory (it may fault in the collector): a child that died
+		// holding more than the run's limit died of it.
 		return limitError("script exceeded its memory limit (%s)", formatBytes(cfg.MaxMemory))
 	}
 	return &satchel.Error{Kind: ErrCrashed, Msg: "script crashed: " + crashLine(stderr, waitErr)}

@@ -65,3 +65,15 @@ func smallStacks() {
 	}
 	_ = syscall.Exec(exe, os.Args, os.Environ()) // returns only if it failed
 }
+
+// maxRSS is the most memory a dead child held, in bytes.
+func maxRSS(st *os.ProcessState) int64 {
+	if st == nil {
+		return 0
+	}
+	ru, ok := st.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	return ru.Maxrss << 10
+}

@@ -19,3 +19,5 @@ func overCPU(*os.ProcessState, time.Duration) bool { return false }
 func killedBySystem(*os.ProcessState) bool { return false }
 
 func smallStacks() {}
+
+func maxRSS(*os.ProcessState) int64 { return 0 }

@@ -39,7 +39,7 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits
 	desc.WriteString("Run a Lua script of the server's scripts directory against your workspace, with args as its arguments, and return its declared output " +
 		"(what it printed and the commits it made are in the structured result). input_text, or input_file (a file of your workspace), " +
 		"is written at the script's declared input path first; atomic runs it on a fork and publishes its commits only if it succeeds. " +
-		"A run that takes longer than wait_s seconds (default 20, at most 300) goes on: the result then gives the id to pass as check_run's run_id. "+
+		"A run that takes longer than wait_s seconds (default 20, at most 300) goes on: the result then gives the id to pass as check_run's run_id. " +
 		"A run ends when your session ends, unless started with detach: true. Each run has a process of its own, under the server's memory and time limits.\nScripts:")
 	names := []string{}
 	for _, s := range scripts.List() {
