@@ -58,6 +58,8 @@ type serveFlags struct {
 	maxRequest                             int64
 	maxSessions, maxSessionsPerToken       int
 	maxRuns, maxRunsPerToken               int
+	scriptTimeout                          time.Duration
+	scriptMaxMemory                        string
 	sessionIdle                            time.Duration
 	maxInflight                            int64
 }
@@ -140,6 +142,8 @@ document content that tools return in the untrusted envelope.`,
 	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.IntVar(&f.maxRuns, "max-runs", luahost.DefaultMaxRuns, "with --scripts: most script runs at once, across the server")
 	fl.IntVar(&f.maxRunsPerToken, "max-runs-per-token", luahost.DefaultMaxRunsPerToken, "with --scripts: most script runs of one token at once")
+	fl.DurationVar(&f.scriptTimeout, "script-timeout", luahost.DefaultTimeout, "with --scripts: longest a script run may take")
+	fl.StringVar(&f.scriptMaxMemory, "script-max-memory", "256MiB", "with --scripts: most memory a script run may take (e.g. 64MiB, 1GiB)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
 }
@@ -203,9 +207,17 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		if f.maxRuns < 1 || f.maxRunsPerToken < 1 {
 			return usagef("--max-runs and --max-runs-per-token must be at least 1")
 		}
+		if f.scriptTimeout <= 0 {
+			return usagef("--script-timeout must be positive")
+		}
+		maxMemory, err := parseSize(f.scriptMaxMemory)
+		if err != nil {
+			return usagef("--script-max-memory: %v", err)
+		}
 		var closeScripts func()
 		limits := luahost.ScriptsLimits{MaxRuns: f.maxRuns, MaxRunsPerToken: f.maxRunsPerToken}
-		if tools, closeScripts, err = serveScripts(st, dir, f.scripts, limits); err != nil {
+		run := luahost.Config{Timeout: f.scriptTimeout, MaxMemory: maxMemory}
+		if tools, closeScripts, err = serveScripts(st, dir, f.scripts, limits, run); err != nil {
 			return err
 		}
 		defer closeScripts()

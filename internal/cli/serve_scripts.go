@@ -27,9 +27,10 @@ const warmChildren = 2
 // (satchel serve --scripts DIR): a run acts as the caller, on the
 // caller's scope and thread, with the caller's agent's access to the
 // collections.
-func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits luahost.ScriptsLimits) ([]mcpserver.CustomTool, func(), error) {
+func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits luahost.ScriptsLimits, run luahost.Config) ([]mcpserver.CustomTool, func(), error) {
 	pool := luahost.NewPool(warmChildren)
-	scripts, err := luahost.OpenScripts(dir, luahost.Config{Store: st, Project: project, Pool: pool})
+	run.Store, run.Project, run.Pool = st, project, pool
+	scripts, err := luahost.OpenScripts(dir, run)
 	if err != nil {
 		pool.Close()
 		return nil, nil, err
@@ -209,7 +210,7 @@ func strictJSON(raw json.RawMessage, v any) error {
 
 // serveScripts is scriptTools with the project of dir (none when dir is
 // empty) for docs.
-func serveScripts(st *satchel.Store, dir, scripts string, limits luahost.ScriptsLimits) ([]mcpserver.CustomTool, func(), error) {
+func serveScripts(st *satchel.Store, dir, scripts string, limits luahost.ScriptsLimits, run luahost.Config) ([]mcpserver.CustomTool, func(), error) {
 	var project *satchel.Project
 	if dir != "" {
 		p, err := satchel.LoadProject(dir)
@@ -218,5 +219,5 @@ func serveScripts(st *satchel.Store, dir, scripts string, limits luahost.Scripts
 		}
 		project = p
 	}
-	return scriptTools(st, project, scripts, limits)
+	return scriptTools(st, project, scripts, limits, run)
 }

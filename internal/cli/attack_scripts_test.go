@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// attackScripts are scripts that once took the host down or ignored its
+// limits. Each ends with one of its messages (a limit, or the
+// interpreter's own refusal where it has one), in bounded time, in a
+// process of its own. Run with --max-memory 64MiB --timeout 2s unless
+// the script's flags say otherwise.
+var attackScripts = []struct {
+	name, src string
+	flags     []string
+	want      []string // any of these, the whole message or its end
+}{
+	{"gsub", `local s = string.rep("a", 1048576) s = s:gsub("^.*$", ("%0"):rep(2^16)) print(#s)`, nil,
+		[]string{"script exceeded its memory limit (64 MiB)"}},
+	{"tailcall", `local function g(n) return g(n + 1) end g(1)`, nil,
+		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", "stack overflow"}},
+	{"shared_fanout", `local t = {} for i = 1, 40 do t = {t, t} end fanout(function(x) return 1 end, t)`, nil,
+		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", ""}},
+	{"shared_result", `fanout(function() local t = {} for i = 1, 40 do t = {t, t} end return t end, {})`, nil,
+		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", ""}},
+	{"gfind", `for m in string.gfind(("a"):rep(40), ("(.-)"):rep(8) .. "b") do end`, nil,
+		[]string{"script exceeded its time limit (2s)"}},
+	{"concat", `table.concat({}, "", 1, 2^53)`, nil,
+		[]string{"script exceeded its time limit (2s)", "invalid value (at index 1) in table for 'concat'"}},
+	{"doubling", `local s = "x" while true do s = s .. s end`, []string{"--max-memory", "256MiB"},
+		[]string{"script exceeded its memory limit (256 MiB)"}},
+	{"pattern", `local s = string.rep("a", 5000) string.find(s, "(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)b")`, nil,
+		[]string{"script exceeded its time limit (2s)"}},
+}
+
+// ends says whether msg is one of want ("" is a run that succeeded).
+func ends(msg string, want []string) bool {
+	for _, w := range want {
+		if (w == "" && msg == "") || (w != "" && strings.HasSuffix(msg, w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAttackScriptsRun: each attack through satchel run ends with its
+// message, and the next run works.
+func TestAttackScriptsRun(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	ok := writeScript(t, dir, "ok.lua", `store.write("a.md", "fine") print(store.read("a.md"))`)
+	for _, c := range attackScripts {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeScript(t, dir, c.name+".lua", c.src)
+			args := append([]string{"run", path, "--max-memory", "64MiB", "--timeout", "2s"}, c.flags...)
+			start := time.Now()
+			r := h.run(args...)
+			msg := strings.TrimSuffix(r.Err, "\n")
+			if !ends(msg, c.want) {
+				t.Errorf("satchel run %s: exit %d, %q; want one of %q", c.name, r.Code, msg, c.want)
+			}
+			if took := time.Since(start); took > time.Minute {
+				t.Errorf("took %s", took)
+			}
+			if out := h.ok("run", ok); out != "fine\n" {
+				t.Errorf("the run after: %q", out)
+			}
+		})
+	}
+}
+
+// TestAttackScriptsServed: each attack through run_script, all at once,
+// against a serving process whose other calls keep being answered while
+// they run; then the bounds on runs, and the server still answers.
+func TestAttackScriptsServed(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	for _, c := range attackScripts {
+		if c.flags == nil {
+			writeScript(t, dir, c.name+".lua", c.src)
+		}
+	}
+	writeScript(t, dir, "spin.lua", `while true do end`)
+	stdin, stdout, stderr, wait := h.serving(context.Background(), "serve", "--scope", "acme", "--scripts", dir,
+		"--script-max-memory", "64MiB", "--script-timeout", "2s", "--max-runs", "32", "--max-runs-per-token", "32")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr)
+	}
+	call := func(name string, args map[string]any) (string, bool, map[string]any) {
+		t.Helper()
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var sc map[string]any
+		if r.StructuredContent != nil {
+			b, _ := json.Marshal(r.StructuredContent)
+			_ = json.Unmarshal(b, &sc)
+		}
+		return r.Content[0].(*mcp.TextContent).Text, r.IsError, sc
+	}
+	ids := map[string]string{}
+	for _, c := range attackScripts {
+		if c.flags != nil {
+			continue
+		}
+		text, isErr, sc := call("run_script", map[string]any{"script": c.name + ".lua", "wait_s": 0})
+		if isErr {
+			t.Fatalf("run_script %s: %s", c.name, text)
+		}
+		ids[c.name], _ = sc["run_id"].(string)
+	}
+	// While they run, other calls are answered.
+	for i := 0; len(ids) > 0; i++ {
+		p := fmt.Sprintf("notes/%d.md", i)
+		if _, isErr, _ := call("write_file", map[string]any{"path": p, "content": "still here"}); isErr {
+			t.Fatalf("write_file while the scripts run")
+		}
+		if text, isErr, _ := call("read_file", map[string]any{"path": p}); isErr || !strings.Contains(text, "still here") {
+			t.Fatalf("read_file while the scripts run: %q", text)
+		}
+		for _, c := range attackScripts {
+			id, ok := ids[c.name]
+			if !ok {
+				continue
+			}
+			text, isErr, sc := call("check_run", map[string]any{"run_id": id})
+			if sc != nil && sc["state"] == "running" {
+				continue
+			}
+			delete(ids, c.name)
+			if !isErr {
+				text = ""
+			}
+			if !ends(text, c.want) {
+				t.Errorf("run_script %s: %q; want one of %q", c.name, text, c.want)
+			}
+		}
+	}
+	// The bounds: wait_s, and the runs of one token.
+	if text, isErr, _ := call("run_script", map[string]any{"script": "spin.lua", "wait_s": 301}); !isErr || text != "wait_s must be at most 300, was 301" {
+		t.Errorf("wait_s 301: %q", text)
+	}
+	_ = cs.Close()
+	if code := wait(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+
+	// 200 runs of one token: the fifth is refused, naming the bound.
+	stdin, stdout, stderr, wait = h.serving(context.Background(), "serve", "--scope", "acme", "--scripts", dir, "--script-timeout", "2s")
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr)
+	}
+	for i := 0; i < 200; i++ {
+		text, isErr, _ := call("run_script", map[string]any{"script": "spin.lua", "wait_s": 0})
+		if i < 4 {
+			if isErr {
+				t.Fatalf("run %d: %s", i, text)
+			}
+			continue
+		}
+		if !isErr || text != "too many script runs for this token: at most 4 at once (--max-runs-per-token); wait for one of its runs to end" {
+			t.Fatalf("run %d: %q", i, text)
+		}
+	}
+	if text, _, sc := call("check_run", map[string]any{}); len(sc["runs"].([]any)) != 4 || !strings.Contains(text, "spin.lua running") {
+		t.Errorf("check_run without run_id: %q", text)
+	}
+	if _, isErr, _ := call("write_file", map[string]any{"path": "after.md", "content": "ok"}); isErr {
+		t.Errorf("write_file after the runs")
+	}
+	_ = cs.Close() // the session's runs end with it
+	if code := wait(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+}
