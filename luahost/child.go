@@ -50,7 +50,8 @@ func ChildMain() {
 		return
 	}
 	smallStacks()
-	os.Exit(childProcess(os.Stdin, os.Stdout))
+	in, out := childPipes()
+	os.Exit(childProcess(in, out))
 }
 
 // childProcess is a child's life: it says hello, waits for its run, runs
@@ -58,6 +59,12 @@ func ChildMain() {
 // go to the parent; it exits if the parent goes.
 func childProcess(in io.Reader, out io.Writer) int {
 	c := newConn(in, out)
+	warmUp()
+	// The run's main state is made before the run comes: its functions
+	// read the run's fields when called, set below.
+	rh := &remoteHost{c: c, wait: map[uint64]chan *frame{}, dead: make(chan struct{})}
+	r := &run{host: rh, out: func(s string) { _ = c.send(&frame{op: opPrint, s: []string{s}}) }}
+	L := (&armState{r: r, ws: rootHandle}).newState()
 	if err := c.send(&frame{op: opHello}); err != nil {
 		return 2
 	}
@@ -78,11 +85,31 @@ func childProcess(in io.Reader, out io.Writer) int {
 	if err != nil {
 		return done(outcome{endScript, err.Error()})
 	}
-	rh := &remoteHost{c: c, wait: map[uint64]chan *frame{}, dead: make(chan struct{})}
 	go rh.read()
-	print := func(s string) { _ = c.send(&frame{op: opPrint, s: []string{s}}) }
-	r := newRun(sc, start.s[2:], lim, rh, print)
-	return done(r.interpret(context.Background(), true))
+	ready := newRun(sc, start.s[2:], lim, rh, r.out)
+	*r = *ready
+	return done(r.interpretIn(context.Background(), true, L))
+}
+
+// dataLimit is the data segment the operating system gives a child: its
+// run's limit, half as much again for the collector to work in, and the
+// runtime's own. The run's limit itself is enforced on the live heap, at
+// every collection and by the watchdog (memory.go); this limit stops what
+// they cannot, one allocation far past the limit.
+func dataLimit(maxMemory int64) uint64 {
+	return uint64(maxMemory + maxMemory/2 + memoryHeadroom)
+}
+
+// warmUp runs a script that does nothing, before the child says hello:
+// the code of the compiler and of a state's libraries is then in memory
+// when a run comes (a child from a Pool starts its run the sooner).
+func warmUp() {
+	sc, err := Compile("warm-up.lua", `local t = {string.format("%d", 1), math.floor(1.5), table.concat({"a"})} print(t)`)
+	if err != nil {
+		return
+	}
+	r := newRun(sc, nil, limits{timeout: time.Second, maxMemory: DefaultMaxMemory, fanoutMax: 1}, nil, func(string) {})
+	r.interpret(context.Background(), false)
 }
 
 // remoteHost is the child's end of the pipe: calls wait for the parent's
@@ -261,9 +288,7 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 		case opDone:
 			o = &outcome{f.num(0), f.str(0)}
 		default:
-			calls.Add(1)
-			go func() {
-				defer calls.Done()
+			answer := func() {
 				res, err := h.do(ctx, f)
 				if err != nil {
 					res = &frame{op: opErr, s: []string{err.Error()}}
@@ -272,6 +297,15 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 				}
 				res.id = f.id
 				_ = ch.c.send(res)
+			}
+			if !h.fanning() { // one Lua state: its calls come one at a time
+				answer()
+				continue
+			}
+			calls.Add(1)
+			go func() {
+				defer calls.Done()
+				answer()
 			}()
 			continue
 		}
@@ -295,15 +329,32 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 	if overCPU(ch.cmd.ProcessState, cfg.Timeout) {
 		return limitError("script exceeded its time limit (%s)", cfg.Timeout)
 	}
-	if strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
-		strings.Contains(stderr, "errno=12") || strings.Contains(stderr, "pthread_create failed") || killedBySystem(ch.cmd.ProcessState) ||
-		maxRSS(ch.cmd.ProcessState) > cfg.MaxMemory {
-		// The runtime does not always fail cleanly when the system refuses
-		// it memory (it may fault in the collector): a child that died
-		// holding more than the run's limit died of it.
+	if memoryDeath(stderr) || killedBySystem(ch.cmd.ProcessState) {
 		return limitError("script exceeded its memory limit (%s)", formatBytes(cfg.MaxMemory))
 	}
 	return &satchel.Error{Kind: ErrCrashed, Msg: "script crashed: " + crashLine(stderr, waitErr)}
+}
+
+// memoryDeath says whether a dead child's report shows that the system
+// refused it memory. The runtime does not always fail cleanly then: it
+// may fault in its own code (the collector's), where nothing else
+// faults, the child running no code of its own outside Go.
+func memoryDeath(stderr string) bool {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "errno=12", "pthread_create failed"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	if !strings.HasPrefix(stderr, "SIGSEGV") && !strings.HasPrefix(stderr, "unexpected fault address") {
+		return false
+	}
+	// The first frame of the faulting goroutine: "goroutine N ...:\nFRAME(".
+	_, after, ok := strings.Cut(stderr, "\ngoroutine ")
+	if !ok {
+		return false
+	}
+	_, frame, _ := strings.Cut(after, "\n")
+	return strings.HasPrefix(frame, "runtime.")
 }
 
 // crashLine is the first line of a dead child's report, or how it ended.

@@ -3,6 +3,7 @@
 package luahost
 
 import (
+	"io"
 	"os"
 	"syscall"
 	"time"
@@ -17,7 +18,7 @@ func sysProcAttr() *syscall.SysProcAttr {
 // segment (which counts the runtime's anonymous mappings since Linux
 // 4.7) and its CPU time.
 func applyLimits(lim limits) {
-	data := uint64(lim.maxMemory) + memoryHeadroom
+	data := dataLimit(lim.maxMemory)
 	_ = syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: data, Max: data})
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -66,14 +67,16 @@ func smallStacks() {
 	_ = syscall.Exec(exe, os.Args, os.Environ()) // returns only if it failed
 }
 
-// maxRSS is the most memory a dead child held, in bytes.
-func maxRSS(st *os.ProcessState) int64 {
-	if st == nil {
-		return 0
+// childPipes are the child's stdin and stdout made non-blocking, so that
+// its goroutines wait on them in the runtime's poller rather than in a
+// thread each.
+func childPipes() (io.Reader, io.Writer) {
+	in, out := io.Reader(os.Stdin), io.Writer(os.Stdout)
+	if syscall.SetNonblock(0, true) == nil {
+		in = os.NewFile(0, "stdin")
 	}
-	ru, ok := st.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0
+	if syscall.SetNonblock(1, true) == nil {
+		out = os.NewFile(1, "stdout")
 	}
-	return ru.Maxrss << 10
+	return in, out
 }

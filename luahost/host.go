@@ -258,6 +258,12 @@ func (s *Script) outcomeError(o outcome, h *hostSide) error {
 // interpret runs the script to its end within the run's time limit, and,
 // with watch, the in-process memory watchdog (memory.go).
 func (r *run) interpret(ctx context.Context, watch bool) outcome {
+	return r.interpretIn(ctx, watch, nil)
+}
+
+// interpretIn is interpret in L, the run's main state made ahead of the
+// run (nil: made now).
+func (r *run) interpretIn(ctx context.Context, watch bool, L *lua.LState) outcome {
 	cctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	tctx, cancel := context.WithTimeoutCause(cctx, r.timeout,
@@ -268,8 +274,11 @@ func (r *run) interpret(ctx context.Context, watch bool) outcome {
 		defer r.watchMemory()()
 	}
 	a := &armState{r: r, ws: rootHandle}
-	L := a.newState()
+	if L == nil {
+		L = a.newState()
+	}
 	defer L.Close()
+	L.SetContext(r.ctx)
 	a.setArgs(L)
 	L.Push(L.NewFunctionFromProto(r.script.proto))
 	if err := L.PCall(0, 0, nil); err != nil {

@@ -66,6 +66,13 @@ func (h *hostSide) do(ctx context.Context, f *frame) (*frame, error) {
 	return res, nil
 }
 
+// fanning says whether a fanout is open: its arms call at once.
+func (h *hostSide) fanning() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.fanouts) > 0
+}
+
 // kindOf returns the Go error a Lua error message came from, if any.
 func (h *hostSide) kindOf(msg string) error {
 	h.mu.Lock()

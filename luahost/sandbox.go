@@ -60,7 +60,9 @@ func (r *run) newState() *lua.LState {
 	r.capConcat(L, tab)
 	L.SetGlobal("print", L.NewFunction(r.print))
 	L.SetGlobal("untrusted", L.NewFunction(r.untrusted))
-	L.SetContext(r.ctx)
+	if r.ctx != nil { // nil in a state made ahead of its run
+		L.SetContext(r.ctx)
+	}
 	return L
 }
 
