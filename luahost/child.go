@@ -265,9 +265,20 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 	out := &output{w: cfg.Stdout}
 	start := &frame{op: opStart, s: append([]string{s.Name, s.src}, cfg.Args...),
 		n: []int64{int64(cfg.Timeout), cfg.MaxMemory, int64(cfg.FanoutMax)}}
-	if err := ch.c.send(start); err != nil {
+	if err = ch.c.send(start); err != nil && cfg.Pool != nil {
+		// A child that died waiting in the pool: start another.
+		ch.kill()
+		_ = ch.cmd.Wait()
+		if ch, err = startChild(); err != nil {
+			return err
+		}
+		err = ch.c.send(start)
+	}
+	if err != nil {
 		ch.kill()
 	}
+	// What the child sends is bounded by what it may hold.
+	ch.c.max = max(cfg.MaxMemory, MaxScriptBytes) + 1<<20
 	var timedOut atomic.Bool
 	wall := time.AfterFunc(cfg.Timeout+killGrace, func() { timedOut.Store(true); ch.kill() })
 	defer wall.Stop()
@@ -311,6 +322,7 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 		}
 		break
 	}
+	byParent := ch.killed.Load()
 	ch.kill()
 	_ = ch.stdin.Close()
 	h.close()
@@ -329,7 +341,7 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 	if overCPU(ch.cmd.ProcessState, cfg.Timeout) {
 		return limitError("script exceeded its time limit (%s)", cfg.Timeout)
 	}
-	if memoryDeath(stderr) || killedBySystem(ch.cmd.ProcessState) {
+	if memoryDeath(stderr) || (!byParent && killedBySystem(ch.cmd.ProcessState)) {
 		return limitError("script exceeded its memory limit (%s)", formatBytes(cfg.MaxMemory))
 	}
 	return &satchel.Error{Kind: ErrCrashed, Msg: "script crashed: " + crashLine(stderr, waitErr)}

@@ -59,7 +59,8 @@ var errFrame = errors.New("luahost: malformed frame")
 
 // conn reads and writes frames; writes are safe for concurrent use.
 type conn struct {
-	r *bufio.Reader
+	r   *bufio.Reader
+	max int64 // the largest frame recv accepts (0: maxFrame)
 
 	mu  sync.Mutex
 	w   *bufio.Writer
@@ -108,7 +109,7 @@ func (c *conn) recv() (*frame, error) {
 		return nil, err
 	}
 	size := binary.LittleEndian.Uint32(hdr[:])
-	if size > maxFrame {
+	if size > maxFrame || (c.max > 0 && int64(size) > c.max) {
 		return nil, errFrame
 	}
 	b := make([]byte, size)
