@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/satchel-dev/satchel"
 )
 
 // attackScripts are scripts that once took the host down or ignored its
@@ -181,6 +185,137 @@ func TestAttackScriptsServed(t *testing.T) {
 		t.Errorf("write_file after the runs")
 	}
 	_ = cs.Close() // the session's runs end with it
+	if code := wait(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+}
+
+// TestAttackScriptsHTTP: over HTTP, one token's attack runs go on while
+// another token's calls keep being answered; a run ends with its session
+// unless detached, and a new session of the token finds both.
+func TestAttackScriptsHTTP(t *testing.T) {
+	h := newHarness(t)
+	attacker, _, err := h.store.CreateToken(context.Background(), satchel.TokenSpec{Agent: "attacker", Scope: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bystander, _, err := h.store.CreateToken(context.Background(), satchel.TokenSpec{Agent: "bystander", Scope: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range attackScripts {
+		if c.flags == nil {
+			writeScript(t, dir, c.name+".lua", c.src)
+		}
+	}
+	writeScript(t, dir, "wait.lua", `while not store.exists("go.md") do end print("went")`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, _, stderr, wait := h.serving(ctx, "serve", "--http", "127.0.0.1:0", "--scripts", dir,
+		"--script-max-memory", "64MiB", "--script-timeout", "2s", "--max-runs-per-token", "32")
+	var addr string
+	re := regexp.MustCompile(`"addr":"(127\.0\.0\.1:\d+)"`)
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
+		if m := re.FindStringSubmatch(stderr.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the server never listened: %s", stderr)
+		} else {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	connect := func(secret string) *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport(secret)}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	call := func(cs *mcp.ClientSession, name string, args map[string]any) (string, bool, map[string]any) {
+		t.Helper()
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var sc map[string]any
+		if r.StructuredContent != nil {
+			b, _ := json.Marshal(r.StructuredContent)
+			_ = json.Unmarshal(b, &sc)
+		}
+		return r.Content[0].(*mcp.TextContent).Text, r.IsError, sc
+	}
+	att, by := connect(attacker), connect(bystander)
+	ids := map[string]string{}
+	for _, c := range attackScripts {
+		if c.flags == nil {
+			_, isErr, sc := call(att, "run_script", map[string]any{"script": c.name + ".lua", "wait_s": 0, "detach": true})
+			if isErr {
+				t.Fatalf("run_script %s", c.name)
+			}
+			ids[c.name], _ = sc["run_id"].(string)
+		}
+	}
+	for i := 0; len(ids) > 0; i++ {
+		p := fmt.Sprintf("by/%d.md", i)
+		if _, isErr, _ := call(by, "write_file", map[string]any{"path": p, "content": "answered"}); isErr {
+			t.Fatal("the bystander's write_file")
+		}
+		if text, isErr, _ := call(by, "read_file", map[string]any{"path": p}); isErr || !strings.Contains(text, "answered") {
+			t.Fatalf("the bystander's read_file: %q", text)
+		}
+		for name, id := range ids {
+			text, isErr, sc := call(att, "check_run", map[string]any{"run_id": id})
+			if sc != nil && sc["state"] == "running" {
+				continue
+			}
+			delete(ids, name)
+			if !isErr {
+				text = ""
+			}
+			for _, c := range attackScripts {
+				if c.name == name && !ends(text, c.want) {
+					t.Errorf("run_script %s: %q; want one of %q", name, text, c.want)
+				}
+			}
+		}
+	}
+	// The session's run ends with it; the detached one goes on.
+	_, _, bound := call(att, "run_script", map[string]any{"script": "wait.lua", "wait_s": 0})
+	_, _, detached := call(att, "run_script", map[string]any{"script": "wait.lua", "wait_s": 0, "detach": true})
+	_ = att.Close()
+	att = connect(attacker)
+	for {
+		text, isErr, sc := call(att, "check_run", map[string]any{"run_id": bound["run_id"]})
+		if sc != nil && sc["state"] == "running" {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if !isErr || text != "script wait.lua was stopped: its session ended" {
+			t.Errorf("the session's run after it ended: %q", text)
+		}
+		break
+	}
+	if text, _, _ := call(att, "check_run", map[string]any{}); !strings.Contains(text, detached["run_id"].(string)+" wait.lua running (detached)") {
+		t.Errorf("check_run's list: %q", text)
+	}
+	call(att, "write_file", map[string]any{"path": "go.md", "content": "go"})
+	for {
+		text, _, sc := call(att, "check_run", map[string]any{"run_id": detached["run_id"]})
+		if sc != nil && sc["state"] == "running" {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if text != "went\n" {
+			t.Errorf("the detached run: %q", text)
+		}
+		break
+	}
+	_ = att.Close()
+	_ = by.Close()
+	cancel()
 	if code := wait(); code != 0 {
 		t.Errorf("serve exited %d: %s", code, stderr)
 	}
