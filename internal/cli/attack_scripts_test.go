@@ -18,30 +18,39 @@ import (
 // attackScripts are scripts that once took the host down or ignored its
 // limits. Each ends with one of its messages (a limit, or the
 // interpreter's own refusal where it has one), in bounded time, in a
-// process of its own. Run with --max-memory 64MiB --timeout 2s unless
-// the script's flags say otherwise (the doubling has the default limit,
-// and the time to copy it even on a busy machine).
+// process of its own, under its limits: a memory attack has a time limit
+// long enough to reach its memory limit even on a busy machine.
 var attackScripts = []struct {
-	name, src string
-	flags     []string
-	want      []string // any of these, the whole message or its end
+	name, src       string
+	timeout, memory string
+	want            []string // any of these, the whole message or its end ("": succeeded)
 }{
-	{"gsub", `local s = string.rep("a", 1048576) s = s:gsub("^.*$", ("%0"):rep(2^16)) print(#s)`, nil,
+	{"gsub", `local s = string.rep("a", 1048576) s = s:gsub("^.*$", ("%0"):rep(2^16)) print(#s)`, "1m", "64MiB",
 		[]string{"script exceeded its memory limit (64 MiB)"}},
-	{"tailcall", `local function g(n) return g(n + 1) end g(1)`, nil,
-		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", "stack overflow"}},
-	{"shared_fanout", `local t = {} for i = 1, 40 do t = {t, t} end fanout(function(x) return 1 end, t)`, nil,
-		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", ""}},
-	{"shared_result", `fanout(function() local t = {} for i = 1, 40 do t = {t, t} end return t end, {})`, nil,
-		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", ""}},
-	{"gfind", `for m in string.gfind(("a"):rep(40), ("(.-)"):rep(8) .. "b") do end`, nil,
-		[]string{"script exceeded its time limit (2s)"}},
-	{"concat", `table.concat({}, "", 1, 2^53)`, nil,
-		[]string{"script exceeded its time limit (2s)", "invalid value (at index 1) in table for 'concat'"}},
-	{"doubling", `local s = "x" while true do s = s .. s end`, []string{"--max-memory", "256MiB", "--timeout", "1m"},
+	{"doubling", `local s = "x" while true do s = s .. s end`, "1m", "256MiB",
 		[]string{"script exceeded its memory limit (256 MiB)"}},
-	{"pattern", `local s = string.rep("a", 5000) string.find(s, "(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)b")`, nil,
+	{"tailcall", `local function g(n) return g(n + 1) end g(1)`, "2s", "64MiB",
+		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", "stack overflow"}},
+	{"shared_fanout", `local t = {} for i = 1, 40 do t = {t, t} end fanout(function(x) return 1 end, t)`, "2s", "64MiB",
+		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", ""}},
+	{"shared_result", `fanout(function() local t = {} for i = 1, 40 do t = {t, t} end return t end, {})`, "2s", "64MiB",
+		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", ""}},
+	{"gfind", `for m in string.gfind(("a"):rep(40), ("(.-)"):rep(8) .. "b") do end`, "2s", "64MiB",
 		[]string{"script exceeded its time limit (2s)"}},
+	{"concat", `table.concat({}, "", 1, 2^53)`, "2s", "64MiB",
+		[]string{"script exceeded its time limit (2s)", "invalid value (at index 1) in table for 'concat'"}},
+	{"pattern", `local s = string.rep("a", 5000) string.find(s, "(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)b")`, "2s", "64MiB",
+		[]string{"script exceeded its time limit (2s)"}},
+}
+
+// attackGroups are the attacks by limits: one server each.
+func attackGroups() map[[2]string][]int {
+	g := map[[2]string][]int{}
+	for i, c := range attackScripts {
+		k := [2]string{c.timeout, c.memory}
+		g[k] = append(g[k], i)
+	}
+	return g
 }
 
 // ends says whether msg is one of want ("" is a run that succeeded).
@@ -63,7 +72,7 @@ func TestAttackScriptsRun(t *testing.T) {
 	for _, c := range attackScripts {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeScript(t, dir, c.name+".lua", c.src)
-			args := append([]string{"run", path, "--max-memory", "64MiB", "--timeout", "2s"}, c.flags...)
+			args := []string{"run", path, "--max-memory", c.memory, "--timeout", c.timeout}
 			start := time.Now()
 			r := h.run(args...)
 			msg := strings.TrimSuffix(r.Err, "\n")
@@ -87,18 +96,10 @@ func TestAttackScriptsServed(t *testing.T) {
 	h := newHarness(t)
 	dir := t.TempDir()
 	for _, c := range attackScripts {
-		if c.flags == nil {
-			writeScript(t, dir, c.name+".lua", c.src)
-		}
+		writeScript(t, dir, c.name+".lua", c.src)
 	}
 	writeScript(t, dir, "spin.lua", `while true do end`)
-	stdin, stdout, stderr, wait := h.serving(context.Background(), "serve", "--scope", "acme", "--scripts", dir,
-		"--script-max-memory", "64MiB", "--script-timeout", "2s", "--max-runs", "32", "--max-runs-per-token", "32")
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr)
-	}
+	var cs *mcp.ClientSession
 	call := func(name string, args map[string]any) (string, bool, map[string]any) {
 		t.Helper()
 		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -112,55 +113,59 @@ func TestAttackScriptsServed(t *testing.T) {
 		}
 		return r.Content[0].(*mcp.TextContent).Text, r.IsError, sc
 	}
-	ids := map[string]string{}
-	for _, c := range attackScripts {
-		if c.flags != nil {
-			continue
+	for limits, group := range attackGroups() {
+		stdin, stdout, stderr, wait := h.serving(context.Background(), "serve", "--scope", "acme", "--scripts", dir,
+			"--script-timeout", limits[0], "--script-max-memory", limits[1], "--max-runs-per-token", "32")
+		var err error
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+			&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr)
 		}
-		text, isErr, sc := call("run_script", map[string]any{"script": c.name + ".lua", "wait_s": 0})
-		if isErr {
-			t.Fatalf("run_script %s: %s", c.name, text)
-		}
-		ids[c.name], _ = sc["run_id"].(string)
-	}
-	// While they run, other calls are answered.
-	for i := 0; len(ids) > 0; i++ {
-		p := fmt.Sprintf("notes/%d.md", i)
-		if _, isErr, _ := call("write_file", map[string]any{"path": p, "content": "still here"}); isErr {
-			t.Fatalf("write_file while the scripts run")
-		}
-		if text, isErr, _ := call("read_file", map[string]any{"path": p}); isErr || !strings.Contains(text, "still here") {
-			t.Fatalf("read_file while the scripts run: %q", text)
-		}
-		for _, c := range attackScripts {
-			id, ok := ids[c.name]
-			if !ok {
-				continue
+		ids := map[int]string{}
+		for _, i := range group {
+			text, isErr, sc := call("run_script", map[string]any{"script": attackScripts[i].name + ".lua", "wait_s": 0})
+			if isErr {
+				t.Fatalf("run_script %s: %s", attackScripts[i].name, text)
 			}
-			text, isErr, sc := call("check_run", map[string]any{"run_id": id})
-			if sc != nil && sc["state"] == "running" {
-				continue
+			ids[i], _ = sc["run_id"].(string)
+		}
+		// While they run, other calls are answered.
+		for n := 0; len(ids) > 0; n++ {
+			p := fmt.Sprintf("notes/%d.md", n)
+			if _, isErr, _ := call("write_file", map[string]any{"path": p, "content": "still here"}); isErr {
+				t.Fatalf("write_file while the scripts run")
 			}
-			delete(ids, c.name)
-			if !isErr {
-				text = ""
+			if text, isErr, _ := call("read_file", map[string]any{"path": p}); isErr || !strings.Contains(text, "still here") {
+				t.Fatalf("read_file while the scripts run: %q", text)
 			}
-			if !ends(text, c.want) {
-				t.Errorf("run_script %s: %q; want one of %q", c.name, text, c.want)
+			for i, id := range ids {
+				text, isErr, sc := call("check_run", map[string]any{"run_id": id})
+				if sc != nil && sc["state"] == "running" {
+					continue
+				}
+				delete(ids, i)
+				if !isErr {
+					text = ""
+				}
+				if c := attackScripts[i]; !ends(text, c.want) {
+					t.Errorf("run_script %s: %q; want one of %q", c.name, text, c.want)
+				}
 			}
 		}
-	}
-	// The bounds: wait_s, and the runs of one token.
-	if text, isErr, _ := call("run_script", map[string]any{"script": "spin.lua", "wait_s": 301}); !isErr || text != "wait_s must be at most 300, was 301" {
-		t.Errorf("wait_s 301: %q", text)
-	}
-	_ = cs.Close()
-	if code := wait(); code != 0 {
-		t.Errorf("serve exited %d: %s", code, stderr)
+		// wait_s is bounded.
+		if text, isErr, _ := call("run_script", map[string]any{"script": "spin.lua", "wait_s": 301}); !isErr || text != "wait_s must be at most 300, was 301" {
+			t.Errorf("wait_s 301: %q", text)
+		}
+		_ = cs.Close()
+		if code := wait(); code != 0 {
+			t.Errorf("serve exited %d: %s", code, stderr)
+		}
 	}
 
 	// 200 runs of one token: the fifth is refused, naming the bound.
-	stdin, stdout, stderr, wait = h.serving(context.Background(), "serve", "--scope", "acme", "--scripts", dir, "--script-timeout", "2s")
+	stdin, stdout, stderr, wait := h.serving(context.Background(), "serve", "--scope", "acme", "--scripts", dir, "--script-timeout", "2s")
+	var err error
 	cs, err = mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
 		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
 	if err != nil {
@@ -205,24 +210,33 @@ func TestAttackScriptsHTTP(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, c := range attackScripts {
-		if c.flags == nil {
-			writeScript(t, dir, c.name+".lua", c.src)
-		}
+		writeScript(t, dir, c.name+".lua", c.src)
 	}
 	writeScript(t, dir, "wait.lua", `while not store.exists("go.md") do end print("went")`)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, _, stderr, wait := h.serving(ctx, "serve", "--http", "127.0.0.1:0", "--scripts", dir,
-		"--script-max-memory", "64MiB", "--script-timeout", "2s", "--max-runs-per-token", "32")
+	ctx := context.Background()
 	var addr string
-	re := regexp.MustCompile(`"addr":"(127\.0\.0\.1:\d+)"`)
-	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
-		if m := re.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the server never listened: %s", stderr)
-		} else {
-			time.Sleep(5 * time.Millisecond)
+	// serve starts satchel serve --http with the runs' limits; the
+	// function it returns stops it.
+	serve := func(timeout, memory string) func() {
+		sctx, cancel := context.WithCancel(ctx)
+		_, _, stderr, wait := h.serving(sctx, "serve", "--http", "127.0.0.1:0", "--scripts", dir,
+			"--script-max-memory", memory, "--script-timeout", timeout, "--max-runs-per-token", "32")
+		addr = ""
+		re := regexp.MustCompile(`"addr":"(127\.0\.0\.1:\d+)"`)
+		for deadline := time.Now().Add(10 * time.Second); addr == ""; {
+			if m := re.FindStringSubmatch(stderr.String()); m != nil {
+				addr = m[1]
+			} else if time.Now().After(deadline) {
+				t.Fatalf("the server never listened: %s", stderr)
+			} else {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		return func() {
+			cancel()
+			if code := wait(); code != 0 {
+				t.Errorf("serve exited %d: %s", code, stderr)
+			}
 		}
 	}
 	connect := func(secret string) *mcp.ClientSession {
@@ -247,41 +261,45 @@ func TestAttackScriptsHTTP(t *testing.T) {
 		}
 		return r.Content[0].(*mcp.TextContent).Text, r.IsError, sc
 	}
-	att, by := connect(attacker), connect(bystander)
-	ids := map[string]string{}
-	for _, c := range attackScripts {
-		if c.flags == nil {
-			_, isErr, sc := call(att, "run_script", map[string]any{"script": c.name + ".lua", "wait_s": 0, "detach": true})
+	for limits, group := range attackGroups() {
+		stop := serve(limits[0], limits[1])
+		att, by := connect(attacker), connect(bystander)
+		ids := map[int]string{}
+		for _, i := range group {
+			_, isErr, sc := call(att, "run_script", map[string]any{"script": attackScripts[i].name + ".lua", "wait_s": 0, "detach": true})
 			if isErr {
-				t.Fatalf("run_script %s", c.name)
+				t.Fatalf("run_script %s", attackScripts[i].name)
 			}
-			ids[c.name], _ = sc["run_id"].(string)
+			ids[i], _ = sc["run_id"].(string)
 		}
-	}
-	for i := 0; len(ids) > 0; i++ {
-		p := fmt.Sprintf("by/%d.md", i)
-		if _, isErr, _ := call(by, "write_file", map[string]any{"path": p, "content": "answered"}); isErr {
-			t.Fatal("the bystander's write_file")
-		}
-		if text, isErr, _ := call(by, "read_file", map[string]any{"path": p}); isErr || !strings.Contains(text, "answered") {
-			t.Fatalf("the bystander's read_file: %q", text)
-		}
-		for name, id := range ids {
-			text, isErr, sc := call(att, "check_run", map[string]any{"run_id": id})
-			if sc != nil && sc["state"] == "running" {
-				continue
+		for n := 0; len(ids) > 0; n++ {
+			p := fmt.Sprintf("by/%d.md", n)
+			if _, isErr, _ := call(by, "write_file", map[string]any{"path": p, "content": "answered"}); isErr {
+				t.Fatal("the bystander's write_file")
 			}
-			delete(ids, name)
-			if !isErr {
-				text = ""
+			if text, isErr, _ := call(by, "read_file", map[string]any{"path": p}); isErr || !strings.Contains(text, "answered") {
+				t.Fatalf("the bystander's read_file: %q", text)
 			}
-			for _, c := range attackScripts {
-				if c.name == name && !ends(text, c.want) {
-					t.Errorf("run_script %s: %q; want one of %q", name, text, c.want)
+			for i, id := range ids {
+				text, isErr, sc := call(att, "check_run", map[string]any{"run_id": id})
+				if sc != nil && sc["state"] == "running" {
+					continue
+				}
+				delete(ids, i)
+				if !isErr {
+					text = ""
+				}
+				if c := attackScripts[i]; !ends(text, c.want) {
+					t.Errorf("run_script %s: %q; want one of %q", c.name, text, c.want)
 				}
 			}
 		}
+		_ = att.Close()
+		_ = by.Close()
+		stop()
 	}
+	stop := serve("2s", "64MiB")
+	att := connect(attacker)
 	// The session's run ends with it; the detached one goes on.
 	_, _, bound := call(att, "run_script", map[string]any{"script": "wait.lua", "wait_s": 0})
 	_, _, detached := call(att, "run_script", map[string]any{"script": "wait.lua", "wait_s": 0, "detach": true})
@@ -314,9 +332,5 @@ func TestAttackScriptsHTTP(t *testing.T) {
 		break
 	}
 	_ = att.Close()
-	_ = by.Close()
-	cancel()
-	if code := wait(); code != 0 {
-		t.Errorf("serve exited %d: %s", code, stderr)
-	}
+	stop()
 }
