@@ -16,7 +16,11 @@ import (
 // stops the run through its context: the next Lua instruction of every
 // arm raises, and the run ends with `script exceeded its memory limit`.
 // `..` and table growth are caught by the watchdog, within one sample
-// (a few milliseconds) and one allocation.
+// (a few milliseconds) and one allocation, and after the next collection
+// (watchCollections). A run executes in a child process of its own
+// (child.go), whose heap is the run's alone; there the operating system
+// also refuses the process memory far past the limit
+// (docs/decisions/0107-child-memory-and-deaths.md).
 
 const (
 	sampleEvery  = 2 * time.Millisecond
