@@ -112,6 +112,11 @@ runtime's monitor thread from waking dozens of times a call after each
 idle moment (docs/mcp.md); a GODEBUG that names schedtrace is left as it
 is (GODEBUG=schedtrace=0 turns this off).
 
+With --scripts DIR, run_script runs a script of DIR in a child process of
+its own, under --script-timeout and --script-max-memory; --max-runs (32)
+and --max-runs-per-token (4) bound the runs at once, and a run ends with
+its session unless started with detach (docs/lua.md).
+
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the file and
 document content that tools return in the untrusted envelope.`,
@@ -158,6 +163,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		"max-inline-bytes": int64(f.maxInline), "max-request-bytes": f.maxRequest,
 		"max-sessions": int64(f.maxSessions), "max-sessions-per-token": int64(f.maxSessionsPerToken),
 		"session-idle-timeout": int64(f.sessionIdle), "max-inflight-bytes": f.maxInflight,
+		"max-runs": int64(f.maxRuns), "max-runs-per-token": int64(f.maxRunsPerToken), "script-timeout": int64(f.scriptTimeout),
 	} {
 		if v <= 0 {
 			return usagef("--%s must be positive", name)
@@ -204,12 +210,6 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	}
 	var tools []mcpserver.CustomTool
 	if f.scripts != "" {
-		if f.maxRuns < 1 || f.maxRunsPerToken < 1 {
-			return usagef("--max-runs and --max-runs-per-token must be at least 1")
-		}
-		if f.scriptTimeout <= 0 {
-			return usagef("--script-timeout must be positive")
-		}
 		maxMemory, err := parseSize(f.scriptMaxMemory)
 		if err != nil {
 			return usagef("--script-max-memory: %v", err)
