@@ -179,7 +179,7 @@ var errNoChild = errors.New("the Lua host's child process did not start (a progr
 
 // startChild starts a child process and waits for its hello.
 func startChild() (*child, error) {
-	exe, err := os.Executable()
+	exe, err := executable()
 	if err != nil {
 		return nil, fmt.Errorf("luahost: cannot start a child process: %w", err)
 	}

@@ -60,7 +60,7 @@ func smallStacks() {
 	if syscall.Setrlimit(syscall.RLIMIT_STACK, &lim) != nil {
 		return
 	}
-	exe, err := os.Executable()
+	exe, err := executable()
 	if err != nil {
 		return
 	}
@@ -79,4 +79,14 @@ func childPipes() (io.Reader, io.Writer) {
 		out = os.NewFile(1, "stdout")
 	}
 	return in, out
+}
+
+// executable is the program to start as a child: the running binary
+// itself, even when its file was replaced or removed since it started (an
+// upgrade under a running server).
+func executable() (string, error) {
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		return "/proc/self/exe", nil
+	}
+	return os.Executable()
 }

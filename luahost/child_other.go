@@ -22,3 +22,5 @@ func killedBySystem(*os.ProcessState) bool { return false }
 func smallStacks() {}
 
 func childPipes() (io.Reader, io.Writer) { return os.Stdin, os.Stdout }
+
+func executable() (string, error) { return os.Executable() }
