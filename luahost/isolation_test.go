@@ -5,6 +5,7 @@ package luahost_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -185,5 +186,64 @@ func TestRunSessionEnd(t *testing.T) {
 			t.Fatalf("the detached run: %+v %v", rs, err)
 		}
 		break
+	}
+}
+
+// inspectOnPrint runs inspect on this process's children at the first
+// print, then cancels the run.
+type inspectOnPrint struct {
+	t       *testing.T
+	once    sync.Once
+	inspect func(pid int)
+	cancel  context.CancelFunc
+}
+
+func (w *inspectOnPrint) Write(p []byte) (int, error) {
+	w.once.Do(func() {
+		for _, pid := range children(w.t) {
+			w.inspect(pid)
+		}
+		w.cancel()
+	})
+	return len(p), nil
+}
+
+// TestChildHoldsNothing: a run's child process has an empty environment
+// but for its mode, and no file of the store or socket open: no
+// credentials and no database handle to reach if a script escaped the
+// interpreter.
+func TestChildHoldsNothing(t *testing.T) {
+	t.Setenv("SATCHEL_DB", "postgres://user:secret@db.example/prod")
+	st := open(t, "sqlite")
+	s, err := luahost.Compile("spin.lua", `store.write("a.md", "x") print("running") while true do end`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := 0
+	w := &inspectOnPrint{t: t, cancel: cancel, inspect: func(pid int) {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			return // not a child of this run (gone meanwhile)
+		}
+		seen++
+		if string(env) != "SATCHEL_LUA_CHILD=1\x00" {
+			t.Errorf("the child's environment: %q", env)
+		}
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+		for _, fd := range fds {
+			target, _ := os.Readlink(fd)
+			if strings.Contains(target, "lua.db") || strings.HasPrefix(target, "socket:") {
+				t.Errorf("the child holds %s", target)
+			}
+		}
+	}}
+	_, err = s.Run(ctx, luahost.Config{Store: st, Stdout: w})
+	if err == nil || !strings.Contains(err.Error(), "script spin.lua was stopped: context canceled") {
+		t.Fatalf("error %v, want stopped", err)
+	}
+	if seen == 0 {
+		t.Fatal("no child seen")
 	}
 }
