@@ -280,7 +280,11 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 	// What the child sends is bounded by what it may hold.
 	ch.c.max = max(cfg.MaxMemory, MaxScriptBytes) + 1<<20
 	var timedOut atomic.Bool
-	wall := time.AfterFunc(cfg.Timeout+killGrace, func() { timedOut.Store(true); ch.kill() })
+	killAfter := cfg.Timeout + killGrace
+	if killAfter < cfg.Timeout { // a timeout near the largest duration
+		killAfter = cfg.Timeout
+	}
+	wall := time.AfterFunc(killAfter, func() { timedOut.Store(true); ch.kill() })
 	defer wall.Stop()
 	stopCancel := context.AfterFunc(ctx, ch.kill)
 	defer stopCancel()
@@ -389,7 +393,8 @@ func crashLine(stderr string, waitErr error) string {
 // cpuSeconds is the CPU time a run may take: its time limit on every
 // core, and a second.
 func cpuSeconds(timeout time.Duration) uint64 {
-	return uint64((timeout+time.Second-1)/time.Second)*uint64(runtime.NumCPU()) + 1
+	secs := uint64(timeout/time.Second) + 1
+	return secs*uint64(runtime.NumCPU()) + 1
 }
 
 // Pool keeps child processes started ahead of the runs that will take
