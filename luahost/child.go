@@ -285,6 +285,9 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 		killAfter = cfg.Timeout
 	}
 	wall := time.AfterFunc(killAfter, func() { timedOut.Store(true); ch.kill() })
+	// The store calls end with the run's time too.
+	callCtx, cancelCalls := context.WithTimeout(ctx, killAfter)
+	defer cancelCalls()
 	defer wall.Stop()
 	stopCancel := context.AfterFunc(ctx, ch.kill)
 	defer stopCancel()
@@ -304,7 +307,7 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 			o = &outcome{f.num(0), f.str(0)}
 		default:
 			answer := func() {
-				res, err := h.do(ctx, f)
+				res, err := h.do(callCtx, f)
 				if err != nil {
 					res = &frame{op: opErr, s: []string{err.Error()}}
 				} else {
