@@ -90,14 +90,25 @@
 //
 // # Limits
 //
+// Every run executes in a child process of its own: the program started
+// again, where ChildMain takes over (every program that runs scripts calls
+// it first in main). The child holds the Lua interpreter only; the store,
+// the collections, the untrusted envelope and fanout's race record stay in
+// the calling process, which carries out the child's calls over a pipe
+// with the caller's identity (docs/decisions/0105-lua-runs-in-child-processes.md).
+// Config.Pool gives runs children started ahead; Config.InProcess runs a
+// trusted script in the calling process instead.
+//
 // A run is bounded by Config.Timeout (every arm included) and
 // Config.MaxMemory: string.rep, string.format, table.concat, gsub, the
-// store's reads and untrusted refuse to build a value past the limit, and a
-// watchdog stops a run whose heap grows past it (`script exceeded its
-// memory limit (256 MiB)`). The call stack holds 200 calls; the pattern
-// functions (find, match, gmatch, gsub) run on a matcher that stops with
-// the run, so no pattern can hold the host. A failed or stopped run never
-// harms the process.
+// store's reads and untrusted refuse to build a value past the limit; the
+// child's live heap is checked at every collection and by a watchdog; the
+// operating system bounds the child's data segment and CPU time, and the
+// parent kills it past its time limit. A child that dies ends its run
+// only: `script exceeded its memory limit (256 MiB)`, `script exceeded its
+// time limit (30s)`, or `script crashed: ...` (ErrCrashed). The call stack
+// holds 200 calls; the pattern functions (find, match, gmatch, gsub) run
+// on a matcher that stops with the run.
 //
 // # Atomic runs
 //
@@ -112,6 +123,8 @@
 //
 // Scripts serves a directory of scripts to callers that cannot wait for a
 // long run (MCP clients): Start waits up to a time and returns the run's
-// state, and Check follows a run still going. satchel serve --scripts DIR
-// exposes them as the tools run_script and check_run.
+// state, and Check follows a run still going. SetLimits bounds the runs at
+// once, across callers and per credential; a run started with
+// StartRequest.Until ends with that context (a session). satchel serve
+// --scripts DIR exposes them as the tools run_script and check_run.
 package luahost

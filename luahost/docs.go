@@ -2,7 +2,6 @@ package luahost
 
 import (
 	"encoding/json"
-	"errors"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -26,76 +25,48 @@ func (a *armState) bindDocs(L *lua.LState) {
 	L.SetGlobal("docs", t)
 }
 
-var errNoProject = &satchel.Error{Kind: satchel.ErrNotFound,
-	Msg: "docs: this run has no collections (give the project directory, with stores/ and agents/, with --dir)"}
-
-// collection returns the run's handle on a store, made once.
-func (a *armState) collection(L *lua.LState) *satchel.Collection {
-	name := L.CheckString(1)
-	r := a.r
-	if r.cfg.Project == nil {
-		r.raise(L, errNoProject)
+// pushDocs pushes the documents of res from s[from] on, key and JSON
+// pairs, as tables into a new sequence, or the first alone with one.
+func pushDocs(L *lua.LState, res *frame, from int) *lua.LTable {
+	t := L.CreateTable((len(res.s)-from)/2, 0)
+	for i := from; i+1 < len(res.s); i += 2 {
+		pushDoc(L, res.s[i], res.s[i+1])
+		t.RawSetInt(t.Len()+1, L.Get(-1))
+		L.Pop(1)
 	}
-	r.colMu.Lock()
-	c, ok := r.cols[name]
-	r.colMu.Unlock()
-	if ok {
-		return c
-	}
-	actor := r.cfg.Actor
-	if actor.Agent == "" {
-		actor.Agent = r.cfg.Agent
-	}
-	opts := []satchel.CollectionOption{satchel.Recording(actor), satchel.CallerThread(r.cfg.Thread)}
-	if r.cfg.Agent != "" {
-		opts = append(opts, satchel.AsAgent(r.cfg.Agent))
-	}
-	c, err := r.cfg.Store.Collection(r.ctx, r.cfg.Project, r.cfg.Scope, name, opts...)
-	r.raiseIf(L, err)
-	r.colMu.Lock()
-	r.cols[name] = c
-	r.colMu.Unlock()
-	return c
+	return t
 }
 
 // pushDoc pushes a document's JSON as a table.
-func pushDoc(L *lua.LState, d satchel.Document) {
+func pushDoc(L *lua.LState, key, js string) {
 	var v any
-	if err := d.Decode(&v); err != nil {
-		L.RaiseError("document %s: %s", d.Key, err)
+	if err := (satchel.Document{Key: key, JSON: json.RawMessage(js)}).Decode(&v); err != nil {
+		L.RaiseError("document %s: %s", key, err)
 	}
 	L.Push(fromJSON(L, v))
 }
 
 func (a *armState) docGet(L *lua.LState) int {
-	c := a.collection(L)
-	key := L.CheckString(2)
+	name, key := L.CheckString(1), L.CheckString(2)
 	history := false
 	if opts := L.OptTable(3, nil); opts != nil {
 		history = lua.LVAsBool(opts.RawGetString("history"))
 	}
-	d, err := c.Get(a.r.ctx, key, history)
-	if errors.Is(err, satchel.ErrNotFound) {
+	res := a.call(L, &frame{op: opDocGet, s: []string{name, key}, n: []int64{boolInt(history)}})
+	if res.num(0) == 0 {
 		L.Push(lua.LNil)
 		return 1
 	}
-	a.r.raiseIf(L, err)
-	pushDoc(L, d)
+	pushDoc(L, res.str(0), res.str(1))
 	if !history {
 		return 1
 	}
-	h := L.CreateTable(len(d.History), 0)
-	for i, old := range d.History {
-		pushDoc(L, old)
-		h.RawSetInt(i+1, L.Get(-1))
-		L.Pop(1)
-	}
-	L.Push(h)
+	L.Push(pushDocs(L, res, 2))
 	return 2
 }
 
 func (a *armState) docSet(L *lua.LState) int {
-	c := a.collection(L)
+	name := L.CheckString(1)
 	v, err := a.r.toJSON(L.CheckTable(2), true)
 	if err != nil {
 		L.ArgError(2, "the document holds "+err.Error())
@@ -104,26 +75,20 @@ func (a *armState) docSet(L *lua.LState) int {
 	if err != nil {
 		L.ArgError(2, err.Error())
 	}
-	key, version, err := c.Set(a.r.ctx, json.RawMessage(b), keyOpts(L, 3)...)
-	a.r.raiseIf(L, err)
-	L.Push(lua.LString(key))
-	L.Push(lua.LNumber(version))
+	key, has := keyOpt(L, 3)
+	res := a.call(L, &frame{op: opDocSet, s: []string{name, string(b), key}, n: []int64{has}})
+	L.Push(lua.LString(res.str(0)))
+	L.Push(lua.LNumber(res.num(0)))
 	return 2
 }
 
 // pushPage pushes a page's documents and its next cursor (nil at the end).
-func pushPage(L *lua.LState, p satchel.DocumentPage) int {
-	t := L.CreateTable(len(p.Documents), 0)
-	for i, d := range p.Documents {
-		pushDoc(L, d)
-		t.RawSetInt(i+1, L.Get(-1))
-		L.Pop(1)
-	}
-	L.Push(t)
-	if p.NextCursor == "" {
+func pushPage(L *lua.LState, res *frame) int {
+	L.Push(pushDocs(L, res, 1))
+	if next := res.str(0); next == "" {
 		L.Push(lua.LNil)
 	} else {
-		L.Push(lua.LString(p.NextCursor))
+		L.Push(lua.LString(next))
 	}
 	return 2
 }
@@ -149,28 +114,24 @@ func optInt(t *lua.LTable, key string) int {
 }
 
 func (a *armState) docQuery(L *lua.LState) int {
-	c := a.collection(L)
+	name := L.CheckString(1)
 	opts := L.OptTable(2, nil)
-	p, err := c.Query(a.r.ctx, satchel.QueryRequest{
-		Where: optString(opts, "where"), Sort: optString(opts, "sort"),
-		Limit: optInt(opts, "limit"), Cursor: optString(opts, "cursor"),
-	})
-	a.r.raiseIf(L, err)
-	return pushPage(L, p)
+	return pushPage(L, a.call(L, &frame{op: opDocQuery,
+		s: []string{name, optString(opts, "where"), optString(opts, "sort"), optString(opts, "cursor")},
+		n: []int64{int64(optInt(opts, "limit"))}}))
 }
 
 func (a *armState) docList(L *lua.LState) int {
-	c := a.collection(L)
+	name := L.CheckString(1)
 	opts := L.OptTable(2, nil)
-	p, err := c.List(a.r.ctx, optInt(opts, "limit"), optString(opts, "cursor"))
-	a.r.raiseIf(L, err)
-	return pushPage(L, p)
+	return pushPage(L, a.call(L, &frame{op: opDocList,
+		s: []string{name, optString(opts, "cursor")}, n: []int64{int64(optInt(opts, "limit"))}}))
 }
 
 func (a *armState) docRemove(L *lua.LState) int {
-	c := a.collection(L)
-	removed, err := c.Remove(a.r.ctx, L.CheckString(2), keyOpts(L, 3)...)
-	a.r.raiseIf(L, err)
-	L.Push(lua.LBool(removed))
+	name, key := L.CheckString(1), L.CheckString(2)
+	idem, has := keyOpt(L, 3)
+	res := a.call(L, &frame{op: opDocRemove, s: []string{name, key, idem}, n: []int64{has}})
+	L.Push(lua.LBool(res.num(0) != 0))
 	return 1
 }

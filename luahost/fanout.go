@@ -1,15 +1,12 @@
 package luahost
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
-
-	"github.com/satchel-dev/satchel"
 )
 
 // fanout(fn, t1, t2, ...) calls fn(t, i) once per argument table, each
@@ -49,15 +46,21 @@ func (a *armState) fanout(L *lua.LState) int {
 	}
 	results := make([]any, n)
 	failures := make([]string, n)
+	open := a.call(L, &frame{op: opFanoutOpen, n: []int64{int64(n)}})
+	if len(open.n) != n+1 {
+		L.RaiseError("fanout: the host opened %d arms of %d", len(open.n)-1, n)
+	}
 	sem := make(chan struct{}, r.fanoutMax)
-	arms := make([]func(context.Context, *satchel.Workspace) error, n)
-	for i := range arms {
-		arms[i] = func(ctx context.Context, ws *satchel.Workspace) error {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			select {
 			case sem <- struct{}{}:
-			case <-ctx.Done():
+			case <-r.ctx.Done():
 				failures[i] = "stopped before it started"
-				return nil
+				return
 			}
 			defer func() { <-sem }()
 			defer func() {
@@ -65,13 +68,11 @@ func (a *armState) fanout(L *lua.LState) int {
 					failures[i] = fmt.Sprintf("failed: internal error: %v", v)
 				}
 			}()
-			results[i], failures[i] = a.arm(fn.Proto, ws, inputs[i], i+1)
-			return nil
-		}
+			results[i], failures[i] = a.arm(fn.Proto, uint64(open.n[i+1]), inputs[i], i+1)
+		}()
 	}
-	if err := a.ws.Fanout(r.ctx, arms...); err != nil {
-		r.raise(L, err)
-	}
+	wg.Wait()
+	a.call(L, &frame{op: opFanoutClose, n: []int64{open.n[0]}})
 	for i, f := range failures {
 		if f != "" {
 			L.RaiseError("fanout arm %d %s", i+1, f)
@@ -87,7 +88,7 @@ func (a *armState) fanout(L *lua.LState) int {
 
 // arm runs one arm in a state of its own and returns its result, or why
 // it failed ("failed: MESSAGE", "returned a function; ...").
-func (a *armState) arm(proto *lua.FunctionProto, ws *satchel.Workspace, input any, index int) (any, string) {
+func (a *armState) arm(proto *lua.FunctionProto, ws uint64, input any, index int) (any, string) {
 	child := &armState{r: a.r, ws: ws, depth: a.depth + 1}
 	L := child.newState()
 	defer L.Close()
@@ -104,7 +105,7 @@ func (a *armState) arm(proto *lua.FunctionProto, ws *satchel.Workspace, input an
 	L.Push(toLua(L, input))
 	L.Push(lua.LNumber(index))
 	if err := L.PCall(2, 1, nil); err != nil {
-		return nil, "failed: " + a.r.scriptError(errorObject(L, err)).Msg
+		return nil, "failed: " + a.r.scriptError(errorObject(L, err))
 	}
 	v, err := a.r.toPlain(L.Get(-1))
 	if err != nil {

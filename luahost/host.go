@@ -61,6 +61,15 @@ type Config struct {
 	// commits onto the thread only if it succeeds, with one
 	// compare-and-swap of the head.
 	Atomic bool
+
+	// Pool, when set, gives the run a child process started ahead of it.
+	Pool *Pool
+	// InProcess runs the script in this process instead of a child
+	// process of its own: the memory limit is then only the capped
+	// functions' and a watchdog's that counts the whole process's heap,
+	// and a script that exhausts memory takes the process with it. For
+	// trusted scripts and measurements only.
+	InProcess bool
 }
 
 // Result is what a successful run did.
@@ -94,36 +103,71 @@ func limitError(format string, args ...any) error {
 	return &satchel.Error{Kind: satchel.ErrLimitExceeded, Msg: fmt.Sprintf(format, args...)}
 }
 
+// host is how a run's Lua states reach the store: the hostSide itself in
+// the same process, or the pipe to the parent in a child process.
+type host interface {
+	call(ctx context.Context, f *frame) (*frame, error)
+}
+
+// localHost calls the hostSide directly (Config.InProcess).
+type localHost struct{ h *hostSide }
+
+func (l localHost) call(ctx context.Context, f *frame) (*frame, error) { return l.h.do(ctx, f) }
+
 // run is the state one run shares between its Lua states (the main one
-// and the fanout arms').
+// and the fanout arms'), in the process that interprets the script.
 type run struct {
 	ctx       context.Context
 	stop      context.CancelCauseFunc
-	cfg       *Config
 	script    *Script
-	env       *satchel.Run
-	out       *output
+	args      []string
+	host      host
+	out       func(string)
+	timeout   time.Duration
 	maxMemory int64
 	memErr    error
 	fanoutMax int
-
-	errMu sync.Mutex
-	errs  map[string]error // messages raised from Go errors, to their errors
-
-	colMu sync.Mutex
-	cols  map[string]*satchel.Collection
 }
 
-// armState is one Lua state of a run: the main script or a fanout arm.
+// armState is one Lua state of a run: the main script or a fanout arm,
+// on the workspace of handle ws.
 type armState struct {
 	r     *run
-	ws    *satchel.Workspace
+	ws    uint64
 	depth int
+}
+
+// limits are the bounds of one run, as the interpreter applies them.
+type limits struct {
+	timeout   time.Duration
+	maxMemory int64
+	fanoutMax int
+}
+
+func newRun(s *Script, args []string, lim limits, h host, out func(string)) *run {
+	return &run{script: s, args: args, host: h, out: out,
+		timeout: lim.timeout, maxMemory: lim.maxMemory, fanoutMax: lim.fanoutMax,
+		memErr: limitError("script exceeded its memory limit (%s)", formatBytes(lim.maxMemory))}
+}
+
+// How a run ended, as the interpreter reports it.
+const (
+	endOK      = iota // succeeded
+	endScript         // the script's error
+	endLimit          // a limit's error
+	endStopped        // the caller's cancel
+)
+
+// outcome is how a run ended and its message.
+type outcome struct {
+	end int64
+	msg string
 }
 
 // Run runs the script. A failure is an *Error (the script's error, with
 // its file and line), or a limit (`script exceeded its time limit (30s)`,
-// `script exceeded its memory limit (256 MiB)`), or an input or output
+// `script exceeded its memory limit (256 MiB)`), or a crash of the
+// process that ran it (`script crashed: ...`), or an input or output
 // refusal; with Atomic, a thread that moved during the run is
 // `thread T changed during the run; nothing was published (...)`.
 func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
@@ -172,7 +216,8 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, s.readOutput(ctx, ws, res)
 }
 
-// exec writes the input and runs the script on ws.
+// exec writes the input and runs the script on ws: in a child process
+// (execChild), or in this one with Config.InProcess.
 func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) error {
 	if cfg.Input != nil {
 		if err := ws.Write(ctx, s.Front.Input.Path, *cfg.Input); err != nil {
@@ -183,46 +228,79 @@ func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) e
 	if err != nil {
 		return err
 	}
-	r := &run{
-		cfg: cfg, script: s, env: env, out: &output{w: cfg.Stdout},
-		maxMemory: cfg.MaxMemory, fanoutMax: cfg.FanoutMax,
-		memErr: limitError("script exceeded its memory limit (%s)", formatBytes(cfg.MaxMemory)),
-		errs:   map[string]error{}, cols: map[string]*satchel.Collection{},
+	h := newHostSide(ctx, cfg, ws, env)
+	defer h.close()
+	if !cfg.InProcess {
+		return s.execChild(ctx, cfg, h)
 	}
+	out := &output{w: cfg.Stdout}
+	r := newRun(s, cfg.Args, limits{cfg.Timeout, cfg.MaxMemory, cfg.FanoutMax}, localHost{h}, out.write)
+	o := r.interpret(ctx, true)
+	if o.end == endStopped {
+		return fmt.Errorf("script %s was stopped: %w", s.Name, context.Cause(ctx))
+	}
+	return s.outcomeError(o, h)
+}
+
+// outcomeError is the run's error for how it ended.
+func (s *Script) outcomeError(o outcome, h *hostSide) error {
+	switch o.end {
+	case endOK:
+		return nil
+	case endLimit:
+		return limitError("%s", o.msg)
+	case endStopped:
+		return fmt.Errorf("script %s was stopped: %s", s.Name, o.msg)
+	}
+	return &Error{Msg: o.msg, Err: h.kindOf(o.msg)}
+}
+
+// interpret runs the script to its end within the run's time limit, and,
+// with watch, the in-process memory watchdog (memory.go).
+func (r *run) interpret(ctx context.Context, watch bool) outcome {
+	return r.interpretIn(ctx, watch, nil)
+}
+
+// interpretIn is interpret in L, the run's main state made ahead of the
+// run (nil: made now).
+func (r *run) interpretIn(ctx context.Context, watch bool, L *lua.LState) outcome {
 	cctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	tctx, cancel := context.WithTimeoutCause(cctx, cfg.Timeout,
-		limitError("script exceeded its time limit (%s)", cfg.Timeout))
+	tctx, cancel := context.WithTimeoutCause(cctx, r.timeout,
+		limitError("script exceeded its time limit (%s)", r.timeout))
 	defer cancel()
 	r.ctx, r.stop = tctx, stop
-	defer r.watchMemory()()
-
-	a := &armState{r: r, ws: ws}
-	L := a.newState()
+	if watch {
+		defer r.watchMemory()()
+	}
+	a := &armState{r: r, ws: rootHandle}
+	if L == nil {
+		L = a.newState()
+	}
 	defer L.Close()
+	L.SetContext(r.ctx)
 	a.setArgs(L)
-	L.Push(L.NewFunctionFromProto(s.proto))
+	L.Push(L.NewFunctionFromProto(r.script.proto))
 	if err := L.PCall(0, 0, nil); err != nil {
 		return r.failure(errorObject(L, err))
 	}
-	return nil
+	return outcome{}
 }
 
-// failure turns the error a PCall returned into the run's error: the
-// limit that stopped it, the caller's cancel, or the script's error with
-// the kind of the Go error it came from.
-func (r *run) failure(err error) error {
+// failure turns the error a PCall returned into the run's outcome: the
+// limit that stopped it, the caller's cancel, or the script's error.
+func (r *run) failure(err error) outcome {
 	if cause := context.Cause(r.ctx); cause != nil {
 		if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
-			return fmt.Errorf("script %s was stopped: %w", r.script.Name, cause)
+			return outcome{endStopped, cause.Error()}
 		}
-		return cause
+		return outcome{endLimit, cause.Error()}
 	}
-	return r.scriptError(err)
+	return outcome{endScript, r.scriptError(err)}
 }
 
-// scriptError is the *Error of a Lua error.
-func (r *run) scriptError(err error) *Error {
+// scriptError is the message of a Lua error.
+func (r *run) scriptError(err error) string {
 	msg := err.Error()
 	var ae *lua.ApiError
 	if errors.As(err, &ae) && ae.Object != nil {
@@ -234,22 +312,15 @@ func (r *run) scriptError(err error) *Error {
 	if strings.HasSuffix(msg, "registry overflow") {
 		msg += fmt.Sprintf(" (the value stack holds at most %d values)", registryMax)
 	}
-	return &Error{Msg: msg, Err: r.kindOf(msg)}
+	return msg
 }
 
-// raise raises err as a Lua error at the calling line, remembering its
-// kind for the run's error.
+// raise raises err as a Lua error at the calling line.
 func (r *run) raise(L *lua.LState, err error) {
 	if cause := context.Cause(r.ctx); cause != nil {
 		err = cause // the call failed because the run was stopped
 	}
-	msg := err.Error()
-	r.errMu.Lock()
-	if len(r.errs) < 64 {
-		r.errs[msg] = err
-	}
-	r.errMu.Unlock()
-	L.RaiseError("%s", msg)
+	L.RaiseError("%s", err.Error())
 }
 
 // raiseIf raises err when it is not nil.
@@ -259,16 +330,15 @@ func (r *run) raiseIf(L *lua.LState, err error) {
 	}
 }
 
-// kindOf returns the Go error a Lua error message came from, if any.
-func (r *run) kindOf(msg string) error {
-	r.errMu.Lock()
-	defer r.errMu.Unlock()
-	for m, err := range r.errs {
-		if strings.HasSuffix(msg, m) {
-			return err
-		}
+// call makes a call of the host on the arm's workspace, raising its error.
+func (a *armState) call(L *lua.LState, f *frame) *frame {
+	f.ws = a.ws
+	res, err := a.r.host.call(a.r.ctx, f)
+	if err != nil && err.Error() == a.r.memErr.Error() { // a read past the limit
+		a.r.stop(a.r.memErr)
 	}
-	return nil
+	a.r.raiseIf(L, err)
+	return res
 }
 
 // checkSize stops the run when one value would take more than its whole
@@ -283,12 +353,12 @@ func (r *run) checkSize(L *lua.LState, n int64) {
 // setArgs sets `args` (the arguments joined by spaces) and `arg` (them as
 // a sequence).
 func (a *armState) setArgs(L *lua.LState) {
-	t := L.CreateTable(len(a.r.cfg.Args), 0)
-	for i, s := range a.r.cfg.Args {
+	t := L.CreateTable(len(a.r.args), 0)
+	for i, s := range a.r.args {
 		t.RawSetInt(i+1, lua.LString(s))
 	}
 	L.SetGlobal("arg", t)
-	L.SetGlobal("args", lua.LString(strings.Join(a.r.cfg.Args, " ")))
+	L.SetGlobal("args", lua.LString(strings.Join(a.r.args, " ")))
 }
 
 // newState is the run's sandboxed state with the globals of this arm.

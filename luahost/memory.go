@@ -16,7 +16,11 @@ import (
 // stops the run through its context: the next Lua instruction of every
 // arm raises, and the run ends with `script exceeded its memory limit`.
 // `..` and table growth are caught by the watchdog, within one sample
-// (a few milliseconds) and one allocation.
+// (a few milliseconds) and one allocation, and after the next collection
+// (watchCollections). A run executes in a child process of its own
+// (child.go), whose heap is the run's alone; there the operating system
+// also refuses the process memory far past the limit
+// (docs/decisions/0107-child-memory-and-deaths.md).
 
 const (
 	sampleEvery  = 2 * time.Millisecond
@@ -47,6 +51,7 @@ func heap() (objects, live int64) {
 func (r *run) watchMemory() func() {
 	_, base := heap()
 	done := make(chan struct{})
+	r.watchCollections(base, done)
 	go func() {
 		t := time.NewTicker(sampleEvery)
 		defer t.Stop()
@@ -80,4 +85,33 @@ func (r *run) watchMemory() func() {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// gcSentinel is an object whose cleanup runs after the collection that
+// found it unreachable.
+type gcSentinel struct{ _ [16]byte }
+
+// watchCollections checks the live heap after every collection until
+// done: the collector runs as the run allocates, so this check keeps up
+// with the script however little CPU time the watchdog's ticker gets (in
+// a child process, the heap is the run's alone).
+func (r *run) watchCollections(base int64, done <-chan struct{}) {
+	var arm func()
+	arm = func() {
+		runtime.AddCleanup(&gcSentinel{}, func(struct{}) {
+			select {
+			case <-done:
+				return
+			case <-r.ctx.Done():
+				return
+			default:
+			}
+			if _, live := heap(); live-base > r.maxMemory {
+				r.stop(r.memErr)
+				return
+			}
+			arm()
+		}, struct{}{})
+	}
+	arm()
 }

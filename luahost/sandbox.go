@@ -62,7 +62,9 @@ func (r *run) newState() *lua.LState {
 	L.SetGlobal(concatName, L.NewFunction(r.concat))
 	L.SetGlobal("print", L.NewFunction(r.print))
 	L.SetGlobal("untrusted", L.NewFunction(r.untrusted))
-	L.SetContext(r.ctx)
+	if r.ctx != nil { // nil in a state made ahead of its run
+		L.SetContext(r.ctx)
+	}
 	return L
 }
 
@@ -85,7 +87,7 @@ func (r *run) print(L *lua.LState) int {
 		L.Pop(1)
 	}
 	b.WriteByte('\n')
-	r.out.write(b.String())
+	r.out(b.String())
 	return 0
 }
 
@@ -93,6 +95,8 @@ func (r *run) print(L *lua.LState) int {
 func (r *run) untrusted(L *lua.LState) int {
 	s := L.CheckString(1)
 	r.checkSize(L, int64(len(s))*2+200)
-	L.Push(lua.LString(r.env.Untrusted(s)))
+	res, err := r.host.call(r.ctx, &frame{op: opUntrusted, s: []string{s}})
+	r.raiseIf(L, err)
+	L.Push(lua.LString(res.str(0)))
 	return 1
 }

@@ -25,6 +25,7 @@ type Script struct {
 	Front Frontmatter
 
 	proto *lua.FunctionProto
+	src   string // what a child process compiles again
 }
 
 // Load reads and compiles the script at path; errors name it by its base
@@ -78,7 +79,7 @@ func Compile(name, src string) (*Script, error) {
 		return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: syntaxMessage(name, err)}
 	}
 	noTailCalls(proto)
-	return &Script{Name: name, Front: fm, proto: proto}, nil
+	return &Script{Name: name, Front: fm, proto: proto, src: src}, nil
 }
 
 // syntaxMessage puts the parser's error on one line after the script's

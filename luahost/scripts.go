@@ -30,9 +30,12 @@ type Scripts struct {
 	list    []ScriptInfo
 	skipped []string
 
-	mu    sync.Mutex
-	runs  map[string]*job
-	order []string // run ids, oldest first
+	mu      sync.Mutex
+	runs    map[string]*job
+	order   []string // run ids, oldest first
+	limits  ScriptsLimits
+	total   int            // runs going
+	running map[string]int // runs going by credential
 }
 
 // ScriptInfo is one script of the directory: its file name and what it
@@ -184,6 +187,11 @@ type StartRequest struct {
 	Atomic bool
 	// Wait is how long Start waits for the run to end.
 	Wait time.Duration
+	// Until, when not nil, stops the run when it ends (a session's
+	// context); Detach says the caller asked the run to outlive its
+	// session.
+	Until  context.Context
+	Detach bool
 }
 
 // RunState is a run as Start and Check report it.
@@ -201,6 +209,7 @@ type RunState struct {
 	Error     string           `json:"error,omitempty"`
 	Commits   []satchel.Commit `json:"commits,omitempty"`
 	Published *satchel.Commit  `json:"published,omitempty"`
+	Detached  bool             `json:"detached,omitempty"`
 	Started   time.Time        `json:"started"`
 	Ended     time.Time        `json:"ended,omitzero"`
 }
@@ -232,6 +241,10 @@ func (s *Scripts) Start(ctx context.Context, caller Caller, req StartRequest) (R
 	if err != nil {
 		return RunState{}, err
 	}
+	release, err := s.admit(caller.Actor.Credential)
+	if err != nil {
+		return RunState{}, err
+	}
 	cfg := s.base
 	cfg.Scope, cfg.Thread, cfg.Agent, cfg.Actor = caller.Scope, caller.Thread, caller.Agent, caller.Actor
 	cfg.Args, cfg.Input, cfg.Atomic = req.Args, input, req.Atomic
@@ -239,11 +252,15 @@ func (s *Scripts) Start(ctx context.Context, caller Caller, req StartRequest) (R
 	cfg.Stdout = printed
 	j := &job{owner: caller.owner(), done: make(chan struct{}), state: RunState{
 		ID: "run-" + randomSuffix() + randomSuffix(), Script: sc.Name, State: "running", Started: time.Now().UTC(),
+		Detached: req.Detach,
 	}}
 	s.add(j)
+	rctx, cancel := runContext(ctx, req.Until)
 	go func() {
 		defer close(j.done)
-		res, err := runGuarded(context.WithoutCancel(ctx), sc, cfg)
+		defer release()
+		defer cancel(nil)
+		res, err := runGuarded(rctx, sc, cfg)
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		j.state.Ended = time.Now().UTC()

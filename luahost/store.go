@@ -2,8 +2,6 @@ package luahost
 
 import (
 	lua "github.com/yuin/gopher-lua"
-
-	"github.com/satchel-dev/satchel"
 )
 
 // bindStore sets the global `store`: the workspace's file operations with
@@ -26,13 +24,15 @@ func (a *armState) bindStore(L *lua.LState) {
 
 func (a *armState) write(L *lua.LState) int {
 	p, content := L.CheckString(1), L.CheckString(2)
-	a.r.raiseIf(L, a.ws.Write(a.r.ctx, p, content, keyOpts(L, 3)...))
+	key, has := keyOpt(L, 3)
+	a.call(L, &frame{op: opWrite, s: []string{p, content, key}, n: []int64{has}})
 	return 0
 }
 
 func (a *armState) append(L *lua.LState) int {
 	p, text := L.CheckString(1), L.CheckString(2)
-	a.r.raiseIf(L, a.ws.Append(a.r.ctx, p, text, keyOpts(L, 3)...))
+	key, has := keyOpt(L, 3)
+	a.call(L, &frame{op: opAppend, s: []string{p, text, key}, n: []int64{has}})
 	return 0
 }
 
@@ -41,33 +41,32 @@ func (a *armState) append(L *lua.LState) int {
 // an end without a start.
 func (a *armState) read(L *lua.LState, numbered bool) int {
 	p := L.CheckString(1)
-	var b satchel.Bounds
+	n := []int64{boolInt(numbered), 0, 0, 0, 0}
 	if v := L.Get(2); v != lua.LNil {
-		b.Start, b.HasStart = L.CheckInt(2), true
+		n[1], n[2] = 1, int64(L.CheckInt(2))
 	}
 	if v := L.Get(3); v != lua.LNil {
-		b.End, b.HasEnd = L.CheckInt(3), true
+		n[3], n[4] = 1, int64(L.CheckInt(3))
 	}
-	res, err := a.ws.ReadWith(a.r.ctx, p, satchel.ReadOptions{Bounds: b, Numbered: numbered})
-	a.r.raiseIf(L, err)
-	a.r.checkSize(L, int64(len(res.Text)))
-	L.Push(lua.LString(res.Text))
+	res := a.call(L, &frame{op: opRead, s: []string{p}, n: n})
+	text := res.str(0)
+	a.r.checkSize(L, int64(len(text)))
+	L.Push(lua.LString(text))
 	return 1
 }
 
 func (a *armState) strReplace(L *lua.LState) int {
 	p, old, new := L.CheckString(1), L.CheckString(2), L.CheckString(3)
 	all := L.OptBool(4, false)
-	_, err := a.ws.StrReplace(a.r.ctx, p, old, new, all, keyOpts(L, 5)...)
-	a.r.raiseIf(L, err)
+	key, has := keyOpt(L, 5)
+	a.call(L, &frame{op: opStrReplace, s: []string{p, old, new, key}, n: []int64{boolInt(all), has}})
 	return 0
 }
 
 func (a *armState) glob(L *lua.LState) int {
-	paths, err := a.ws.Glob(a.r.ctx, L.CheckString(1))
-	a.r.raiseIf(L, err)
-	t := L.CreateTable(len(paths), 0)
-	for i, p := range paths {
+	res := a.call(L, &frame{op: opGlob, s: []string{L.CheckString(1)}})
+	t := L.CreateTable(len(res.s), 0)
+	for i, p := range res.s {
 		t.RawSetInt(i+1, lua.LString(p))
 	}
 	L.Push(t)
@@ -75,25 +74,27 @@ func (a *armState) glob(L *lua.LState) int {
 }
 
 func (a *armState) exists(L *lua.LState) int {
-	ok, err := a.ws.Exists(a.r.ctx, L.CheckString(1))
-	a.r.raiseIf(L, err)
-	L.Push(lua.LBool(ok))
+	res := a.call(L, &frame{op: opExists, s: []string{L.CheckString(1)}})
+	L.Push(lua.LBool(res.num(0) != 0))
 	return 1
 }
 
 func (a *armState) delete(L *lua.LState) int {
-	a.r.raiseIf(L, a.ws.Delete(a.r.ctx, L.CheckString(1), keyOpts(L, 2)...))
+	p := L.CheckString(1)
+	key, has := keyOpt(L, 2)
+	a.call(L, &frame{op: opDelete, s: []string{p, key}, n: []int64{has}})
 	return 0
 }
 
-// keyOpts reads the optional options table at argument n of a mutator,
-// {idempotency_key = "K"} (satchel.IdempotencyKey).
-func keyOpts(L *lua.LState, n int) []satchel.WriteOption {
+// keyOpt reads the optional options table at argument n of a mutator,
+// {idempotency_key = "K"} (satchel.IdempotencyKey): the key and 1, or 0
+// without one.
+func keyOpt(L *lua.LState, n int) (string, int64) {
 	t := L.OptTable(n, nil)
 	if t == nil {
-		return nil
+		return "", 0
 	}
-	var opts []satchel.WriteOption
+	key, has := "", int64(0)
 	t.ForEach(func(k, v lua.LValue) {
 		ks, ok := k.(lua.LString)
 		if !ok || ks != "idempotency_key" {
@@ -103,7 +104,7 @@ func keyOpts(L *lua.LState, n int) []satchel.WriteOption {
 		if !ok {
 			L.ArgError(n, "idempotency_key must be a string")
 		}
-		opts = append(opts, satchel.IdempotencyKey(string(s)))
+		key, has = string(s), 1
 	})
-	return opts
+	return key, has
 }

@@ -25,6 +25,7 @@ type CustomTool struct {
 func (s *Server) customHandler(t CustomTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.handle(ctx, req, t.Name, t.Name, func(ctx context.Context, c *call) (*outcome, error) {
+			ctx = context.WithValue(ctx, sessionCtxKey{}, c.se.ctx)
 			text, structured, err := t.Call(ctx, c.se.id, req.Params.Arguments)
 			if err != nil {
 				return nil, err
@@ -32,4 +33,15 @@ func (s *Server) customHandler(t CustomTool) mcp.ToolHandler {
 			return &outcome{text: text, structured: structured}, nil
 		})
 	}
+}
+
+type sessionCtxKey struct{}
+
+// SessionContext returns, from the context of a custom tool's call, a
+// context that ends when the caller's session ends, with the cause "its
+// session ended" (satchel serve --scripts stops a session's runs so); nil
+// when the call has no session.
+func SessionContext(ctx context.Context) context.Context {
+	se, _ := ctx.Value(sessionCtxKey{}).(context.Context)
+	return se
 }

@@ -473,6 +473,10 @@ type session struct {
 	run   *satchel.Run
 	label string // for logs
 
+	// ctx ends when the session ends (SessionContext).
+	ctx context.Context
+	end context.CancelCauseFunc
+
 	wsMu sync.Mutex
 	ws   *satchel.Workspace // opened on first use; calls take cheap As handles
 }
@@ -593,6 +597,7 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 	s.log.Info("session opened", "session", se.label, "scope", id.Scope, "agent", id.Agent, "thread", id.Thread, "credential", id.Credential)
 	go func() {
 		_ = ss.Wait()
+		se.end(errSessionEnded)
 		s.sessions.Delete(ss)
 		s.metrics.sessions.Dec()
 		if key.http {
@@ -608,8 +613,12 @@ func (s *Server) newSession(id Identity) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{id: id, run: run}, nil
+	ctx, end := context.WithCancelCause(context.Background())
+	return &session{id: id, run: run, ctx: ctx, end: end}, nil
 }
+
+// errSessionEnded is why a session's context ends.
+var errSessionEnded = errors.New("its session ended")
 
 // identify returns the identity of a request: the configured one for
 // stdio servers; for HTTP, the one the authentication middleware found.

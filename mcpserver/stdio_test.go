@@ -18,12 +18,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/luahost"
 )
 
 // The test binary doubles as a stdio server: with SATCHEL_TEST_STDIO_DB
 // set, TestMain serves that database on standard input and output, as
-// `satchel serve` does, instead of running the tests.
+// `satchel serve` does, instead of running the tests. It is also the
+// child process of script runs (luahost.ChildMain).
 func TestMain(m *testing.M) {
+	luahost.ChildMain()
 	if db := os.Getenv("SATCHEL_TEST_STDIO_DB"); db != "" {
 		os.Exit(serveStdio(db))
 	}

@@ -6,9 +6,11 @@ import (
 	"os"
 
 	"github.com/satchel-dev/satchel/internal/cli"
+	"github.com/satchel-dev/satchel/luahost"
 )
 
 func main() {
+	luahost.ChildMain() // a script's run, when started as its child process
 	cli.MayReexec = true
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

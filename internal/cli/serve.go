@@ -16,6 +16,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/inspector"
 	"github.com/satchel-dev/satchel/internal/version"
+	"github.com/satchel-dev/satchel/luahost"
 	"github.com/satchel-dev/satchel/mcpserver"
 )
 
@@ -57,6 +58,9 @@ type serveFlags struct {
 	maxInline                              int
 	maxRequest                             int64
 	maxSessions, maxSessionsPerToken       int
+	maxRuns, maxRunsPerToken               int
+	scriptTimeout                          time.Duration
+	scriptMaxMemory                        string
 	sessionIdle, bodyReadTimeout           time.Duration
 	maxInflight                            int64
 	maxStreamsPerToken                     int
@@ -113,6 +117,11 @@ runtime's monitor thread from waking dozens of times a call after each
 idle moment (docs/mcp.md); a GODEBUG that names schedtrace is left as it
 is (GODEBUG=schedtrace=0 turns this off).
 
+With --scripts DIR, run_script runs a script of DIR in a child process of
+its own, under --script-timeout and --script-max-memory; --max-runs (32)
+and --max-runs-per-token (4) bound the runs at once, and a run ends with
+its session unless started with detach (docs/lua.md).
+
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the text of
 every result in the untrusted envelope, and results then carry no
@@ -144,6 +153,10 @@ structured content.`,
 	fl.DurationVar(&f.bodyReadTimeout, "body-read-timeout", mcpserver.DefaultBodyReadTimeout, "with --http: longest a request's body may take to arrive")
 	fl.IntVar(&f.maxStreamsPerToken, "max-streams-per-token", inspector.DefaultMaxStreamsPerToken, "with --ui: most live inspector pages one token keeps open")
 	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
+	fl.IntVar(&f.maxRuns, "max-runs", luahost.DefaultMaxRuns, "with --scripts: most script runs at once, across the server")
+	fl.IntVar(&f.maxRunsPerToken, "max-runs-per-token", luahost.DefaultMaxRunsPerToken, "with --scripts: most script runs of one token at once")
+	fl.DurationVar(&f.scriptTimeout, "script-timeout", luahost.DefaultTimeout, "with --scripts: longest a script run may take")
+	fl.StringVar(&f.scriptMaxMemory, "script-max-memory", "256MiB", "with --scripts: most memory a script run may take (e.g. 64MiB, 1GiB)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	return cmd
 }
@@ -159,6 +172,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		"max-sessions": int64(f.maxSessions), "max-sessions-per-token": int64(f.maxSessionsPerToken),
 		"session-idle-timeout": int64(f.sessionIdle), "max-inflight-bytes": f.maxInflight,
 		"body-read-timeout": int64(f.bodyReadTimeout), "max-streams-per-token": int64(f.maxStreamsPerToken),
+		"max-runs": int64(f.maxRuns), "max-runs-per-token": int64(f.maxRunsPerToken), "script-timeout": int64(f.scriptTimeout),
 	} {
 		if v <= 0 {
 			return usagef("--%s must be positive", name)
@@ -206,9 +220,17 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	var tools []mcpserver.CustomTool
 	if f.scripts != "" {
-		if tools, err = serveScripts(st, dir, f.scripts, log); err != nil {
+		maxMemory, err := parseSize(f.scriptMaxMemory)
+		if err != nil {
+			return usagef("--script-max-memory: %v", err)
+		}
+		var closeScripts func()
+		limits := luahost.ScriptsLimits{MaxRuns: f.maxRuns, MaxRunsPerToken: f.maxRunsPerToken}
+		run := luahost.Config{Timeout: f.scriptTimeout, MaxMemory: maxMemory}
+		if tools, closeScripts, err = serveScripts(st, dir, f.scripts, limits, run, log); err != nil {
 			return err
 		}
+		defer closeScripts()
 	}
 	var ui http.Handler
 	if f.ui {

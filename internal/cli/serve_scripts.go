@@ -14,26 +14,38 @@ import (
 )
 
 // defaultWait is how long run_script waits for a run before it returns
-// the run's id for check_run.
-const defaultWait = 20 * time.Second
+// the run's id for check_run; maxWait bounds wait_s.
+const (
+	defaultWait = 20 * time.Second
+	maxWait     = 300
+)
+
+// warmChildren is how many child processes satchel serve keeps started
+// for the next runs.
+const warmChildren = 2
 
 // scriptTools returns run_script and check_run over the scripts of dir
 // (satchel serve --scripts DIR): a run acts as the caller, on the
 // caller's scope and thread, with the caller's agent's access to the
 // collections.
-func scriptTools(st *satchel.Store, project *satchel.Project, dir string, log *slog.Logger) ([]mcpserver.CustomTool, error) {
-	scripts, err := luahost.OpenScripts(dir, luahost.Config{Store: st, Project: project})
+func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits luahost.ScriptsLimits, run luahost.Config, log *slog.Logger) ([]mcpserver.CustomTool, func(), error) {
+	pool := luahost.NewPool(warmChildren)
+	run.Store, run.Project, run.Pool = st, project, pool
+	scripts, err := luahost.OpenScripts(dir, run)
 	if err != nil {
-		return nil, err
+		pool.Close()
+		return nil, nil, err
 	}
 	for _, e := range scripts.Skipped() {
 		log.Warn("script not read", "entry", e)
 	}
+	scripts.SetLimits(limits)
 	var desc strings.Builder
 	desc.WriteString("Run a Lua script of the server's scripts directory against your workspace, with args as its arguments, and return its declared output " +
 		"(what it printed and the commits it made are in the structured result). input_text, or input_file (a file of your workspace), " +
 		"is written at the script's declared input path first; atomic runs it on a fork and publishes its commits only if it succeeds. " +
-		"A run that takes longer than wait_s seconds (default 20) goes on: the result then gives the id to pass as check_run's run_id.\nScripts:")
+		"A run that takes longer than wait_s seconds (default 20, at most 300) goes on: the result then gives the id to pass as check_run's run_id. " +
+		"A run ends when your session ends, unless started with detach: true. Each run has a process of its own, under the server's memory and time limits.\nScripts:")
 	names := []string{}
 	for _, s := range scripts.List() {
 		names = append(names, s.File)
@@ -63,7 +75,8 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, log *s
   "input_file": {"type": "string", "description": "a file of your workspace to write at the declared input path"},
   "input_text": {"type": "string", "description": "text to write at the declared input path"},
   "atomic": {"type": "boolean", "description": "publish the run's commits only if it succeeds, all at once"},
-  "wait_s": {"type": "number", "minimum": 0, "description": "seconds to wait before returning a run_id (default 20)"}},
+  "wait_s": {"type": "number", "minimum": 0, "maximum": 300, "description": "seconds to wait before returning a run_id (default 20, at most 300)"},
+  "detach": {"type": "boolean", "description": "let the run go on after your session ends (check_run lists it)"}},
  "required": ["script"], "additionalProperties": false}`
 	if len(names) == 0 {
 		runSchema = strings.Replace(runSchema, `, "enum": []`, "", 1)
@@ -78,6 +91,7 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, log *s
 				InputText *string  `json:"input_text"`
 				Atomic    bool     `json:"atomic"`
 				WaitS     *float64 `json:"wait_s"`
+				Detach    bool     `json:"detach"`
 			}
 			if err := strictJSON(raw, &a); err != nil {
 				return "", nil, err
@@ -89,6 +103,9 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, log *s
 			if a.WaitS != nil {
 				if *a.WaitS < 0 {
 					return "", nil, refuse("wait_s must not be negative, was %v", *a.WaitS)
+				}
+				if *a.WaitS > maxWait {
+					return "", nil, refuse("wait_s must be at most %d, was %v", maxWait, *a.WaitS)
 				}
 				wait = time.Duration(*a.WaitS * float64(time.Second))
 			}
@@ -108,7 +125,11 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, log *s
 			if a.InputText != nil {
 				in.Text, in.HasText = *a.InputText, true
 			}
-			rs, err := scripts.Start(ctx, caller, luahost.StartRequest{Script: a.Script, Args: a.Args, Input: in, Atomic: a.Atomic, Wait: wait})
+			req := luahost.StartRequest{Script: a.Script, Args: a.Args, Input: in, Atomic: a.Atomic, Wait: wait, Detach: a.Detach}
+			if !a.Detach {
+				req.Until = mcpserver.SessionContext(ctx)
+			}
+			rs, err := scripts.Start(ctx, caller, req)
 			if err != nil {
 				return "", nil, err
 			}
@@ -117,14 +138,18 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, log *s
 	}
 	checkTool := mcpserver.CustomTool{
 		Tool: mcpserver.Tool{Name: "check_run", ReadOnly: true, Idempotent: true,
-			Description: "The state of a run that run_script started and returned a run_id for: running, or, once done, its result as run_script gives it.",
-			InputSchema: json.RawMessage(`{"type": "object", "properties": {"run_id": {"type": "string"}}, "required": ["run_id"], "additionalProperties": false}`)},
+			Description: "The state of a run that run_script started and returned a run_id for: running, or, once done, its result as run_script gives it. " +
+				"Without run_id, the list of your runs (detached ones included), newest first.",
+			InputSchema: json.RawMessage(`{"type": "object", "properties": {"run_id": {"type": "string"}}, "additionalProperties": false}`)},
 		Call: func(ctx context.Context, id mcpserver.Identity, raw json.RawMessage) (string, any, error) {
 			var a struct {
 				RunID string `json:"run_id"`
 			}
 			if err := strictJSON(raw, &a); err != nil {
 				return "", nil, err
+			}
+			if a.RunID == "" {
+				return runList(scripts.Runs(callerOf(id)))
 			}
 			rs, err := scripts.Check(callerOf(id), a.RunID)
 			if err != nil {
@@ -133,7 +158,24 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, log *s
 			return runResult(rs)
 		},
 	}
-	return []mcpserver.CustomTool{runTool, checkTool}, nil
+	return []mcpserver.CustomTool{runTool, checkTool}, pool.Close, nil
+}
+
+// runList renders the caller's runs for check_run without a run_id: one
+// line each, and the states as the structured result.
+func runList(runs []luahost.RunState) (string, any, error) {
+	if len(runs) == 0 {
+		return "no runs", map[string]any{"runs": runs}, nil
+	}
+	var b strings.Builder
+	for _, rs := range runs {
+		fmt.Fprintf(&b, "%s %s %s", rs.ID, rs.Script, rs.State)
+		if rs.Detached {
+			b.WriteString(" (detached)")
+		}
+		fmt.Fprintf(&b, " started %s\n", rs.Started.Format(time.RFC3339))
+	}
+	return b.String(), map[string]any{"runs": runs}, nil
 }
 
 func callerOf(id mcpserver.Identity) luahost.Caller {
@@ -173,14 +215,14 @@ func strictJSON(raw json.RawMessage, v any) error {
 // serveScripts is scriptTools with the project of dir (none when dir is
 // empty) for docs; it logs the entries of the scripts directory it
 // skipped (a FIFO, a link leading out of it).
-func serveScripts(st *satchel.Store, dir, scripts string, log *slog.Logger) ([]mcpserver.CustomTool, error) {
+func serveScripts(st *satchel.Store, dir, scripts string, limits luahost.ScriptsLimits, run luahost.Config, log *slog.Logger) ([]mcpserver.CustomTool, func(), error) {
 	var project *satchel.Project
 	if dir != "" {
 		p, err := satchel.LoadProject(dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		project = p
 	}
-	return scriptTools(st, project, scripts, log)
+	return scriptTools(st, project, scripts, limits, run, log)
 }
