@@ -30,15 +30,15 @@ var attackScripts = []struct {
 	{"doubling", `local s = "x" while true do s = s .. s end`, "1m", "256MiB",
 		[]string{"script exceeded its memory limit (256 MiB)"}},
 	{"tailcall", `local function g(n) return g(n + 1) end g(1)`, "2s", "64MiB",
-		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", "stack overflow"}},
+		[]string{"stack overflow (calls nest at most 200 deep)"}},
 	{"shared_fanout", `local t = {} for i = 1, 40 do t = {t, t} end fanout(function(x) return 1 end, t)`, "2s", "64MiB",
-		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", ""}},
+		[]string{""}}, // copied once: shared subtables keep their sharing
 	{"shared_result", `fanout(function() local t = {} for i = 1, 40 do t = {t, t} end return t end, {})`, "2s", "64MiB",
-		[]string{"script exceeded its memory limit (64 MiB)", "script exceeded its time limit (2s)", ""}},
+		[]string{""}}, // copied once: shared subtables keep their sharing
 	{"gfind", `for m in string.gfind(("a"):rep(40), ("(.-)"):rep(8) .. "b") do end`, "2s", "64MiB",
 		[]string{"script exceeded its time limit (2s)"}},
 	{"concat", `table.concat({}, "", 1, 2^53)`, "2s", "64MiB",
-		[]string{"script exceeded its time limit (2s)", "invalid value (at index 1) in table for 'concat'"}},
+		[]string{"invalid value (at index 1) in table for 'concat'"}},
 	{"pattern", `local s = string.rep("a", 5000) string.find(s, "(.-)(.-)(.-)(.-)(.-)(.-)(.-)(.-)b")`, "2s", "64MiB",
 		[]string{"script exceeded its time limit (2s)"}},
 }
