@@ -594,6 +594,10 @@ type GCStats struct {
 	// PacksDeleted and PacksRewritten count the storage reclaimed.
 	PacksDeleted   int `json:"packs_deleted"`
 	PacksRewritten int `json:"packs_rewritten"`
+	// PacksKept counts the packs of commits dropped less than the grace
+	// ago: left alone this time, so a reader at such a commit can finish;
+	// a later GC (or one with NoGrace) reclaims them.
+	PacksKept int `json:"packs_kept"`
 	// KeysSwept counts the expired idempotency keys deleted (by a GC of
 	// every scope).
 	KeysSwept int64 `json:"keys_swept,omitempty"`
@@ -649,6 +653,7 @@ func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCSt
 		}
 		st.PacksDeleted += gs.Deleted
 		st.PacksRewritten += gs.Rewritten
+		st.PacksKept += gs.Kept
 	}
 	if scope == "" {
 		n, err := s.SweepIdempotencyKeys(ctx)

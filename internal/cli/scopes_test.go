@@ -87,7 +87,7 @@ func TestRetainDefaultAndGCScope(t *testing.T) {
 	h.ok("fs", "write", "a.md", "z", "--scope", "acme")
 	h.ok("fs", "write", "a.md", "z")
 	// Only acme's commit is dropped; then --all drops default's.
-	equal(t, "gc --scope", h.ok("gc", "--scope", "acme", "--grace", "0s", "--json"), `{"dropped":1,"packs_deleted":4,"packs_rewritten":0}`+"\n")
-	equal(t, "gc --all", h.ok("gc", "--all", "--grace", "0s", "--json"), `{"dropped":1,"packs_deleted":3,"packs_rewritten":0}`+"\n")
+	equal(t, "gc --scope", h.ok("gc", "--scope", "acme", "--grace", "0s", "--json"), `{"dropped":1,"packs_deleted":4,"packs_rewritten":0,"packs_kept":0}`+"\n")
+	equal(t, "gc --all", h.ok("gc", "--all", "--grace", "0s", "--json"), `{"dropped":1,"packs_deleted":3,"packs_rewritten":0,"packs_kept":0}`+"\n")
 	h.refused("--all collects every scope and --scope acme only one: give one of them", "gc", "--all", "--scope", "acme")
 }
