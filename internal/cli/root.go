@@ -133,7 +133,7 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	root.AddCommand(newThreadsCmd(a))
 	root.AddCommand(newScopesCmd(a), newScopeCmd(a))
 	root.AddCommand(newRetainCmd(a))
-	root.AddCommand(newQuotaCmd(a))
+	root.AddCommand(newQuotaCmd(a), newLimitsCmd(a))
 	root.AddCommand(newGCCmd(a))
 	root.AddCommand(newSpillCmd(a))
 	root.AddCommand(newUntrustedCmd(a))
