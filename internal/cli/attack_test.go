@@ -78,7 +78,7 @@ func TestAttackEndlessStandardInput(t *testing.T) {
 	}
 	e = &endless{}
 	r := h.runReader(e, "spill", "save", "--backend", "workspace", "--name", "x")
-	if r.Code == 0 || !strings.Contains(r.Err, "over the spill limit of 67108864 bytes") || e.n != spill.MaxSaveBytes+1 {
+	if r.Code == 0 || !strings.Contains(r.Err, "over the spill limit of 64.00 MiB") || e.n != spill.MaxSaveBytes+1 {
 		t.Errorf("spill save: %+v after %d bytes", r, e.n)
 	}
 }
