@@ -457,7 +457,7 @@ func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace
 	case errors.Is(err, backend.ErrNotRetained):
 		return nil, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
 	case err != nil:
-		return nil, err
+		return nil, forkQuotaError(err)
 	}
 	nw, err := w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
 	if err != nil {
@@ -465,6 +465,19 @@ func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace
 	}
 	nw.ref.set(t.ID)
 	return nw, nil
+}
+
+// forkQuotaError says, when a fork is refused by the files or bytes quota,
+// why a fork that stores nothing new is charged: those quotas count what
+// each thread's head holds, so a fork counts every file of its source
+// (docs/decisions/0139-forks-and-the-files-quota.md).
+func forkQuotaError(err error) error {
+	var qe *backend.QuotaError
+	if !errors.As(err, &qe) || qe.Counter != "files" && qe.Counter != "bytes" {
+		return err
+	}
+	return &errs.Error{Kind: errs.ErrQuotaExceeded, Msg: qe.Error() +
+		"; a fork counts every file of its source, as the files and bytes quotas count what each thread's head holds (the history-bytes quota counts what is stored)"}
 }
 
 // Policy is a retention policy (DESIGN §2.6); a zero field is unset. A
