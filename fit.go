@@ -59,7 +59,7 @@ func (f *Fit) AddAtLeast(ctx context.Context, path string, size int64) error {
 
 func (f *Fit) add(ctx context.Context, path string, size, jsonBytes int64, atLeast string) error {
 	if size > f.l.MaxFileBytes {
-		return errs.New(errs.ErrLimitExceeded, "limit exceeded: %s is %d bytes, over the per-file limit of %d bytes", path, size, f.l.MaxFileBytes)
+		return &errs.Error{Kind: errs.ErrLimitExceeded, Msg: errs.FileLimitMessage(path, "is", size, f.l.MaxFileBytes)}
 	}
 	files, bytes := f.files, f.bytes
 	if old, ok := f.counts[path]; ok {
@@ -75,10 +75,10 @@ func (f *Fit) add(ctx context.Context, path string, size, jsonBytes int64, atLea
 	}
 	files, bytes = files+1, bytes+jsonBytes
 	if files > f.l.MaxFiles {
-		return errs.New(errs.ErrLimitExceeded, "limit exceeded: the workspace would hold %d files, over maxFiles %d", files, f.l.MaxFiles)
+		return &errs.Error{Kind: errs.ErrLimitExceeded, Msg: errs.LimitMessage("files", files, f.l.MaxFiles, false)}
 	}
 	if bytes > f.l.MaxBytes {
-		return errs.New(errs.ErrLimitExceeded, "limit exceeded: the workspace would hold %s%d bytes, over maxBytes %d", atLeast, bytes, f.l.MaxBytes)
+		return &errs.Error{Kind: errs.ErrLimitExceeded, Msg: errs.LimitMessage("bytes", bytes, f.l.MaxBytes, atLeast != "")}
 	}
 	f.files, f.bytes = files, bytes
 	f.counts[path] = jsonBytes // the head's file at path is no longer counted

@@ -28,11 +28,11 @@ func TestFit(t *testing.T) {
 	}
 	must(t, f.AddAtLeast(ctx, "b", 30)) // 35 + 35
 	err = f.Add(ctx, "c", 30, satchel.EntryBytes("c", strings.Repeat("z", 30)))
-	if !errors.Is(err, satchel.ErrLimitExceeded) || err.Error() != "limit exceeded: the workspace would hold 105 bytes, over maxBytes 100" {
+	if !errors.Is(err, satchel.ErrLimitExceeded) || err.Error() != "limit exceeded: the workspace would hold 105 B, over maxBytes 100 B" {
 		t.Fatalf("a third file of 35 bytes: %v", err)
 	}
 	err = f.AddAtLeast(ctx, "c", 30)
-	if err == nil || !strings.Contains(err.Error(), "at least 105 bytes") {
+	if err == nil || !strings.Contains(err.Error(), "at least 105 B") {
 		t.Fatalf("a third file counted from its size: %v", err)
 	}
 	must(t, f.Add(ctx, "c", 1, satchel.EntryBytes("c", "\x00"))) // 3 + 8
@@ -40,7 +40,7 @@ func TestFit(t *testing.T) {
 	if !errors.Is(err, satchel.ErrLimitExceeded) || !strings.Contains(err.Error(), "4 files, over maxFiles 3") {
 		t.Fatalf("a fourth file: %v", err)
 	}
-	if err := f.Add(ctx, "e", 41, 100); err == nil || !strings.Contains(err.Error(), "over the per-file limit of 40 bytes") {
+	if err := f.Add(ctx, "e", 41, 100); err == nil || !strings.Contains(err.Error(), "over the per-file limit of 40 B") {
 		t.Fatalf("a file over the per-file limit: %v", err)
 	}
 }

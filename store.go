@@ -312,6 +312,21 @@ func (s *Store) SetLimits(ctx context.Context, scope, thread string, l Limits) e
 	return s.b.PutSetting(ctx, scope, thread, limitsKey, v)
 }
 
+// OwnLimits returns the bounds set on the scope itself (thread "") or on
+// the thread itself, without the scope's or the defaults: a zero field is
+// one not set there.
+func (s *Store) OwnLimits(ctx context.Context, scope, thread string) (Limits, error) {
+	v, ok, err := s.b.Setting(ctx, scope, thread, limitsKey)
+	if err != nil || !ok {
+		return Limits{}, err
+	}
+	var l Limits
+	if err := json.Unmarshal(v, &l); err != nil {
+		return Limits{}, fmt.Errorf("satchel: stored limits of %s/%s: %w", scope, thread, err)
+	}
+	return l, nil
+}
+
 // LimitsOf returns the bounds in force for a thread: the thread's, else the
 // scope's, else the defaults, field by field.
 func (s *Store) LimitsOf(ctx context.Context, scope, thread string) (Limits, error) {

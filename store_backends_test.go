@@ -1,7 +1,13 @@
 package satchel
 
 import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -30,4 +36,35 @@ func FuzzURLScheme(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A file that is not a SQLite database, and a PostgreSQL server that
+// cannot be reached, are named in the operator's terms, once.
+func TestOpenWrongDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	name := filepath.Join(dir, "notdb.txt")
+	if err := os.WriteFile(name, []byte(strings.Repeat("not a database\n", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range [][]Option{nil, {ReadOnly()}} {
+		_, err := Open(ctx, name, opts...)
+		if err == nil || err.Error() != name+" is not a satchel database (SQLite)" || !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Open(notdb.txt, %d options) = %v", len(opts), err)
+		}
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	_, err = Open(ctx, "postgres://postgres@"+addr+"/test?connect_timeout=5")
+	if want := "cannot connect to PostgreSQL at " + addr + ": connection refused"; err == nil || err.Error() != want {
+		t.Errorf("Open(closed port) = %v, want %q", err, want)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("Open(closed port) = %v, not ECONNREFUSED", err)
+	}
 }

@@ -169,10 +169,14 @@ func (ex *exporter) run(ctx context.Context, scopes []string) error {
 	if !whole {
 		return nil
 	}
+	done := map[backend.DocID]bool{} // the (store, scope) written, Key unset
 	if ex.o.Project != nil {
-		if err := ex.project(ctx); err != nil {
+		if err := ex.project(ctx, done); err != nil {
 			return err
 		}
+	}
+	if err := ex.undefinedDocs(ctx, done); err != nil {
+		return err
 	}
 	return ex.tokens(ctx)
 }
@@ -339,7 +343,7 @@ func (ex *exporter) changes(ctx context.Context, snap *engine.Snapshot, cs []eng
 
 // project writes the definition files of the project and the documents of
 // its stores.
-func (ex *exporter) project(ctx context.Context) error {
+func (ex *exporter) project(ctx context.Context, done map[backend.DocID]bool) error {
 	fsys := ex.o.Project
 	var files []string
 	for _, pat := range []string{"stores/*.json", "agents/*/agent.json"} {
@@ -387,7 +391,7 @@ func (ex *exporter) project(ctx context.Context) error {
 			if ex.o.Scope != "" && part != ex.o.Scope {
 				continue
 			}
-			if err := ex.docs(ctx, p, db, store, part); err != nil {
+			if err := ex.docs(ctx, p, db, store, part, done); err != nil {
 				return err
 			}
 		}
@@ -395,7 +399,73 @@ func (ex *exporter) project(ctx context.Context) error {
 	return nil
 }
 
-func (ex *exporter) docs(ctx context.Context, p *Project, db backend.Documents, store, part string) error {
+// undefinedDocs writes the documents of every store and scope that the
+// project did not (every one, without a project): the backend lists its
+// stores and their keys, so a backup or export made without the project
+// directory still holds every document. They are written as stored, by
+// key, expired ones included.
+func (ex *exporter) undefinedDocs(ctx context.Context, done map[backend.DocID]bool) error {
+	porter, ok := backend.As[backend.Porter](ex.s.b)
+	if !ok {
+		return nil
+	}
+	stores, err := porter.DocStores(ctx)
+	if err != nil || len(stores) == 0 {
+		return err
+	}
+	db, err := ex.s.documents()
+	if err != nil {
+		return err
+	}
+	for _, store := range stores {
+		scopes, err := porter.DocScopes(ctx, store)
+		if err != nil {
+			return err
+		}
+		for _, part := range scopes {
+			if done[backend.DocID{Store: store, Scope: part}] || ex.o.Scope != "" && part != ex.o.Scope {
+				continue
+			}
+			after := ""
+			for {
+				page, err := db.QueryDocs(ctx, keysAfter(store, part, after, 100))
+				if err != nil {
+					return err
+				}
+				for _, d := range page {
+					if err := ex.doc(ctx, db, store, part, d.Key); err != nil {
+						return err
+					}
+				}
+				if len(page) < 100 {
+					break
+				}
+				after = page[len(page)-1].Key
+			}
+		}
+	}
+	return nil
+}
+
+// keysAfter is the query of the next limit documents of a store's scope
+// after the key after, in key order, expired ones included.
+func keysAfter(store, part, after string, limit int) backend.DocQuery {
+	return backend.DocQuery{
+		Store: store, Scope: part, Limit: limit, IncludeExpired: true,
+		SQL: func(dialect, jsonCol, keyCol string, argStart int) (string, string, []any) {
+			ph := "?"
+			if dialect == "postgres" {
+				ph = fmt.Sprintf("$%d", argStart)
+			}
+			return keyCol + " > " + ph, keyCol, []any{after}
+		},
+		Match:    func(key string, _ map[string]any) bool { return key > after },
+		Compare:  func(a string, _ map[string]any, b string, _ map[string]any) int { return strings.Compare(a, b) },
+		KeyOrder: 1, After: after,
+	}
+}
+
+func (ex *exporter) docs(ctx context.Context, p *Project, db backend.Documents, store, part string, done map[backend.DocID]bool) error {
 	scope := part
 	if scope == "" {
 		scope = "default" // a shared store: any scope names its one collection
@@ -405,8 +475,9 @@ func (ex *exporter) docs(ctx context.Context, p *Project, db backend.Documents, 
 		return err
 	}
 	if c.part != part {
-		return nil // documents of a store that is no longer (or not yet) shared
+		return nil // documents of a store that is no longer (or not yet) shared: written as stored
 	}
+	done[backend.DocID{Store: store, Scope: part}] = true
 	cursor := ""
 	for {
 		page, err := c.List(ctx, 100, cursor)
@@ -414,32 +485,37 @@ func (ex *exporter) docs(ctx context.Context, p *Project, db backend.Documents, 
 			return err
 		}
 		for _, d := range page.Documents {
-			cur, hist, ok, err := db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: d.Key}, true) // expired or not
-			if err != nil {
+			if err := ex.doc(ctx, db, store, part, d.Key); err != nil {
 				return err
 			}
-			if !ok {
-				continue // removed since the page was read
-			}
-			rd := recDoc{Type: recTypeDoc, Store: store, Scope: part, Key: d.Key}
-			for i, v := range append([]backend.Doc{cur}, hist...) {
-				dv := document(v)
-				rv := recVersion{Version: dv.Version, Updated: exportTime(dv.Updated), JSON: string(dv.JSON)}
-				if i == 0 && !dv.Expires.IsZero() {
-					rv.Expires = exportTime(dv.Expires)
-				}
-				rd.Versions = append(rd.Versions, rv)
-			}
-			if err := ex.tw.record(rd); err != nil {
-				return err
-			}
-			ex.st.Documents++
 		}
 		if page.NextCursor == "" {
 			return nil
 		}
 		cursor = page.NextCursor
 	}
+}
+
+// doc writes one document with its history.
+func (ex *exporter) doc(ctx context.Context, db backend.Documents, store, part, key string) error {
+	cur, hist, ok, err := db.GetDoc(ctx, backend.DocID{Store: store, Scope: part, Key: key}, true) // expired or not
+	if err != nil || !ok {
+		return err // !ok: removed since the page was read
+	}
+	rd := recDoc{Type: recTypeDoc, Store: store, Scope: part, Key: key}
+	for i, v := range append([]backend.Doc{cur}, hist...) {
+		dv := document(v)
+		rv := recVersion{Version: dv.Version, Updated: exportTime(dv.Updated), JSON: string(dv.JSON)}
+		if i == 0 && !dv.Expires.IsZero() {
+			rv.Expires = exportTime(dv.Expires)
+		}
+		rd.Versions = append(rd.Versions, rv)
+	}
+	if err := ex.tw.record(rd); err != nil {
+		return err
+	}
+	ex.st.Documents++
+	return nil
 }
 
 func (ex *exporter) tokens(ctx context.Context) error {

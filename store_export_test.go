@@ -492,3 +492,38 @@ func FuzzImport(f *testing.F) {
 		}
 	})
 }
+
+// TestExportWithoutProject: an export made without the project directory
+// still holds every document, with its history: the backend lists its
+// stores and their keys. The store it is imported into holds what the
+// source held.
+func TestExportWithoutProject(t *testing.T) {
+	backends := exportBackends(t)
+	for _, from := range []string{"memory", "sqlite", "postgres"} {
+		t.Run(from, func(t *testing.T) {
+			src := backends[from](t)
+			populate(t, src)
+			file := export(t, src, satchel.ExportOptions{})
+			dst := backends["memory"](t)
+			res, err := importBytes(t, dst, file, satchel.ImportOptions{})
+			if err != nil {
+				t.Fatalf("import: %v", err)
+			}
+			if res.Documents != 4 {
+				t.Errorf("an export without a project holds %d documents, want 4", res.Documents)
+			}
+			want := export(t, src, satchel.ExportOptions{Project: exportProject})
+			if got := export(t, dst, satchel.ExportOptions{Project: exportProject}); !bytes.Equal(got, want) {
+				t.Errorf("the imported store differs from its source (%d and %d bytes)", len(got), len(want))
+			}
+			// With the project, the documents of a store it does not
+			// define are written too, once.
+			partial := fstest.MapFS{"stores/facts.json": exportProject["stores/facts.json"]}
+			var buf bytes.Buffer
+			st, err := src.Export(t.Context(), &buf, satchel.ExportOptions{Project: partial})
+			if err != nil || st.Documents != 4 {
+				t.Errorf("export with a project defining one store: %d documents, %v", st.Documents, err)
+			}
+		})
+	}
+}

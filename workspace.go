@@ -537,17 +537,17 @@ func next(s string, i int) int {
 func (b *Batch) checkBounds(ctx context.Context, path string, size int64) error {
 	l := b.limits
 	if size > l.MaxFileBytes {
-		return errs.New(errs.ErrLimitExceeded, "limit exceeded: %s would be %d bytes, over the per-file limit of %d bytes", path, size, l.MaxFileBytes)
+		return &errs.Error{Kind: errs.ErrLimitExceeded, Msg: errs.FileLimitMessage(path, "would be", size, l.MaxFileBytes)}
 	}
 	files, bytes, err := b.tx.Totals(ctx)
 	if err != nil {
 		return err
 	}
 	if files > l.MaxFiles {
-		return errs.New(errs.ErrLimitExceeded, "limit exceeded: the workspace would hold %d files, over maxFiles %d", files, l.MaxFiles)
+		return &errs.Error{Kind: errs.ErrLimitExceeded, Msg: errs.LimitMessage("files", files, l.MaxFiles, false)}
 	}
 	if bytes > l.MaxBytes {
-		return errs.New(errs.ErrLimitExceeded, "limit exceeded: the workspace would hold %d bytes, over maxBytes %d", bytes, l.MaxBytes)
+		return &errs.Error{Kind: errs.ErrLimitExceeded, Msg: errs.LimitMessage("bytes", bytes, l.MaxBytes, false)}
 	}
 	return nil
 }

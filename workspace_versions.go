@@ -457,7 +457,7 @@ func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace
 	case errors.Is(err, backend.ErrNotRetained):
 		return nil, errs.New(errs.ErrNotFound, "commit not found: %d is no longer retained", src.Seq)
 	case err != nil:
-		return nil, err
+		return nil, forkQuotaError(err)
 	}
 	nw, err := w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
 	if err != nil {
@@ -465,6 +465,19 @@ func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace
 	}
 	nw.ref.set(t.ID)
 	return nw, nil
+}
+
+// forkQuotaError says, when a fork is refused by the files or bytes quota,
+// why a fork that stores nothing new is charged: those quotas count what
+// each thread's head holds, so a fork counts every file of its source
+// (docs/decisions/0139-forks-and-the-files-quota.md).
+func forkQuotaError(err error) error {
+	var qe *backend.QuotaError
+	if !errors.As(err, &qe) || qe.Counter != "files" && qe.Counter != "bytes" {
+		return err
+	}
+	return &errs.Error{Kind: errs.ErrQuotaExceeded, Msg: qe.Error() +
+		"; a fork counts every file of its source, as the files and bytes quotas count what each thread's head holds (the history-bytes quota counts what is stored)"}
 }
 
 // Policy is a retention policy (DESIGN §2.6); a zero field is unset. A
@@ -594,6 +607,10 @@ type GCStats struct {
 	// PacksDeleted and PacksRewritten count the storage reclaimed.
 	PacksDeleted   int `json:"packs_deleted"`
 	PacksRewritten int `json:"packs_rewritten"`
+	// PacksKept counts the packs of commits dropped less than the grace
+	// ago: left alone this time, so a reader at such a commit can finish;
+	// a later GC (or one with NoGrace) reclaims them.
+	PacksKept int `json:"packs_kept"`
 	// KeysSwept counts the expired idempotency keys deleted (by a GC of
 	// every scope).
 	KeysSwept int64 `json:"keys_swept,omitempty"`
@@ -649,6 +666,7 @@ func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCSt
 		}
 		st.PacksDeleted += gs.Deleted
 		st.PacksRewritten += gs.Rewritten
+		st.PacksKept += gs.Kept
 	}
 	if scope == "" {
 		n, err := s.SweepIdempotencyKeys(ctx)

@@ -26,4 +26,8 @@ type Porter interface {
 	// ones included), in byte order; "" stands for a shared store's one
 	// collection.
 	DocScopes(ctx context.Context, store string) ([]string, error)
+	// DocStores lists the stores that hold documents (expired ones
+	// included), in byte order, so an export holds every document whether
+	// or not a project defines its store.
+	DocStores(ctx context.Context) ([]string, error)
 }

@@ -534,16 +534,16 @@ func (s *suite) bounds(t *testing.T, st *satchel.Store, _ *satchel.Workspace) {
 	must(t, "workspace", err)
 	must(t, "fits", ws.Write(bg, "a", "x\"y")) // 3 + 6 = 9
 	err = ws.Write(bg, "b", "0123456789")
-	refused(t, "per-file", err, satchel.ErrLimitExceeded, "limit exceeded: b would be 10 bytes, over the per-file limit of 8 bytes")
+	refused(t, "per-file", err, satchel.ErrLimitExceeded, "limit exceeded: b would be 10 B, over the per-file limit of 8 B")
 	must(t, "small file", ws.Write(bg, "b", "\n\n")) // 3 + 6: 18 in all
 	refused(t, "maxFiles", ws.Write(bg, "c", ""), satchel.ErrLimitExceeded, "limit exceeded: the workspace would hold 3 files, over maxFiles 2")
 	must(t, "exactly maxBytes", ws.Write(bg, "b", "\n\n\n")) // 3 + 8: 20 in all
-	refused(t, "maxBytes", ws.Write(bg, "b", "\n\n\n\n"), satchel.ErrLimitExceeded, "limit exceeded: the workspace would hold 22 bytes, over maxBytes 20")
-	refused(t, "maxBytes by append", ws.Append(bg, "b", "x"), satchel.ErrLimitExceeded, "limit exceeded: the workspace would hold 21 bytes, over maxBytes 20")
+	refused(t, "maxBytes", ws.Write(bg, "b", "\n\n\n\n"), satchel.ErrLimitExceeded, "limit exceeded: the workspace would hold 22 B, over maxBytes 20 B")
+	refused(t, "maxBytes by append", ws.Append(bg, "b", "x"), satchel.ErrLimitExceeded, "limit exceeded: the workspace would hold 21 B, over maxBytes 20 B")
 	got, _ := ws.Read(bg, "b")
 	equal(t, "refused whole", got, "\n\n\n")
 	must(t, "invalid UTF-8 counts as \\ufffd", ws.Write(bg, "b", "\xff")) // 3 + 8: 20
-	refused(t, "rename grows the path", ws.Move(bg, "b", "bb"), satchel.ErrLimitExceeded, "limit exceeded: the workspace would hold 21 bytes, over maxBytes 20")
+	refused(t, "rename grows the path", ws.Move(bg, "b", "bb"), satchel.ErrLimitExceeded, "limit exceeded: the workspace would hold 21 B, over maxBytes 20 B")
 	// Other threads keep the defaults.
 	other, _ := st.Workspace(bg, "default", "other")
 	ol, err := other.Limits(bg)

@@ -70,6 +70,10 @@ func quotaRefusals(t *testing.T, st *satchel.Store) {
 	refused(t, "files", ws.Write(bg, "d", ""), satchel.ErrQuotaExceeded, "quota exceeded: scope acme would hold 4 files, over its quota of 3")
 	ok, _ := ws.Exists(bg, "d")
 	equal(t, "no file half-written", ok, false)
+	// A fork is charged every file of its source (decision 0139), and
+	// the refusal says so.
+	_, err0 := ws.Fork(bg, "head", "files-fork")
+	refused(t, "files by fork", err0, satchel.ErrQuotaExceeded, "quota exceeded: scope acme would hold 6 files, over its quota of 3; a fork counts every file of its source, as the files and bytes quotas count what each thread's head holds (the history-bytes quota counts what is stored)")
 
 	must(t, "set threads", st.SetQuota(bg, "acme", satchel.Quota{Threads: 2}))
 	other, _ := st.Workspace(bg, "acme", "other")

@@ -110,6 +110,9 @@ func checkPorter(t *testing.T, b backend.Backend) {
 	if sc, err := p.DocScopes(ctx, "st"); err != nil || !slices.Equal(sc, []string{"", "s"}) {
 		t.Errorf(`DocScopes: %q %v, want ["" "s"]`, sc, err)
 	}
+	if st, err := p.DocStores(ctx); err != nil || !slices.Contains(st, "st") || slices.Contains(st, "none") || !slices.IsSorted(st) {
+		t.Errorf(`DocStores: %q %v, want "st" among them, in order`, st, err)
+	}
 	if sc, err := p.DocScopes(ctx, "none"); err != nil || len(sc) != 0 {
 		t.Errorf("DocScopes of an unknown store: %q %v", sc, err)
 	}

@@ -102,6 +102,24 @@ func (b *Backend) DocScopes(ctx context.Context, store string) ([]string, error)
 	return out, nil
 }
 
+// DocStores lists the stores that hold documents (backend.Porter).
+func (b *Backend) DocStores(ctx context.Context) ([]string, error) {
+	if _, err := b.docsNow(); err != nil {
+		return nil, err
+	}
+	s := &b.docs
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for k, p := range s.parts {
+		if len(p.docs) > 0 && !slices.Contains(out, k.store) {
+			out = append(out, k.store)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 var _ backend.DocCounter = (*Backend)(nil)
 
 // DocsByScope counts the documents of every scope (backend.DocCounter).

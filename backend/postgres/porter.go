@@ -87,6 +87,19 @@ func (b *Backend) DocScopes(ctx context.Context, store string) ([]string, error)
 	return out, nil
 }
 
+// DocStores lists the stores that hold documents (backend.Porter).
+func (b *Backend) DocStores(ctx context.Context) ([]string, error) {
+	rows, err := b.pool.Query(ctx, `SELECT DISTINCT store COLLATE "C" FROM docs ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: document stores: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: document stores: %w", err)
+	}
+	return out, nil
+}
+
 var _ backend.DocCounter = (*Backend)(nil)
 
 // DocsByScope counts the documents of every scope (backend.DocCounter).

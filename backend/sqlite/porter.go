@@ -109,6 +109,24 @@ func (b *Backend) DocScopes(ctx context.Context, store string) ([]string, error)
 	return out, rows.Err()
 }
 
+// DocStores lists the stores that hold documents (backend.Porter).
+func (b *Backend) DocStores(ctx context.Context) ([]string, error) {
+	rows, err := b.r.QueryContext(ctx, `SELECT DISTINCT store FROM docs ORDER BY store`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: document stores: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
 var _ backend.DocCounter = (*Backend)(nil)
 
 // DocsByScope counts the documents of every scope (backend.DocCounter).

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/satchel-dev/satchel/internal/bytesize"
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -36,7 +37,7 @@ func ReadString(r io.Reader, limit, sizeHint int64, what, limitName string) (str
 
 // TooLarge is the refusal of an input over limit bytes.
 func TooLarge(what string, limit int64, limitName string) error {
-	return errs.New(errs.ErrLimitExceeded, "limit exceeded: %s is over %s of %d bytes", what, limitName, limit)
+	return errs.New(errs.ErrLimitExceeded, "limit exceeded: %s is over %s of %s", what, limitName, bytesize.Format(limit))
 }
 
 // ReadFile reads a regular file of the host, refused before a byte is read
@@ -63,7 +64,8 @@ func ReadFile(path string, limit int64, limitName string) (string, error) {
 		return "", NotRegular(path, fi.Mode())
 	}
 	if fi.Size() > limit {
-		return "", errs.New(errs.ErrLimitExceeded, "limit exceeded: %s is %d bytes, over %s of %d bytes", path, fi.Size(), limitName, limit)
+		w, l := errs.Sizes(fi.Size(), limit)
+		return "", errs.New(errs.ErrLimitExceeded, "limit exceeded: %s is %s, over %s of %s", path, w, limitName, l)
 	}
 	return ReadString(f, limit, fi.Size(), path, limitName)
 }

@@ -31,7 +31,7 @@ func TestAttackReadStopsAtLimitPlusOne(t *testing.T) {
 	const limit = 1 << 20
 	e := &endless{}
 	_, err := ReadString(e, limit, 0, "standard input", "the per-file limit")
-	if !errors.Is(err, errs.ErrLimitExceeded) || err.Error() != "limit exceeded: standard input is over the per-file limit of 1048576 bytes" {
+	if !errors.Is(err, errs.ErrLimitExceeded) || err.Error() != "limit exceeded: standard input is over the per-file limit of 1.00 MiB" {
 		t.Fatalf("err = %v", err)
 	}
 	if e.n != limit+1 {
@@ -58,7 +58,7 @@ func TestAttackReadFile(t *testing.T) {
 	}
 	f.Close()
 	_, err = ReadFile(big, 64<<20, "the per-file limit")
-	if !errors.Is(err, errs.ErrLimitExceeded) || !strings.Contains(err.Error(), "is 2147483648 bytes, over the per-file limit of 67108864 bytes") {
+	if !errors.Is(err, errs.ErrLimitExceeded) || !strings.Contains(err.Error(), "is 2.00 GiB, over the per-file limit of 64.00 MiB") {
 		t.Fatalf("sparse file: %v", err)
 	}
 	fifo := filepath.Join(dir, "fifo")

@@ -56,8 +56,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 }
 
 // dsn returns the database to open: --db when given, else SATCHEL_DB,
-// else the one the project file of --dir (or of .) names, else
-// ./satchel.db.
+// else the one the project file of --dir (or of .) names, looked for
+// there and then in each parent directory, else ./satchel.db.
 func (a *app) dsn() (string, error) {
 	if a.root != nil && a.root.PersistentFlags().Changed("db") {
 		return a.db, nil
@@ -71,7 +71,7 @@ func (a *app) dsn() (string, error) {
 			dir = f.Value.String()
 		}
 	}
-	if db, ok, err := ProjectDB(dir); ok || err != nil {
+	if db, ok, err := FindProjectDB(dir); ok || err != nil {
 		return db, err
 	}
 	return defaultDB, nil

@@ -117,7 +117,7 @@ func checkBombRefused(t *testing.T, db, src string, extra ...string) {
 	}
 	code, errs, peak := runChild(t, append([]string{"--db", db, "fs", "import", src}, extra...)...)
 	t.Logf("peak resident memory: %d MiB, importing one small file %d MiB", peak>>20, start>>20)
-	if code != 1 || !strings.Contains(errs, "limit exceeded: the workspace would hold ") || !strings.Contains(errs, "over maxBytes 1073741824") {
+	if code != 1 || !strings.Contains(errs, "limit exceeded: the workspace would hold ") || !strings.Contains(errs, "over maxBytes 1.00 GiB") {
 		t.Fatalf("fs import of the bomb: exit %d, stderr %q, want the maxBytes refusal", code, errs)
 	}
 	if grew := peak - start; grew > 256<<20 {

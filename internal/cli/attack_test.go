@@ -65,7 +65,7 @@ func TestAttackEndlessStandardInput(t *testing.T) {
 	for _, cmd := range [][]string{{"fs", "write", "a.txt"}, {"fs", "append", "a.txt"}} {
 		e := &endless{}
 		r := h.runReader(e, cmd...)
-		if r.Code == 0 || r.Err != "limit exceeded: standard input is over the per-file limit of 1048576 bytes\n" {
+		if r.Code == 0 || r.Err != "limit exceeded: standard input is over the per-file limit of 1.00 MiB\n" {
 			t.Errorf("%v: %+v", cmd, r)
 		}
 		if e.n != 1<<20+1 {
@@ -78,7 +78,7 @@ func TestAttackEndlessStandardInput(t *testing.T) {
 	}
 	e = &endless{}
 	r := h.runReader(e, "spill", "save", "--backend", "workspace", "--name", "x")
-	if r.Code == 0 || !strings.Contains(r.Err, "over the spill limit of 67108864 bytes") || e.n != spill.MaxSaveBytes+1 {
+	if r.Code == 0 || !strings.Contains(r.Err, "over the spill limit of 64.00 MiB") || e.n != spill.MaxSaveBytes+1 {
 		t.Errorf("spill save: %+v after %d bytes", r, e.n)
 	}
 }
@@ -110,13 +110,13 @@ func TestAttackImportSparseFile(t *testing.T) {
 	}
 	f.Close()
 	r := h.run("fs", "import", dir)
-	if r.Code == 0 || !strings.Contains(r.Err, "is 2147483648 bytes, over the per-file limit of 67108864 bytes") {
+	if r.Code == 0 || !strings.Contains(r.Err, "is 2.00 GiB, over the per-file limit of 64.00 MiB") {
 		t.Fatalf("import of a 2 GiB sparse file: %+v", r)
 	}
 	// satchel run --input-file reads its file the same way.
 	script := writeScript(t, t.TempDir(), "summarize.lua", summarize)
 	r = h.run("run", script, "--input-file", filepath.Join(dir, "sparse.bin"))
-	if r.Code == 0 || !strings.Contains(r.Err, "is 2147483648 bytes, over the per-file limit of 67108864 bytes") {
+	if r.Code == 0 || !strings.Contains(r.Err, "is 2.00 GiB, over the per-file limit of 64.00 MiB") {
 		t.Fatalf("run --input-file of a 2 GiB sparse file: %+v", r)
 	}
 	if ok, err := func() (bool, error) {

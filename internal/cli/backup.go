@@ -29,8 +29,9 @@ database, taken while writers go on, compacted, and checked with PRAGMA
 integrity_check before the command succeeds. satchel opens the copy as
 any database (--db FILE), and restore-backup loads it.
 
-On PostgreSQL it is the export of satchel export (every scope, with the
-documents of the project DIR, --dir, default . when it has stores/),
+On PostgreSQL it is the export of satchel export (every scope and every
+document, with the definition files of the project DIR, --dir, default .
+when it has stores/),
 read from one REPEATABLE READ snapshot of the whole database while
 writers go on. The server's own tool is the alternative for the whole
 database, satchel's tables and all: pg_dump --format=custom DBNAME >
@@ -75,7 +76,7 @@ Prints what it wrote; with --json, {"file": FILE, "kind": "sqlite" or
 			})
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose stores' documents an export holds (default: . when it has them)")
+	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose definition files an export holds (default: . when it has them; every document is backed up either way)")
 	return cmd
 }
 
@@ -97,8 +98,9 @@ this program knows, and their tables); otherwise the restore is refused,
 naming the first problem. Restored to a SQLite path that does not exist
 yet, it is copied as it is: everything comes back, documents included.
 Into any other database it goes through an export: threads, commits,
-checkpoints, forks, settings and tokens, and the documents of the stores
-of the project DIR (--dir, default . when it has stores/). An export file
+checkpoints, forks, settings, tokens and every document, whether or not
+the project DIR (--dir, default . when it has stores/) defines its store.
+An export file
 is imported (satchel import).
 
 The result is then verified as satchel check --storage does; a fault
@@ -199,7 +201,7 @@ report of check --storage.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose stores' documents are restored from a SQLite backup (default: . when it has them)")
+	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose definition files are restored with a SQLite backup (default: . when it has them; every document is restored either way)")
 	return cmd
 }
 

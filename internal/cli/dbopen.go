@@ -29,7 +29,7 @@ var readCommands = map[string]bool{
 	"token list": true, "spill fetch": true,
 	"export": true, "backup": true, "ui": true, "check": true, "audit": true,
 	"scopes":     true,
-	"quota show": true,
+	"quota show": true, "limits show": true,
 }
 
 // readsOnly reports whether the running command only reads.

@@ -29,9 +29,10 @@ func newExportCmd(a *app) *cobra.Command {
 thread --thread T, to FILE in satchel's export format
 (docs/export-format.md): every retained commit of every thread with its
 time and metadata, files with their exact bytes and modified times,
-checkpoints, forks, retention and bounds, the documents of the stores of
-the project DIR (--dir, default . when it has stores/) with their
-history, the project's definition files, and the tokens (their hashes:
+checkpoints, forks, retention and bounds, every document with its
+history (whether or not a project defines its store), the definition
+files of the project DIR (--dir, default . when it has stores/), and the
+tokens (their hashes:
 no secret is ever stored). satchel import loads it into any database:
 this is how a store moves from SQLite to PostgreSQL.
 
@@ -90,7 +91,7 @@ N, "documents": N, "tokens": N, "project_files": N}.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` (- for standard output)")
-	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose stores' documents and definitions are exported (default: . when it has them)")
+	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` whose definition files are exported (default: . when it has them; every document is exported either way)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace FILE when it exists")
 	return cmd
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/internal/bounded"
+	"github.com/satchel-dev/satchel/internal/errs"
 	"github.com/satchel-dev/satchel/internal/ignore"
 	"github.com/satchel-dev/satchel/internal/jsonsize"
 	"github.com/satchel-dev/satchel/internal/vpath"
@@ -245,7 +246,7 @@ func (im *treeImport) flush(ctx context.Context) error {
 func (im *treeImport) tooBig(rel string, size int64) error {
 	if size > im.limit {
 		return &satchel.Error{Kind: satchel.ErrLimitExceeded,
-			Msg: fmt.Sprintf("limit exceeded: %s is %d bytes, over the per-file limit of %d bytes", rel, size, im.limit)}
+			Msg: errs.FileLimitMessage(rel, "is", size, im.limit)}
 	}
 	return nil
 }

@@ -178,7 +178,7 @@ func TestImportOverLimit(t *testing.T) {
 	}
 	src := t.TempDir()
 	writeTree(t, src, map[string]string{"small": "ok", "big": strings.Repeat("x", 11)})
-	h.refused("limit exceeded: big is 11 bytes, over the per-file limit of 10 bytes", "fs", "import", src)
+	h.refused("limit exceeded: big is 11 B, over the per-file limit of 10 B", "fs", "import", src)
 	equal(t, "nothing committed", h.ok("fs", "ls"), "")
 }
 

@@ -186,7 +186,7 @@ func TestInitScriptRuns(t *testing.T) {
 	for i := 1; i <= 50; i++ {
 		fmt.Fprintf(&doc, "line %d\n", i)
 	}
-	out, _ := mainIn(t, "run", filepath.Join(proj, "scripts", "summarize.lua"), "first", "--input-text", doc.String())
+	out, _ := mainIn(t, "--db", "memory:", "run", filepath.Join(proj, "scripts", "summarize.lua"), "first", "--input-text", doc.String())
 	if !strings.HasPrefix(out, "# Summary of input/document.md\n\nThe text inside the untrusted_input_") ||
 		!strings.Contains(out, "\nline 20\n") || !strings.Contains(out, "\nline 40\n") ||
 		strings.Contains(out, "line 19\n") || strings.Contains(out, "line 41") {

@@ -75,6 +75,28 @@ func ProjectDB(dir string) (dsn string, found bool, err error) {
 	return resolveDB(dir, pf.DB), true, nil
 }
 
+// FindProjectDB looks for a project file in dir, then in each parent
+// directory up to the root, as git looks for .git: a command run in a
+// subdirectory of a project uses the project's database. A relative path
+// in the file is taken relative to the directory that holds the file.
+// found is false when no directory up to the root has one.
+func FindProjectDB(dir string) (dsn string, found bool, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false, err
+	}
+	for {
+		if dsn, found, err := ProjectDB(abs); found || err != nil {
+			return dsn, found, err
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return "", false, nil
+		}
+		abs = parent
+	}
+}
+
 // resolveDB makes db, as a project file names it, usable from any working
 // directory: a relative SQLite path is taken relative to dir; URLs and
 // memory: are kept.

@@ -71,3 +71,32 @@ func FuzzParseProjectFile(f *testing.F) {
 		}
 	})
 }
+
+// TestProjectFoundFromASubdirectory: a command run in a subdirectory of
+// a project uses the database its satchel.json names (relative to the
+// directory of satchel.json), as git finds .git, and makes no stray
+// ./satchel.db.
+func TestProjectFoundFromASubdirectory(t *testing.T) {
+	t.Setenv("SATCHEL_DB", "")
+	proj := filepath.Join(t.TempDir(), "proj")
+	if r := mainRun("", "init", proj); r.Code != 0 {
+		t.Fatalf("init: %+v", r)
+	}
+	sub := filepath.Join(proj, "notes", "deep")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(sub)
+	if r := mainRun("", "fs", "write", "from-sub.md", "x"); r.Code != 0 || r.Err != "" {
+		t.Fatalf("fs write in a subdirectory: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(sub, "satchel.db")); err == nil {
+		t.Errorf("a subdirectory of the project got its own satchel.db")
+	}
+	if r := mainRun("", "--db", filepath.Join(proj, "satchel.db"), "fs", "read", "from-sub.md"); r.Code != 0 || r.Out != "x" && r.Out != "x\n" {
+		t.Errorf("the project's database: %+v", r)
+	}
+	if got, found, err := FindProjectDB(sub); err != nil || !found || got != filepath.Join(proj, "satchel.db") {
+		t.Errorf("FindProjectDB = %q, %v, %v", got, found, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -192,9 +193,10 @@ writers run. Every scope is collected without a flag, as with --all; a
 --scope given explicitly collects that scope only. Storage of commits dropped less than --grace ago is kept, so
 a reader at such a commit can finish (default ` + satchel.DefaultGrace.String() + `).
 
-Prints what it did: "dropped N commits, deleted N packs, rewrote N packs";
-with --json, the GCStats: {"dropped": N, "packs_deleted": N,
-"packs_rewritten": N}.`,
+Prints what it did: "dropped N commits, deleted N packs, rewrote N packs",
+then, when the grace kept some, "; N packs dropped less than 1m ago were
+kept; --grace 0s reclaims them now"; with --json, the GCStats:
+{"dropped": N, "packs_deleted": N, "packs_rewritten": N, "packs_kept": N}.`,
 		Example: `  satchel gc
   satchel gc --all --grace 0s --db team.db
   satchel gc --scope acme`,
@@ -226,8 +228,13 @@ with --json, the GCStats: {"dropped": N, "packs_deleted": N,
 				return err
 			}
 			return a.emit(st, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "dropped %d commits, deleted %d packs, rewrote %d packs\n",
-					st.Dropped, st.PacksDeleted, st.PacksRewritten)
+				kept := ""
+				if st.PacksKept > 0 {
+					kept = fmt.Sprintf("; %d packs dropped less than %s ago were kept; --grace 0s reclaims them now",
+						st.PacksKept, shortDuration(grace))
+				}
+				_, err := fmt.Fprintf(w, "dropped %d commits, deleted %d packs, rewrote %d packs%s\n",
+					st.Dropped, st.PacksDeleted, st.PacksRewritten, kept)
 				return err
 			})
 		},
@@ -235,4 +242,16 @@ with --json, the GCStats: {"dropped": N, "packs_deleted": N,
 	cmd.Flags().DurationVar(&grace, "grace", satchel.DefaultGrace, "keep the storage of commits dropped less than `DUR` ago")
 	cmd.Flags().BoolVar(&all, "all", false, "collect every scope (what gc does without --scope)")
 	return cmd
+}
+
+// shortDuration writes d as an operator types it: 1m, 90s as 1m30s, 1h.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

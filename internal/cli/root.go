@@ -90,7 +90,8 @@ restores come for free.
 
 A workspace is one thread (--thread, default main) of one scope (--scope,
 default default) of a database. The database is --db, else $SATCHEL_DB,
-else the one a project's satchel.json names (init writes it), else
+else the one a project's satchel.json names (init writes it; looked
+for in the working directory, then in its parents, as git finds .git), else
 ./satchel.db: a SQLite file path (file: optional), memory: for a throwaway
 store that lives as long as the command, or a postgres:// URL. Commands
 that only read refuse a database that does not exist and open it
@@ -132,7 +133,7 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	root.AddCommand(newThreadsCmd(a))
 	root.AddCommand(newScopesCmd(a), newScopeCmd(a))
 	root.AddCommand(newRetainCmd(a))
-	root.AddCommand(newQuotaCmd(a))
+	root.AddCommand(newQuotaCmd(a), newLimitsCmd(a))
 	root.AddCommand(newGCCmd(a))
 	root.AddCommand(newSpillCmd(a))
 	root.AddCommand(newUntrustedCmd(a))

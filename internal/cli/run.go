@@ -40,10 +40,16 @@ read_numbered, str_replace, glob, exists, delete), docs (the collections of
 spaces), arg (them as a table) and print (to standard output). Only the
 base, table, string and math libraries are open.
 
-The store is run-scoped by default: a memory store, gone when the run
-ends. With --db it is that database's workspace of --scope and --thread;
-with --atomic the script then runs on a fork of the thread, and its commits
-reach the thread only if it succeeds, in one compare-and-swap.
+The store is the workspace of --scope and --thread in the database every
+command uses (--db, else $SATCHEL_DB, else the project's satchel.json,
+else ./satchel.db); --db memory: gives a throwaway store, gone when the
+run ends. With --atomic the script runs on a fork of the thread, and its
+commits reach the thread only if it succeeds, in one compare-and-swap.
+
+Prints the declared output (or nothing when there is none) after what the
+script prints. With --json, one value as run_script's: {"output": TEXT,
+"printed": TEXT, "commits": [...]} ("output" left out when the script
+declares none or with --output-file; "published" added with --atomic).
 
 A script may declare, in a --[[ ... ]] block comment opening its first
 line, YAML with name, description, input and output. --input-file or
@@ -52,7 +58,7 @@ the declared output is printed after it, or written to --output-file.
 
 A run is bounded by --timeout and --max-memory; an error stops it with
 the script's file and line, and exits 1. See docs/lua.md.`,
-		Example: `  satchel run examples/lua/seed.lua first run
+		Example: `  satchel --db memory: run examples/lua/seed.lua first run
   satchel run summarize.lua --input-file notes.md --output-file summary.md
   satchel --db team.db --thread draft run --atomic edit.lua`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -107,12 +113,6 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 	if err != nil {
 		return err
 	}
-	if !a.root.PersistentFlags().Changed("db") && a.store == nil {
-		// Run-scoped: a memory store, which nothing outlives.
-		if a.store, err = a.openStore(ctx, "memory:"); err != nil {
-			return err
-		}
-	}
 	st, err := a.open(ctx)
 	if err != nil {
 		return err
@@ -123,11 +123,18 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 			return err
 		}
 	}
+	// With --json, what the script prints is kept (its first MiB) for the
+	// result instead of going to standard output.
+	stdout := a.stdout
+	printed := &capped{max: 1 << 20}
+	if a.json {
+		stdout = printed
+	}
 	res, runErr := script.Run(ctx, luahost.Config{
 		Store: st, Scope: a.scope, Thread: a.thread,
 		Actor:   satchel.Actor{Via: "cli:run " + script.Name},
 		Project: project, Agent: f.agent,
-		Args: args, Input: input, Stdout: a.stdout,
+		Args: args, Input: input, Stdout: stdout,
 		Timeout: f.timeout, MaxMemory: maxMemory, FanoutMax: f.fanoutMax,
 		Atomic: f.atomic,
 	})
@@ -139,14 +146,47 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 	if runErr != nil {
 		return runErr
 	}
-	if !res.Produced {
-		return nil
+	if res.Produced && f.outputFile != "" {
+		if err := os.WriteFile(f.outputFile, []byte(res.Output), 0o644); err != nil {
+			return err
+		}
 	}
-	if f.outputFile != "" {
-		return os.WriteFile(f.outputFile, []byte(res.Output), 0o644)
+	if a.json {
+		r := runJSON{Printed: printed.b.String(), Commits: nonEmpty(res.Commits), Published: res.Published}
+		if res.Produced && f.outputFile == "" {
+			r.Output = &res.Output
+		}
+		return a.printJSON(r)
+	}
+	if !res.Produced || f.outputFile != "" {
+		return nil
 	}
 	_, err = io.WriteString(a.stdout, res.Output)
 	return err
+}
+
+// runJSON is satchel run's result with --json, as run_script's: the
+// declared output (left out when the script declares none, or with
+// --output-file), what the script printed, and the commits it made
+// (with --atomic, those on its fork, then the one that published them).
+type runJSON struct {
+	Output    *string          `json:"output,omitempty"`
+	Printed   string           `json:"printed"`
+	Commits   []satchel.Commit `json:"commits"`
+	Published *satchel.Commit  `json:"published,omitempty"`
+}
+
+// capped keeps the first max bytes written to it and drops the rest.
+type capped struct {
+	b   strings.Builder
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // dumpWorkspace writes every file of the workspace under dir, replacing

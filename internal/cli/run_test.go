@@ -175,14 +175,36 @@ func TestServeScripts(t *testing.T) {
 	}
 }
 
-// TestRunStore: without --db the run's store is a memory store of its
-// own; with --db it is that database, whose thread keeps the commits.
+// TestRunStore: the run's store is the database every command uses
+// (--db, else $SATCHEL_DB, else ./satchel.db); memory: only when asked.
+// With --json the result is {"output", "printed", "commits"}.
 func TestRunStore(t *testing.T) {
 	h := newHarness(t)
 	s := writeScript(t, t.TempDir(), "w.lua", `store.write("a.md", "x")`)
 	h.ok("run", s)
-	equal(t, "databases opened", h.dsns, []string{"memory:"})
+	equal(t, "databases opened", h.dsns, []string{defaultDB})
+	h.dsns = nil
+	h.env["SATCHEL_DB"] = "env.db"
+	h.ok("run", s)
+	equal(t, "databases opened", h.dsns, []string{"env.db"})
 	h.dsns = nil
 	h.ok("--db", "team.db", "--thread", "t1", "run", s)
 	equal(t, "databases opened", h.dsns, []string{"team.db"})
+	h.dsns = nil
+	h.ok("--db", "memory:", "run", s)
+	equal(t, "databases opened", h.dsns, []string{"memory:"})
+
+	p := writeScript(t, t.TempDir(), "p.lua", "--[[\nname: p\noutput: out.md\n]]\nprint(\"hi\")\nstore.write(\"out.md\", \"done\")")
+	var r struct {
+		Output  *string          `json:"output"`
+		Printed string           `json:"printed"`
+		Commits []map[string]any `json:"commits"`
+	}
+	out := h.ok("--thread", "t2", "run", p, "--json")
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("run --json: %q: %v", out, err)
+	}
+	if r.Output == nil || *r.Output != "done" || r.Printed != "hi\n" || len(r.Commits) != 1 {
+		t.Errorf("run --json = %s", out)
+	}
 }

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -81,7 +83,9 @@ be undone, so it asks for --yes, or for a confirmation when standard input
 is a terminal; without either it refuses and says what it would remove.
 
 A writer racing the purge, in any process, either commits before it (and
-is purged) or after it, into a fresh, empty scope.
+is purged) or after it, into a fresh, empty scope. A scope with no
+threads, documents or tokens is refused (exit 1) with the list of scopes,
+so a mistyped name is not reported as purged.
 
 Prints what it removed; with --json, {"scope": S, "threads": N,
 "commits": N, "files": N, "documents": N, "tokens": N, "bytes": N}
@@ -96,6 +100,9 @@ Prints what it removed; with --json, {"scope": S, "threads": N,
 			}
 			s, err := a.open(ctx)
 			if err != nil {
+				return err
+			}
+			if err := knownScope(ctx, s, scope); err != nil {
 				return err
 			}
 			if !yes {
@@ -127,6 +134,40 @@ Prints what it removed; with --json, {"scope": S, "threads": N,
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "purge without asking")
 	return cmd
+}
+
+// knownScope refuses a scope that holds nothing the purge would remove
+// (no threads, documents or tokens), naming the scopes there are, so a
+// mistyped name is not reported as purged.
+func knownScope(ctx context.Context, s *satchel.Store, scope string) error {
+	l, err := s.ListScopes(ctx)
+	if err != nil {
+		return err
+	}
+	names := []string{}
+	seen := map[string]bool{}
+	for _, u := range l {
+		names = append(names, u.Scope)
+		seen[u.Scope] = true
+	}
+	toks, err := s.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range toks {
+		if t.Scope != "" && !seen[t.Scope] {
+			names = append(names, t.Scope)
+			seen[t.Scope] = true
+		}
+	}
+	if seen[scope] {
+		return nil
+	}
+	if len(names) == 0 {
+		return refusef(satchel.ErrNotFound, "no scope %s: the database has no scopes", scope)
+	}
+	sort.Strings(names)
+	return refusef(satchel.ErrNotFound, "no scope %s; the scopes are: %s", scope, strings.Join(names, ", "))
 }
 
 func newThreadsArchiveCmd(a *app, archive bool) *cobra.Command {

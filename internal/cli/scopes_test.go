@@ -34,8 +34,10 @@ func TestScopesAndPurge(t *testing.T) {
 	equal(t, "still there", h.ok("fs", "read", "b.md", "--scope", "acme"), "678")
 	equal(t, "purge", h.ok("scope", "purge", "acme", "--yes"),
 		"purged scope acme: 2 threads, 2 commits, 2 files, 0 documents, 1 tokens, 20 bytes\n")
-	equal(t, "purge again --json", h.ok("scope", "purge", "acme", "--yes", "--json"),
-		`{"scope":"acme","threads":0,"commits":0,"files":0,"documents":0,"tokens":0,"bytes":0}`+"\n")
+	h.refused("no scope acme; the scopes are: default", "scope", "purge", "acme", "--yes")
+	if r := h.run("scope", "purge", "nosuch", "--yes"); r.Code != 1 {
+		t.Errorf("purge of an unknown scope: %+v", r)
+	}
 	if out := h.ok("scopes"); strings.Contains(out, "acme") {
 		t.Errorf("scopes after purge = %q", out)
 	}
@@ -85,7 +87,7 @@ func TestRetainDefaultAndGCScope(t *testing.T) {
 	h.ok("fs", "write", "a.md", "z", "--scope", "acme")
 	h.ok("fs", "write", "a.md", "z")
 	// Only acme's commit is dropped; then --all drops default's.
-	equal(t, "gc --scope", h.ok("gc", "--scope", "acme", "--grace", "0s", "--json"), `{"dropped":1,"packs_deleted":4,"packs_rewritten":0}`+"\n")
-	equal(t, "gc --all", h.ok("gc", "--all", "--grace", "0s", "--json"), `{"dropped":1,"packs_deleted":3,"packs_rewritten":0}`+"\n")
+	equal(t, "gc --scope", h.ok("gc", "--scope", "acme", "--grace", "0s", "--json"), `{"dropped":1,"packs_deleted":4,"packs_rewritten":0,"packs_kept":0}`+"\n")
+	equal(t, "gc --all", h.ok("gc", "--all", "--grace", "0s", "--json"), `{"dropped":1,"packs_deleted":3,"packs_rewritten":0,"packs_kept":0}`+"\n")
 	h.refused("--all collects every scope and --scope acme only one: give one of them", "gc", "--all", "--scope", "acme")
 }

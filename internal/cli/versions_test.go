@@ -199,3 +199,19 @@ func TestUnchangedCLI(t *testing.T) {
 	equal(t, "restore", h.ok("restore", "v1"), "unchanged: the head (commit 1) already has the files of v1\n")
 	equal(t, "log", logFields(t, h.ok("log")), [][]string{{"1", "v1", "write a.md"}})
 }
+
+// TestGCSaysWhatTheGraceKept: right after retain, gc's grace keeps the
+// packs of the commits it dropped, and gc says how many and how to reclaim
+// them now; --grace 0s does.
+func TestGCSaysWhatTheGraceKept(t *testing.T) {
+	h := newHarness(t)
+	for i := range 4 {
+		h.ok("fs", "write", "a.md", strings.Repeat("x", i+1))
+	}
+	h.ok("retain", "--max-commits", "1")
+	equal(t, "gc within the grace", h.ok("gc"),
+		"dropped 0 commits, deleted 0 packs, rewrote 0 packs; 3 packs dropped less than 1m ago were kept; --grace 0s reclaims them now\n")
+	equal(t, "gc --grace 0s", h.ok("gc", "--grace", "0s"), "dropped 0 commits, deleted 3 packs, rewrote 0 packs\n")
+	equal(t, "gc after", h.ok("gc", "--json"), `{"dropped":0,"packs_deleted":0,"packs_rewritten":0,"packs_kept":0}`+"\n")
+	equal(t, "durations", []string{shortDuration(time.Minute), shortDuration(90 * time.Second), shortDuration(2 * time.Hour)}, []string{"1m", "1m30s", "2h"})
+}

@@ -78,6 +78,7 @@ type GCStats struct {
 	Walked    int // tree nodes read to find what is live
 	Deleted   int // packs deleted
 	Rewritten int // packs rewritten without their unreachable objects
+	Kept      int // packs dropped less than grace ago, left alone
 }
 
 // Collect removes, in a scope, what no retained commit reaches: packs of
@@ -98,6 +99,11 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		return st, err
 	}
 	st.Retained = len(snap.Retained)
+	if grace > 0 {
+		if st.Kept, err = e.kept(ctx, scope, now, snap.Dropped); err != nil {
+			return st, err
+		}
+	}
 	if len(snap.Dropped) == 0 {
 		return st, nil
 	}
@@ -205,6 +211,29 @@ func (e *Engine) Collect(ctx context.Context, scope string, grace time.Duration)
 		}
 	}
 	return st, nil
+}
+
+// kept counts the packs dropped before now that the grace leaves alone:
+// those dropped but not among the packs dropped before the cutoff.
+func (e *Engine) kept(ctx context.Context, scope string, now time.Time, collectable []int64) (int, error) {
+	all, err := e.b.GCSnapshot(ctx, scope, now)
+	if err != nil {
+		return 0, err
+	}
+	if len(all.Dropped) <= len(collectable) {
+		return 0, nil
+	}
+	in := make(map[int64]bool, len(collectable))
+	for _, id := range collectable {
+		in[id] = true
+	}
+	n := 0
+	for _, id := range all.Dropped {
+		if !in[id] {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // allTombstones reports whether every object outside live is blanked already.

@@ -98,6 +98,42 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
+// Sizes writes a figure and the limit it went over as quota messages
+// write sizes ("64.00 MiB"); when the two would read the same, the
+// figure is followed by its exact bytes ("1.00 GiB (1073741825 bytes)").
+func Sizes(would, limit int64) (string, string) {
+	w, l := bytesize.Format(would), bytesize.Format(limit)
+	if w == l && would != limit {
+		w = fmt.Sprintf("%s (%d bytes)", w, would)
+	}
+	return w, l
+}
+
+// LimitMessage words a refusal by a workspace bound (DESIGN §2.4): the
+// change would take the workspace's files (counter "files") or bytes
+// (counter "bytes") to would, over limit, e.g. `limit exceeded: the
+// workspace would hold 1,000,001 files, over maxFiles 1,000,000`; atLeast
+// says the figure is the least the change comes to.
+func LimitMessage(counter string, would, limit int64, atLeast bool) string {
+	least := ""
+	if atLeast {
+		least = "at least "
+	}
+	if counter == "files" {
+		return fmt.Sprintf("limit exceeded: the workspace would hold %s%s files, over maxFiles %s", least, bytesize.Count(would), bytesize.Count(limit))
+	}
+	w, l := Sizes(would, limit)
+	return fmt.Sprintf("limit exceeded: the workspace would hold %s%s, over maxBytes %s", least, w, l)
+}
+
+// FileLimitMessage words a refusal of one file over the per-file limit:
+// `limit exceeded: NAME is 80.00 MiB, over the per-file limit of 64.00
+// MiB` (verb "would be" for a change not applied yet).
+func FileLimitMessage(name, verb string, size, limit int64) string {
+	w, l := Sizes(size, limit)
+	return fmt.Sprintf("limit exceeded: %s %s %s, over the per-file limit of %s", name, verb, w, l)
+}
+
 // QuotaMessage words a refusal by a scope's quota as users see it: the
 // change would take counter (one of backend.Counters) to would, over
 // limit. Sizes are in binary units with two decimals, counts with commas
