@@ -172,10 +172,22 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, s.readOutput(ctx, ws, res)
 }
 
-// exec writes the input and runs the script on ws.
+// exec writes the input and runs the script on ws. The run has a read
+// ledger of its own (satchel.TrackReads), shared by its fanout arms: a
+// change to a file the run has not seen as it is now is refused. The
+// input the host writes counts as seen.
 func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) error {
 	if cfg.Input != nil {
 		if err := ws.Write(ctx, s.Front.Input.Path, *cfg.Input); err != nil {
+			return err
+		}
+	}
+	ws, err := cfg.Store.Workspace(ctx, ws.Scope(), ws.Thread(), satchel.As(cfg.Actor), satchel.TrackReads())
+	if err != nil {
+		return err
+	}
+	if cfg.Input != nil {
+		if _, err := ws.Read(ctx, s.Front.Input.Path); err != nil {
 			return err
 		}
 	}

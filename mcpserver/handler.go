@@ -55,6 +55,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, name, bas
 	if err != nil {
 		res = toolError(err)
 	} else {
+		out.notices = append(out.notices, c.stale...)
 		res = s.render(ctx, c, name, out)
 	}
 	d := time.Since(start)
@@ -67,7 +68,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, name, bas
 		msg = "tool call refused"
 		var se *satchel.Error
 		var ve *satchel.ValidationError
-		if !errors.As(err, &se) && !errors.As(err, &ve) {
+		if !errors.As(err, &se) && !errors.As(err, &ve) && !errors.Is(err, satchel.ErrStale) {
 			level = slog.LevelError // not a refusal: a failure
 		}
 	}
@@ -114,6 +115,7 @@ var errorKinds = []struct {
 	{satchel.ErrAccessDenied, "access_denied"},
 	{satchel.ErrValidation, "validation"},
 	{satchel.ErrArchived, "archived"},
+	{satchel.ErrStale, "stale"},
 	{context.Canceled, "canceled"},
 }
 

@@ -122,7 +122,20 @@ type Config struct {
 	// UI, when set, is served under UIPath on the HTTP listener: the web
 	// inspector, which authenticates its own requests.
 	UI http.Handler
+
+	// StaleWrites says what a session's change to a file it has not seen
+	// as it is now does (satchel.TrackReads): StaleRefuse (the default,
+	// also ""), StaleWarn (apply it, and add the refusal's sentence as a
+	// notice) or StaleOff (no read ledger).
+	StaleWrites string
 }
+
+// The values of Config.StaleWrites.
+const (
+	StaleRefuse = "refuse"
+	StaleWarn   = "warn"
+	StaleOff    = "off"
+)
 
 // Identity is who a session acts as: the scope it may touch (the only
 // one), the agent, the thread, and the credential (a token's ID; "" over
@@ -195,6 +208,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxSessions < 0 || cfg.MaxSessionsPerToken < 0 || cfg.SessionIdleTimeout < 0 || cfg.MaxInflightBytes < 0 ||
 		cfg.BodyReadTimeout < 0 {
 		problems = append(problems, "limits and timeouts must not be negative")
+	}
+	switch cfg.StaleWrites {
+	case "":
+		cfg.StaleWrites = StaleRefuse
+	case StaleRefuse, StaleWarn, StaleOff:
+	default:
+		problems = append(problems, fmt.Sprintf("stale writes must be refuse, warn or off, was %q", cfg.StaleWrites))
 	}
 	if cfg.TokenCheckInterval > MaxTokenCheckInterval {
 		problems = append(problems, fmt.Sprintf("the token check interval must be at most %s (revocation takes effect within it), was %s", MaxTokenCheckInterval, cfg.TokenCheckInterval))
@@ -481,11 +501,15 @@ type session struct {
 // bounds) once. It may be the handle an earlier call used (adopt), whose
 // commits name that call's tool: read through it, and mutate through a
 // handle of one's own (As), as call.workspace does.
-func (se *session) workspace(ctx context.Context, st *satchel.Store) (*satchel.Workspace, error) {
+func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspace, error) {
 	se.wsMu.Lock()
 	defer se.wsMu.Unlock()
 	if se.ws == nil {
-		ws, err := st.Workspace(ctx, se.id.Scope, se.id.Thread)
+		var opts []satchel.WorkspaceOption
+		if cfg.StaleWrites != StaleOff {
+			opts = append(opts, satchel.TrackReads()) // the session's read ledger
+		}
+		ws, err := cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread, opts...)
 		if err != nil {
 			return nil, err
 		}

@@ -38,13 +38,17 @@ type call struct {
 	a    *args
 
 	client, clientVersion string // the session's client (clientInfo)
+
+	// stale holds the sentences of the stale changes a server that warns
+	// applied (Config.StaleWrites), notices of the call's result.
+	stale []string
 }
 
 // workspace returns the caller's workspace, recording the commits it
 // makes as the session's agent and credential, through this tool.
 func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
 	id := c.se.id
-	ws, err := c.se.workspace(ctx, c.s.cfg.Store)
+	ws, err := c.se.workspace(ctx, &c.s.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -461,6 +465,9 @@ func plural(n int, noun string) string {
 // key.
 func (c *call) writeOpts(ifHash string, has bool) []satchel.WriteOption {
 	opts := c.keyOpts()
+	if c.s.cfg.StaleWrites == StaleWarn {
+		opts = append(opts, satchel.WarnStale(func(err error) { c.stale = append(c.stale, err.Error()) }))
+	}
 	if !has {
 		return opts
 	}
