@@ -29,6 +29,7 @@ type Workspace struct {
 	limits *limitsOnce // shared by the handles of one workspace (As, arms)
 	arm    *arm        // set for the arms of a fanout
 	reads  *readLedger // set by TrackReads, shared by the handles
+	only   bool        // OnlyThread: no reach to other threads
 
 	ref *threadRef // the backend's thread, shared by the handles of one workspace
 }
@@ -76,7 +77,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 // It costs nothing (no database access): servers make one per call to
 // record which tool made each commit.
 func (w *Workspace) As(a Actor) *Workspace {
-	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, reads: w.reads, ref: w.ref}
+	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, reads: w.reads, only: w.only, ref: w.ref}
 }
 
 // Usage returns how many files the workspace's head holds and their bytes
