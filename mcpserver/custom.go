@@ -25,7 +25,7 @@ type CustomTool struct {
 func (s *Server) customHandler(t CustomTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.handle(ctx, req, t.Name, t.Name, func(ctx context.Context, c *call) (*outcome, error) {
-			text, structured, err := t.Call(ctx, c.se.id, req.Params.Arguments)
+			text, structured, err := t.Call(ctx, c.se.identity(), req.Params.Arguments)
 			if err != nil {
 				return nil, err
 			}

@@ -73,10 +73,11 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, name, bas
 		}
 	}
 	if s.log.Enabled(ctx, level) {
+		id := se.identity()
 		// Attrs, not key-value pairs: a line a call, without boxing each value.
 		attrs := make([]slog.Attr, 0, 9)
 		attrs = append(attrs, slog.String("request_id", rid), slog.String("session", se.label), slog.String("tool", name),
-			slog.String("scope", se.id.Scope), slog.String("agent", se.id.Agent), slog.String("thread", se.id.Thread),
+			slog.String("scope", id.Scope), slog.String("agent", id.Agent), slog.String("thread", id.Thread),
 			slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 		if err != nil {
 			attrs = append(attrs, slog.String("error", err.Error()), slog.String("kind", errorKind(err)))

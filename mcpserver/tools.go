@@ -18,7 +18,7 @@ import (
 var fileToolNames = []string{
 	"read_file", "write_file", "append_file", "edit_file", "stat_file",
 	"glob", "grep", "list_files", "delete_file", "move_file",
-	"checkpoint", "history", "diff", "restore", "list_threads", "fork",
+	"checkpoint", "history", "diff", "restore", "list_threads", "fork", "switch_thread",
 }
 
 // fileTool is one file tool: its MCP definition, the arguments it takes
@@ -47,7 +47,7 @@ type call struct {
 // workspace returns the caller's workspace, recording the commits it
 // makes as the session's agent and credential, through this tool.
 func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
-	id := c.se.id
+	id := c.se.identity()
 	ws, err := c.se.workspace(ctx, &c.s.cfg)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,10 @@ func mutating(title string, destructive, idempotent bool) *mcp.ToolAnnotations {
 const (
 	pathDesc   = "Path of the file in the workspace: relative, '/'-separated, e.g. notes/plan.md (no leading '/', no '.' or '..' segments, no backslashes)."
 	ifHashDesc = "Optional precondition: the file's content hash as stat_file (or a previous write_file) reported it. The change applies only if the file still has exactly that content; otherwise it is refused and nothing changes. Use it when you read, think, then change a file that others may change too."
-	atDesc     = "Optional: read the workspace as it was at an earlier commit: a sequence number from history, a checkpoint name, or \"head\" (the default)."
+	atDesc     = "Optional: read the workspace as it was at an earlier commit: a sequence number from history, a checkpoint name, or \"head\" (the default); or another thread of your scope: \"try-b\" (its newest commit) or \"try-b@3\" (its commit 3, or try-b@NAME for its checkpoint NAME)."
+	// refsSentence says how commits of other threads are named, for the
+	// tools that take a commit.
+	refsSentence = "A commit of another thread of your scope is THREAD@REF (\"try-b@3\", \"try-b@before-refactor\", \"try-b@head\") or THREAD alone for its newest commit; when a checkpoint of this thread has the same name as a thread, the name means the checkpoint (write THREAD@head for the thread)."
 )
 
 // fileTools returns the file tools of DESIGN §6, named with cfg's prefix.
@@ -304,7 +307,7 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "history", title: "List commits",
 			desc: "List the commits of the workspace, newest first (at most limit, default 50), one a line: sequence number, time (UTC), checkpoint names (comma-separated) and summary, separated by tabs, with \"-\" for an empty column. " +
-				"Every change is a commit; a sequence number or a checkpoint name can be given as at, from, to.",
+				"Every change is a commit; a sequence number or a checkpoint name can be given as at, from, to, and THREAD@N names commit N of another thread.",
 			props:     []prop{opt("limit", withDefault(integer("Most commits to list, newest first.", 1, math.MaxInt32), defaultHistory))},
 			output:    []prop{req("commits", array(obj{{"type", "object"}}))},
 			spillable: true,
@@ -315,7 +318,8 @@ func fileTools(cfg Config) []fileTool {
 			base: "diff", title: "Compare two commits",
 			desc: "Compare two commits of the workspace. Without path: the files that differ, one a line: \"added\", \"removed\" or \"changed\", a tab, and the path. " +
 				"With path: the unified diff of that file between the two (empty when it is the same in both). " +
-				"from and to are sequence numbers, checkpoint names or \"head\"; 0 is the empty workspace before the first commit.",
+				"from and to are sequence numbers, checkpoint names or \"head\"; 0 is the empty workspace before the first commit. " +
+				"To compare threads, name them: from \"main\", to \"try-b\" shows what try-b changed. " + refsSentence,
 			props: []prop{
 				req("from", commitRef("The older commit.")),
 				opt("to", withDefault(commitRef("The newer commit (default \"head\")."), "head")),
@@ -331,8 +335,8 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "restore", title: "Restore an earlier state",
-			desc: "Make the workspace's files what they were at the earlier commit to (a sequence number or a checkpoint name). " +
-				"The restore is itself a new commit, so nothing is lost: history keeps every commit after it, and you can restore forward again.",
+			desc: "Make the workspace's files what they were at the earlier commit to (a sequence number or a checkpoint name), or what they are in another thread. " +
+				"The restore is itself a new commit, so nothing is lost: history keeps every commit after it, and you can restore forward again. " + refsSentence,
 			props:  []prop{req("to", commitRef("The commit to go back to."))},
 			output: commitOutput(),
 			ann:    mutating("Restore an earlier state", true, true),
@@ -341,7 +345,7 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "list_threads", title: "List threads",
 			desc: "List the threads of your workspace's scope, one a line: name, the sequence number of its newest commit (0 when it has none), and that commit's time (UTC, or \"-\"), separated by tabs; the thread this session works on is marked \"(current)\". " +
-				"Each thread is a separate line of history of the same files; {{fork}} makes a new one.",
+				"Each thread is a separate line of history of the same files; {{fork}} makes a new one and {{switch_thread}} moves this session to one. A token bound to one thread sees only that thread.",
 			output: []prop{
 				req("threads", array(obj{{"type", "object"}})),
 				req("current", str("The thread this session works on.")),
@@ -352,8 +356,8 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "fork", title: "Branch into a new thread",
 			desc: "Make a new thread named name whose history starts at the commit from of this session's thread (a sequence number, a checkpoint name or \"head\", the default): nothing is copied, and later changes to either thread do not affect the other. " +
-				"Use it to keep a state to compare with, or to try an alternative; the new thread is opened by a new session (over HTTP with the X-Satchel-Thread header). " +
-				"A name is 1 to 128 letters, digits, \".\", \"_\" or \"-\", not all digits, and must not be taken in the scope.",
+				"Use it to keep a state to compare with, or to try an alternative: fork, then {{switch_thread}} to it, work there, and compare with {{diff}} (from \"main\", to the new thread). " +
+				"A name is 1 to 128 letters, digits, \".\", \"_\" or \"-\", not all digits, and must not be taken in the scope. A token bound to one thread cannot fork.",
 			props: []prop{
 				req("name", str("The new thread's name, e.g. try-outline-b.")),
 				opt("from", withDefault(commitRef("The commit of this thread to start from (default \"head\")."), "head")),
@@ -361,6 +365,16 @@ func fileTools(cfg Config) []fileTool {
 			output: []prop{req("thread", str("")), req("from", str("")), req("source", str("The thread forked.")), req("seq", obj{{"type", "integer"}})},
 			ann:    mutating("Branch into a new thread", false, false),
 			run:    runFork,
+		},
+		{
+			base: "switch_thread", title: "Work on another thread",
+			desc: "Move this session to another thread of your scope (one that {{fork}} made, or that list_threads lists): every later call reads and changes that thread, until you switch again. " +
+				"Nothing is copied or changed. What you read on each thread is remembered, so a change to a file you read on a thread needs no new read when you come back, unless someone changed it meanwhile. " +
+				"A token bound to one thread cannot switch.",
+			props:  []prop{req("thread", str("The thread to work on, e.g. try-b (main is the usual default)."))},
+			output: []prop{req("thread", str("The thread the session now works on.")), req("previous", str("The thread it worked on before.")), req("head", obj{{"type", "integer"}, {"description", "The sequence number of the thread's newest commit."}})},
+			ann:    readOnly("Work on another thread"),
+			run:    runSwitchThread,
 		},
 	}
 	out := make([]fileTool, 0, len(defs))
