@@ -643,10 +643,11 @@ func (b *Batch) Append(ctx context.Context, path, text string) error {
 	if size := ent.Size + int64(len(text)); size > b.limits.MaxFileBytes {
 		return b.checkBounds(ctx, path, size)
 	}
-	if err := b.tx.Append(ctx, path, text); err != nil {
+	// The ledger learns before the append, while the old content can be read.
+	if err := b.learnAppend(ctx, path, entryOrNil(&ent, ok), text); err != nil {
 		return err
 	}
-	if err := b.learnAppend(ctx, path, entryOrNil(&ent, ok), text); err != nil {
+	if err := b.tx.Append(ctx, path, text); err != nil {
 		return err
 	}
 	b.note("append", path, "")

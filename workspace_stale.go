@@ -84,8 +84,10 @@ type ledgerKey struct{ thread, path string }
 // seenFile is one file as the caller last saw it.
 type seenFile struct {
 	sum [sha256.Size]byte
-	// state is the hash's state after the content, from which an append's
-	// text extends it without reading the file again.
+	// state, when not nil, is the hash's state after the content, from
+	// which an append's text extends it without reading the file again.
+	// Only appends keep it: a read or a write hashes in one call, which
+	// costs less.
 	state []byte
 	// layout fingerprints the entry's chunks when known (0: unknown).
 	// Chunks are immutable, so an entry with the same chunks has the same
@@ -95,9 +97,14 @@ type seenFile struct {
 
 // hashed returns what the ledger keeps of content.
 func hashed(content string, layout uint64) *seenFile {
+	return &seenFile{sum: sha256.Sum256([]byte(content)), layout: layout}
+}
+
+// hashedForAppend is hashed keeping the hash's state, for an append.
+func hashedForAppend(content string) *seenFile {
 	h := sha256.New()
 	h.Write([]byte(content))
-	return sealed(h, layout)
+	return sealed(h, 0)
 }
 
 func sealed(h hash.Hash, layout uint64) *seenFile {
@@ -257,9 +264,11 @@ func (b *Batch) learnAppend(ctx context.Context, path string, ent *engine.Entry,
 		return nil
 	}
 	if ent == nil {
-		b.learn(path, hashed(text, 0))
+		b.learn(path, hashedForAppend(text))
 		return nil
 	}
+	var content string
+	has := false
 	var f *seenFile
 	for i := len(b.learned) - 1; i >= 0; i-- {
 		if b.learned[i].path == path {
@@ -276,10 +285,11 @@ func (b *Batch) learnAppend(ctx context.Context, path string, ent *engine.Entry,
 		same := f.layout != 0 && f.layout == layoutOf(ent)
 		l.mu.Unlock()
 		if !same {
-			content, err := b.tx.Content(ctx, ent)
-			if err != nil {
+			var err error
+			if content, err = b.tx.Content(ctx, ent); err != nil {
 				return err
 			}
+			has = true
 			if sha256.Sum256([]byte(content)) != f.sum {
 				return nil
 			}
@@ -287,6 +297,16 @@ func (b *Batch) learnAppend(ctx context.Context, path string, ent *engine.Entry,
 	}
 	if f == nil {
 		return nil
+	}
+	if f.state == nil {
+		// No state to extend: hash the old content again.
+		if !has {
+			var err error
+			if content, err = b.tx.Content(ctx, ent); err != nil {
+				return err
+			}
+		}
+		f = hashedForAppend(content)
 	}
 	if g := f.extended(text); g != nil {
 		b.learn(path, g)

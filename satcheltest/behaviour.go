@@ -94,6 +94,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"StaleWarn", s.staleWarn},
 		{"StaleRace", s.staleRace},
 		{"StaleFanout", s.staleFanout},
+		{"StaleAppends", s.staleAppends},
 		{"ThreadRefs", s.threadRefs},
 	}
 	for _, tc := range tests {

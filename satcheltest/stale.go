@@ -249,3 +249,34 @@ func (s *suite) staleFanout(t *testing.T, st *satchel.Store, op *satchel.Workspa
 	})
 	refused(t, "an arm changes what nobody read", err, satchel.ErrStale, notReadMsg("c.md"))
 }
+
+// staleAppends: the ledger follows the caller's own appends, in one batch
+// or many, after a read or a write, so they never refuse a later change.
+func (s *suite) staleAppends(t *testing.T, st *satchel.Store, op *satchel.Workspace) {
+	write(t, op, "log.md", "start\n")
+	w := tracked(t, st, "run", "lua:log.lua")
+	_, err := w.Read(bg, "log.md")
+	must(t, "read", err)
+	for i := 0; i < 3; i++ {
+		must(t, "append", w.Append(bg, "log.md", fmt.Sprintf("line %d\n", i)))
+	}
+	_, err = w.StrReplace(bg, "log.md", "start", "begin", false)
+	must(t, "edit after own appends", err)
+	must(t, "batch", w.Batch(bg, func(ctx context.Context, b *satchel.Batch) error {
+		if err := b.Write(ctx, "log.md", "fresh\n"); err != nil {
+			return err
+		}
+		if err := b.Append(ctx, "log.md", "more\n"); err != nil {
+			return err
+		}
+		return b.Append(ctx, "log.md", "again\n")
+	}))
+	_, err = w.StrReplace(bg, "log.md", "again", "end", false)
+	must(t, "edit after a batch's write and appends", err)
+	got, _ := op.Read(bg, "log.md")
+	equal(t, "content", got, "fresh\nmore\nend\n")
+	// An append to a file never read leaves it unread.
+	write(t, op, "other.md", "x\n")
+	must(t, "append unread", w.Append(bg, "other.md", "y\n"))
+	refused(t, "still unread", w.Write(bg, "other.md", "z"), satchel.ErrStale, notReadMsg("other.md"))
+}
