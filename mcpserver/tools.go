@@ -113,6 +113,9 @@ const (
 	pathDesc   = "Path of the file in the workspace: relative, '/'-separated, e.g. notes/plan.md (no leading '/', no '.' or '..' segments, no backslashes)."
 	ifHashDesc = "Optional precondition: the file's content hash as stat_file (or a previous write_file) reported it. The change applies only if the file still has exactly that content; otherwise it is refused and nothing changes. Use it when you read, think, then change a file that others may change too."
 	atDesc     = "Optional: read the workspace as it was at an earlier commit: a sequence number from history, a checkpoint name, or \"head\" (the default); or another thread of your scope: \"try-b\" (its newest commit) or \"try-b@3\" (its commit 3, or try-b@NAME for its checkpoint NAME)."
+	// staleSentence says what the session's read ledger asks of a change
+	// to an existing file (Config.StaleWrites).
+	staleSentence = " A change to a file that exists needs a read_file of it (any part) in this session since it last changed: otherwise it is refused with a message naming who changed it, and you read it again, then change it."
 	// refsSentence says how commits of other threads are named, for the
 	// tools that take a commit.
 	refsSentence = "A commit of another thread of your scope is THREAD@REF (\"try-b@3\", \"try-b@before-refactor\", \"try-b@head\") or THREAD alone for its newest commit; when a checkpoint of this thread has the same name as a thread, the name means the checkpoint (write THREAD@head for the thread)."
@@ -121,6 +124,17 @@ const (
 // fileTools returns the file tools of DESIGN §6, named with cfg's prefix.
 func fileTools(cfg Config) []fileTool {
 	p := func(n string) string { return withPrefix(cfg, n) }
+	// stale is the read ledger's sentence and extra, unless the server
+	// keeps no ledger.
+	stale := func(extra string) string {
+		if cfg.StaleWrites == StaleOff {
+			return ""
+		}
+		if strings.HasPrefix(extra, ";") {
+			return extra
+		}
+		return staleSentence + extra
+	}
 	maxInline := cfg.MaxInlineBytes
 	defs := []struct {
 		base, title, desc string
@@ -164,7 +178,7 @@ func fileTools(cfg Config) []fileTool {
 				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
 				"For binary content give it in base64 with encoding \"base64\". " +
 				"With if_hash, the write applies only if the file still has that content hash (see stat_file). " +
-				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does.",
+				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does." + stale(" A new file needs no read."),
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The file's entire new content.")),
@@ -178,7 +192,7 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "append_file", title: "Append to a file",
 			desc: "Add content at the end of the file at path, creating the file if it does not exist. Nothing is inserted in between: to add lines, make sure the file ends with a newline or start content with one. " +
-				"Appends are atomic, and concurrent appends all land.",
+				"Appends are atomic, and concurrent appends all land" + stale("; an append needs no earlier read") + ".",
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The text to add at the end of the file.")),
@@ -193,7 +207,7 @@ func fileTools(cfg Config) []fileTool {
 				"old_text must match the file exactly, whitespace and indentation included (without read_file's line-number prefixes), and must not be empty. " +
 				"It must occur exactly once, unless replace_all is true: if it occurs several times the edit is refused with the count, so add enough surrounding lines to make it unique. " +
 				"If it does not occur, the edit is refused: read the file again. new_text may be empty, to delete old_text. " +
-				"With if_hash, the edit applies only if the file still has that content hash (see stat_file).",
+				"With if_hash, the edit applies only if the file still has that content hash (see stat_file)." + stale(""),
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("old_text", str("The exact text to replace; must occur exactly once unless replace_all is true.")),
@@ -273,7 +287,7 @@ func fileTools(cfg Config) []fileTool {
 			base: "delete_file", title: "Delete a file",
 			desc: "Delete the file at path. Deleting a file that does not exist is not an error: the result says it did not exist. Directories are implicit: delete their files instead. " +
 				"With if_hash, the delete applies only if the file still has that content hash (see stat_file). " +
-				"The file stays in earlier commits ({{history}}, read_file's at, {{restore}}).",
+				"The file stays in earlier commits ({{history}}, read_file's at, {{restore}})." + stale(""),
 			props: []prop{
 				req("path", str(pathDesc)),
 				opt("if_hash", str(ifHashDesc)),
@@ -284,7 +298,7 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "move_file", title: "Move a file",
-			desc: "Rename (move) the file at from to the path to. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file.",
+			desc: "Rename (move) the file at from to the path to. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file." + stale(" This holds for the source, and for a destination that exists."),
 			props: []prop{
 				req("from", str("Current path of the file.")),
 				req("to", str("New path of the file.")),
