@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
@@ -97,13 +98,20 @@ type seenFile struct {
 
 // hashed returns what the ledger keeps of content.
 func hashed(content string, layout uint64) *seenFile {
-	return &seenFile{sum: sha256.Sum256([]byte(content)), layout: layout}
+	return &seenFile{sum: sumOf(content), layout: layout}
 }
+
+// bytesOf is s's bytes without a copy, for hashing only (never written).
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// sumOf is the SHA-256 of s; a file's content is hashed without copying
+// it (a copy doubled what a tracked write allocated).
+func sumOf(s string) [sha256.Size]byte { return sha256.Sum256(bytesOf(s)) }
 
 // hashedForAppend is hashed keeping the hash's state, for an append.
 func hashedForAppend(content string) *seenFile {
 	h := sha256.New()
-	h.Write([]byte(content))
+	h.Write(bytesOf(content))
 	return sealed(h, 0)
 }
 
@@ -121,7 +129,7 @@ func (f *seenFile) extended(text string) *seenFile {
 	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(f.state); err != nil {
 		return nil
 	}
-	h.Write([]byte(text))
+	h.Write(bytesOf(text))
 	return sealed(h, 0)
 }
 
@@ -228,7 +236,7 @@ func (b *Batch) checkSeen(ctx context.Context, path string, ent *engine.Entry, c
 				return err
 			}
 		}
-		if sha256.Sum256([]byte(content)) == f.sum {
+		if sumOf(content) == f.sum {
 			l.learnLayout(f, layout)
 			return nil
 		}
@@ -290,7 +298,7 @@ func (b *Batch) learnAppend(ctx context.Context, path string, ent *engine.Entry,
 				return err
 			}
 			has = true
-			if sha256.Sum256([]byte(content)) != f.sum {
+			if sumOf(content) != f.sum {
 				return nil
 			}
 		}
