@@ -175,7 +175,8 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 // exec writes the input and runs the script on ws. The run has a read
 // ledger of its own (satchel.TrackReads), shared by its fanout arms: a
 // change to a file the run has not seen as it is now is refused. The
-// input the host writes counts as seen.
+// input the host writes, and the output the script declares (its own,
+// rewritten by each run), count as seen.
 func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) error {
 	if cfg.Input != nil {
 		if err := ws.Write(ctx, s.Front.Input.Path, *cfg.Input); err != nil {
@@ -188,6 +189,11 @@ func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) e
 	}
 	if cfg.Input != nil {
 		if _, err := ws.Read(ctx, s.Front.Input.Path); err != nil {
+			return err
+		}
+	}
+	if s.Front.Output != nil {
+		if _, err := ws.Read(ctx, s.Front.Output.Path); err != nil && !errors.Is(err, satchel.ErrNotFound) && !errors.Is(err, satchel.ErrIsDirectory) {
 			return err
 		}
 	}
