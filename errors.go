@@ -56,6 +56,12 @@ var (
 	// its retention, with other arguments (`idempotency key K was already
 	// used with different arguments`).
 	ErrIdempotencyKeyReused = errs.ErrKeyReused
+	// ErrStale: a workspace that tracks reads (TrackReads) changed a file
+	// whose content at the head is not what it last saw of it, e.g.
+	// `notes/plan.md changed since you last read it: commit 42 by agent
+	// research (edit_file, 2026-12-06T10:04:05Z); read it again before
+	// changing it`. The error is a *StaleError.
+	ErrStale = errs.ErrStale
 )
 
 // Error is the concrete type of satchel's refusals: a kind and a message.

@@ -28,6 +28,8 @@ type Workspace struct {
 	key    string      // the idempotency key of the call (a handle made for it)
 	limits *limitsOnce // shared by the handles of one workspace (As, arms)
 	arm    *arm        // set for the arms of a fanout
+	reads  *readLedger // set by TrackReads, shared by the handles
+	only   bool        // OnlyThread: no reach to other threads
 
 	ref *threadRef // the backend's thread, shared by the handles of one workspace
 }
@@ -75,7 +77,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 // It costs nothing (no database access): servers make one per call to
 // record which tool made each commit.
 func (w *Workspace) As(a Actor) *Workspace {
-	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, ref: w.ref}
+	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, reads: w.reads, only: w.only, ref: w.ref}
 }
 
 // Usage returns how many files the workspace's head holds and their bytes
@@ -159,6 +161,14 @@ type Batch struct {
 	claimed    []string  // fanout claims to undo if the commit fails
 	checkpoint string    // a name for the commit (WithCheckpoint)
 	reports    []*Commit // where to report the commit (Committed)
+
+	// The read ledger's part (workspace_stale.go): the paths the batch
+	// changed, what the ledger learns when it commits, and the stale
+	// changes WarnStale let through.
+	own         map[string]bool
+	learned     []ledgerOp
+	staleWarned []*staleFail
+	warnStale   func(error)
 }
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
@@ -233,6 +243,12 @@ func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func
 		}
 		if errors.Is(err, backend.ErrCheckpointExists) && bt != nil {
 			return c, w.checkpointErr(bt.checkpoint, err)
+		}
+		if err != nil && w.reads != nil {
+			return c, w.asStale(ctx, err)
+		}
+		if err == nil && bt != nil && (bt.learned != nil || bt.staleWarned != nil) {
+			bt.settle(ctx)
 		}
 		if err == nil && !changed && kc != nil {
 			// Nothing to commit: the key is claimed on its own.
@@ -310,6 +326,7 @@ type writeOpts struct {
 	overwrite  bool
 	checkpoint string
 	report     *Commit
+	warnStale  func(error)
 }
 
 // IfHash makes a mutation apply only if the file's content hash (as Stat
@@ -356,6 +373,9 @@ func (b *Batch) options(opts []WriteOption) (writeOpts, error) {
 	}
 	if o.report != nil {
 		b.reports = append(b.reports, o.report)
+	}
+	if o.warnStale != nil {
+		b.warnStale = o.warnStale
 	}
 	return o, nil
 }
@@ -586,12 +606,19 @@ func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOp
 			return err
 		}
 		if old == content {
+			b.learn(path, b.hashed(content))
 			return nil
+		}
+	}
+	if ok {
+		if err := b.checkSeen(ctx, path, &ent, "", false); err != nil {
+			return err
 		}
 	}
 	if err := b.tx.Put(ctx, path, content); err != nil {
 		return err
 	}
+	b.learn(path, b.hashed(content))
 	b.note("write", path, "")
 	return b.checkBounds(ctx, path, int64(len(content)))
 }
@@ -615,6 +642,10 @@ func (b *Batch) Append(ctx context.Context, path, text string) error {
 	}
 	if size := ent.Size + int64(len(text)); size > b.limits.MaxFileBytes {
 		return b.checkBounds(ctx, path, size)
+	}
+	// The ledger learns before the append, while the old content can be read.
+	if err := b.learnAppend(ctx, path, entryOrNil(&ent, ok), text); err != nil {
+		return err
 	}
 	if err := b.tx.Append(ctx, path, text); err != nil {
 		return err
@@ -653,6 +684,9 @@ func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAl
 	if err != nil {
 		return 0, err
 	}
+	if err := b.checkSeen(ctx, path, &ent, content, true); err != nil {
+		return 0, err
+	}
 	if int64(len(out)) > b.limits.MaxFileBytes {
 		return 0, b.checkBounds(ctx, path, int64(len(out)))
 	}
@@ -662,6 +696,7 @@ func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAl
 	if err := b.tx.Put(ctx, path, out); err != nil {
 		return 0, err
 	}
+	b.learn(path, b.hashed(out))
 	b.note("edit", path, "")
 	return n, b.checkBounds(ctx, path, int64(len(out)))
 }
@@ -693,6 +728,10 @@ func (b *Batch) Delete(ctx context.Context, path string, opts ...WriteOption) er
 	if err := b.checkPrecondition(ctx, path, &ent, o); err != nil {
 		return err
 	}
+	if err := b.checkSeen(ctx, path, &ent, "", false); err != nil {
+		return err
+	}
+	b.learn(path, nil)
 	b.note("delete", path, "")
 	return b.tx.Delete(ctx, path)
 }
@@ -725,16 +764,27 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 	if from == to {
 		return nil
 	}
-	_, exists, err := b.tx.Get(ctx, to)
+	toEnt, exists, err := b.tx.Get(ctx, to)
 	if err != nil {
 		return err
 	}
 	if exists && !o.overwrite {
 		return errs.New(errs.ErrExists, "cannot move %s to %s: %s exists (overwrite not requested)", from, to, to)
 	}
+	if err := b.checkSeen(ctx, from, &ent, "", false); err != nil {
+		return err
+	}
+	if exists {
+		if err := b.checkSeen(ctx, to, &toEnt, "", false); err != nil {
+			return err
+		}
+	}
+	moved := b.seenOf(from)
 	if err := b.tx.Rename(ctx, from, to); err != nil {
 		return err
 	}
+	b.learn(from, nil)
+	b.learn(to, moved)
 	if !exists {
 		if err := b.checkCreatable(ctx, to); err != nil {
 			return err

@@ -32,11 +32,17 @@ func bounds(b []int) (lines.Bounds, error) {
 }
 
 func readView(ctx context.Context, v engine.View, path string, numbered bool, b []int) (string, error) {
+	return readViewSeen(ctx, v, path, numbered, b, nil)
+}
+
+// readViewSeen is readView that passes the file it read to seen (when
+// not nil), as readWithSeen does.
+func readViewSeen(ctx context.Context, v engine.View, path string, numbered bool, b []int, seen func(*engine.Entry, string)) (string, error) {
 	lb, err := bounds(b)
 	if err != nil {
 		return "", err
 	}
-	r, err := readWith(ctx, v, path, ReadOptions{Bounds: lb, Numbered: numbered})
+	r, err := readWithSeen(ctx, v, path, ReadOptions{Bounds: lb, Numbered: numbered}, seen)
 	return r.Text, err
 }
 
@@ -91,6 +97,13 @@ type ReadResult struct {
 }
 
 func readWith(ctx context.Context, v engine.View, path string, o ReadOptions) (ReadResult, error) {
+	return readWithSeen(ctx, v, path, o, nil)
+}
+
+// readWithSeen is readWith that passes the file's entry and whole content
+// to seen (when not nil) once they are read, whatever part of it the read
+// returns: a read ledger records them (workspace_stale.go).
+func readWithSeen(ctx context.Context, v engine.View, path string, o ReadOptions, seen func(*engine.Entry, string)) (ReadResult, error) {
 	if err := vpath.Validate(path); err != nil {
 		return ReadResult{}, err
 	}
@@ -101,6 +114,9 @@ func readWith(ctx context.Context, v engine.View, path string, o ReadOptions) (R
 	content, err := v.Content(ctx, &ent)
 	if err != nil {
 		return ReadResult{}, err
+	}
+	if seen != nil {
+		seen(&ent, content)
 	}
 	if o.Binary && IsBinary(content) {
 		return ReadResult{Binary: true, Type: FileType(content), Size: int64(len(content)), Data: content}, nil
@@ -431,7 +447,7 @@ func (w *Workspace) Read(ctx context.Context, path string, bounds ...int) (strin
 	if err != nil {
 		return "", err
 	}
-	out, err := readView(ctx, v, path, false, bounds)
+	out, err := readViewSeen(ctx, v, path, false, bounds, w.seen(path))
 	if err != nil {
 		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.Read(ctx, path, bounds...); return })
 	}
@@ -445,7 +461,7 @@ func (w *Workspace) ReadNumbered(ctx context.Context, path string, bounds ...int
 	if err != nil {
 		return "", err
 	}
-	out, err := readView(ctx, v, path, true, bounds)
+	out, err := readViewSeen(ctx, v, path, true, bounds, w.seen(path))
 	if err != nil {
 		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadNumbered(ctx, path, bounds...); return })
 	}
@@ -458,7 +474,7 @@ func (w *Workspace) ReadWith(ctx context.Context, path string, o ReadOptions) (R
 	if err != nil {
 		return ReadResult{}, err
 	}
-	out, err := readWith(ctx, v, path, o)
+	out, err := readWithSeen(ctx, v, path, o, w.seen(path))
 	if err != nil {
 		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadWith(ctx, path, o); return })
 	}

@@ -76,8 +76,28 @@ func (s *Snapshot) Stat(ctx context.Context, path string) (FileInfo, error) {
 }
 
 // resolve finds the commit a ref names: a sequence number, a checkpoint
-// name, or "" / "head" for the head.
+// name, or "" / "head" for the head; THREAD@REF for REF in another thread
+// of the scope, and THREAD alone for its head (refs.go).
 func (w *Workspace) resolve(ctx context.Context, ref string) (backend.Commit, error) {
+	if ow, r, ok, err := w.refThread(ref); ok || err != nil {
+		if err != nil {
+			return backend.Commit{}, err
+		}
+		return ow.resolveIn(ctx, r)
+	}
+	c, err := w.resolveLocal(ctx, ref)
+	if errors.Is(err, errs.ErrNotFound) && ref != "" && ref != "head" {
+		if ow, found, terr := w.threadNamed(ctx, ref); terr != nil {
+			return c, terr
+		} else if found {
+			return ow.resolveIn(ctx, "head")
+		}
+	}
+	return c, err
+}
+
+// resolveLocal resolves a ref of the workspace's own thread.
+func (w *Workspace) resolveLocal(ctx context.Context, ref string) (backend.Commit, error) {
 	c, err := w.resolveOnce(ctx, ref)
 	if errors.Is(err, backend.ErrNoThread) {
 		// Deleted or purged (and perhaps made anew) since it was looked up.
@@ -367,7 +387,7 @@ func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commi
 	if err != nil {
 		return Commit{}, err
 	}
-	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", fmt.Sprintf("restore to %d", src.Seq)), "", kc.claim(w.s, w.scope))
+	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", "restore to "+w.srcName(ref, src)), "", kc.claim(w.s, w.scope))
 	if errors.Is(err, errArchivedHead) {
 		return Commit{}, w.archived(err)
 	}
@@ -433,6 +453,9 @@ func (w *Workspace) Fork(ctx context.Context, ref, newThread string, opts ...Wri
 }
 
 func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace, error) {
+	if w.only {
+		return nil, w.confined()
+	}
 	if _, ok, err := w.threadID(ctx, false); err != nil {
 		return nil, err
 	} else if !ok {
@@ -448,7 +471,7 @@ func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace
 			w.s.eng.NewThread(t.ID)
 		}
 	} else {
-		meta := w.meta("fork", fmt.Sprintf("fork of %s@%d", w.thread, src.Seq))
+		meta := w.meta("fork", fmt.Sprintf("fork of %s@%d", w.threadOf(ref, src), src.Seq))
 		t, err = w.s.eng.Fork(ctx, w.scope, newThread, src, meta)
 	}
 	switch {

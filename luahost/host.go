@@ -217,10 +217,28 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // exec writes the input and runs the script on ws: in a child process
-// (execChild), or in this one with Config.InProcess.
+// (execChild), or in this one with Config.InProcess. The run has a read
+// ledger of its own (satchel.TrackReads), shared by its fanout arms: a
+// change to a file the run has not seen as it is now is refused. The
+// input the host writes, and the output the script declares (its own,
+// rewritten by each run), count as seen.
 func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) error {
 	if cfg.Input != nil {
 		if err := ws.Write(ctx, s.Front.Input.Path, *cfg.Input); err != nil {
+			return err
+		}
+	}
+	ws, err := cfg.Store.Workspace(ctx, ws.Scope(), ws.Thread(), satchel.As(cfg.Actor), satchel.TrackReads())
+	if err != nil {
+		return err
+	}
+	if cfg.Input != nil {
+		if _, err := ws.Read(ctx, s.Front.Input.Path); err != nil {
+			return err
+		}
+	}
+	if s.Front.Output != nil {
+		if _, err := ws.Read(ctx, s.Front.Output.Path); err != nil && !errors.Is(err, satchel.ErrNotFound) && !errors.Is(err, satchel.ErrIsDirectory) {
 			return err
 		}
 	}

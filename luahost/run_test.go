@@ -120,7 +120,7 @@ func checkAtomic(t *testing.T, kind string) {
 			_ = main.Write(ctx, "plan.md", "step one\n")
 			before, _ := main.Head(ctx)
 
-			_, res, err := exec(t, st, `store.str_replace("plan.md", "one", "two") store.write("b.md", "x")`, luahost.Config{Atomic: true})
+			_, res, err := exec(t, st, `store.read("plan.md") store.str_replace("plan.md", "one", "two") store.write("b.md", "x")`, luahost.Config{Atomic: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -55,6 +55,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, name, bas
 	if err != nil {
 		res = toolError(err)
 	} else {
+		out.notices = append(out.notices, c.stale...)
 		res = s.render(ctx, c, name, out)
 	}
 	d := time.Since(start)
@@ -67,15 +68,16 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, name, bas
 		msg = "tool call refused"
 		var se *satchel.Error
 		var ve *satchel.ValidationError
-		if !errors.As(err, &se) && !errors.As(err, &ve) {
+		if !errors.As(err, &se) && !errors.As(err, &ve) && !errors.Is(err, satchel.ErrStale) {
 			level = slog.LevelError // not a refusal: a failure
 		}
 	}
 	if s.log.Enabled(ctx, level) {
+		id := se.identity()
 		// Attrs, not key-value pairs: a line a call, without boxing each value.
 		attrs := make([]slog.Attr, 0, 9)
 		attrs = append(attrs, slog.String("request_id", rid), slog.String("session", se.label), slog.String("tool", name),
-			slog.String("scope", se.id.Scope), slog.String("agent", se.id.Agent), slog.String("thread", se.id.Thread),
+			slog.String("scope", id.Scope), slog.String("agent", id.Agent), slog.String("thread", id.Thread),
 			slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 		if err != nil {
 			attrs = append(attrs, slog.String("error", err.Error()), slog.String("kind", errorKind(err)))
@@ -114,6 +116,7 @@ var errorKinds = []struct {
 	{satchel.ErrAccessDenied, "access_denied"},
 	{satchel.ErrValidation, "validation"},
 	{satchel.ErrArchived, "archived"},
+	{satchel.ErrStale, "stale"},
 	{context.Canceled, "canceled"},
 }
 

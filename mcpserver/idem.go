@@ -38,7 +38,7 @@ func clientInfo(req *mcp.CallToolRequest) (name, version string) {
 
 // identity is the session's identity with the call's client.
 func (c *call) identity() Identity {
-	id := c.se.id
+	id := c.se.identity()
 	id.Client, id.ClientVersion = c.client, c.clientVersion
 	return id
 }

@@ -86,7 +86,7 @@ func (s *Server) listResources(ctx context.Context, se *session, p *mcp.ListReso
 		}
 		after = c
 	}
-	ws, err := se.workspace(ctx, s.cfg.Store)
+	ws, err := se.workspace(ctx, &s.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	ws, err := se.workspace(ctx, s.cfg.Store)
+	ws, err := se.workspace(ctx, &s.cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -122,7 +122,20 @@ type Config struct {
 	// UI, when set, is served under UIPath on the HTTP listener: the web
 	// inspector, which authenticates its own requests.
 	UI http.Handler
+
+	// StaleWrites says what a session's change to a file it has not seen
+	// as it is now does (satchel.TrackReads): StaleRefuse (the default,
+	// also ""), StaleWarn (apply it, and add the refusal's sentence as a
+	// notice) or StaleOff (no read ledger).
+	StaleWrites string
 }
+
+// The values of Config.StaleWrites.
+const (
+	StaleRefuse = "refuse"
+	StaleWarn   = "warn"
+	StaleOff    = "off"
+)
 
 // Identity is who a session acts as: the scope it may touch (the only
 // one), the agent, the thread, and the credential (a token's ID; "" over
@@ -133,6 +146,10 @@ type Identity struct {
 	Agent      string `json:"agent,omitempty"`
 	Thread     string `json:"thread"`
 	Credential string `json:"credential,omitempty"`
+	// ThreadBound is set for a token bound to Thread: the session can
+	// reach no other thread (no switch_thread, no fork, no THREAD@REF of
+	// another thread), and list_threads shows it only its own.
+	ThreadBound bool `json:"thread_bound,omitempty"`
 	// Client and ClientVersion are the MCP client's name and version from
 	// the session's initialize request, set for each tool call (they are
 	// agent-chosen text; the audit trail records them).
@@ -195,6 +212,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxSessions < 0 || cfg.MaxSessionsPerToken < 0 || cfg.SessionIdleTimeout < 0 || cfg.MaxInflightBytes < 0 ||
 		cfg.BodyReadTimeout < 0 {
 		problems = append(problems, "limits and timeouts must not be negative")
+	}
+	switch cfg.StaleWrites {
+	case "":
+		cfg.StaleWrites = StaleRefuse
+	case StaleRefuse, StaleWarn, StaleOff:
+	default:
+		problems = append(problems, fmt.Sprintf("stale writes must be refuse, warn or off, was %q", cfg.StaleWrites))
 	}
 	if cfg.TokenCheckInterval > MaxTokenCheckInterval {
 		problems = append(problems, fmt.Sprintf("the token check interval must be at most %s (revocation takes effect within it), was %s", MaxTokenCheckInterval, cfg.TokenCheckInterval))
@@ -392,7 +416,9 @@ func (s *Server) allServers() []*mcp.Server {
 
 const serverInstructions = `satchel is a versioned workspace: files you write here persist across calls and sessions, and every change is a commit.
 Paths are relative and '/'-separated (notes/plan.md). Read with read_file (numbered lines by default; use start_line/end_line for large files), change files with write_file, append_file and edit_file (old_text must occur exactly once), find them with {{glob}}, {{grep}} and list_files.
-Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost); {{fork}} branches into a new thread and list_threads lists your threads.
+Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost).
+To try an alternative without touching your thread: {{fork}} {"name": "try-b"}, then {{switch_thread}} {"thread": "try-b"} and work there; read_file with at "main" (or "main@3") reads the other thread, {{diff}} {"from": "main", "to": "try-b"} shows what the fork changed, and {{switch_thread}} {"thread": "main"} goes back. list_threads lists your threads.
+Before you change a file that exists, read it (any part of it) in this session: a change to a file that changed since you last read it, or that you never read, is refused with a message that says who changed it; read it again, then change it.
 Large results are saved under spill/ and replaced by a preview that says how to read the rest.`
 
 // build makes the MCP server of key: the file tools, the agent's
@@ -469,7 +495,10 @@ func prefixed(text, prefix string) string {
 // session is what one MCP session keeps: who it is and its run (the
 // envelope's nonce).
 type session struct {
+	// id is who the session is; its Thread changes with switch_thread,
+	// under wsMu (read it with identity).
 	id    Identity
+	start string // the thread the session started on (ThreadHeader's)
 	run   *satchel.Run
 	label string // for logs
 
@@ -481,15 +510,36 @@ type session struct {
 	ws   *satchel.Workspace // opened on first use; calls take cheap As handles
 }
 
+// identity returns the session's identity as it is now.
+func (se *session) identity() Identity {
+	se.wsMu.Lock()
+	defer se.wsMu.Unlock()
+	return se.id
+}
+
+// switchTo moves the session to ws, a workspace of another thread.
+func (se *session) switchTo(ws *satchel.Workspace) {
+	se.wsMu.Lock()
+	defer se.wsMu.Unlock()
+	se.ws, se.id.Thread = ws, ws.Thread()
+}
+
 // workspace returns the session's workspace, opening it (and reading its
 // bounds) once. It may be the handle an earlier call used (adopt), whose
 // commits name that call's tool: read through it, and mutate through a
 // handle of one's own (As), as call.workspace does.
-func (se *session) workspace(ctx context.Context, st *satchel.Store) (*satchel.Workspace, error) {
+func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspace, error) {
 	se.wsMu.Lock()
 	defer se.wsMu.Unlock()
 	if se.ws == nil {
-		ws, err := st.Workspace(ctx, se.id.Scope, se.id.Thread)
+		var opts []satchel.WorkspaceOption
+		if cfg.StaleWrites != StaleOff {
+			opts = append(opts, satchel.TrackReads()) // the session's read ledger
+		}
+		if se.id.ThreadBound {
+			opts = append(opts, satchel.OnlyThread())
+		}
+		ws, err := cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -505,7 +555,9 @@ func (se *session) workspace(ctx context.Context, st *satchel.Store) (*satchel.W
 // uses itself, would each look the id up again (a query per call).
 func (se *session) adopt(h *satchel.Workspace) {
 	se.wsMu.Lock()
-	se.ws = h
+	if h.Thread() == se.id.Thread { // not a call that began before a switch_thread
+		se.ws = h
+	}
 	se.wsMu.Unlock()
 }
 
@@ -574,8 +626,8 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 		if se.id.Scope != id.Scope || se.id.Agent != id.Agent || se.id.Credential != id.Credential {
 			return nil, errors.New("this session belongs to another identity")
 		}
-		if explicit && id.Thread != se.id.Thread {
-			return nil, fmt.Errorf("this session works on thread %q; %s %q cannot change it (open a new session)", se.id.Thread, ThreadHeader, id.Thread)
+		if explicit && id.Thread != se.start {
+			return nil, fmt.Errorf("this session works on thread %q; %s %q cannot change it (open a new session)", se.start, ThreadHeader, id.Thread)
 		}
 		return se, nil
 	}
@@ -614,7 +666,7 @@ func (s *Server) newSession(id Identity) (*session, error) {
 		return nil, err
 	}
 	ctx, end := context.WithCancelCause(context.Background())
-	return &session{id: id, run: run, ctx: ctx, end: end}, nil
+	return &session{id: id, start: id.Thread, run: run, ctx: ctx, end: end}, nil
 }
 
 // errSessionEnded is why a session's context ends.

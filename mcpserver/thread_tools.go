@@ -16,11 +16,22 @@ func runListThreads(ctx context.Context, c *call) (*outcome, error) {
 	if err := c.a.err(); err != nil {
 		return nil, err
 	}
-	ts, err := c.s.cfg.Store.Threads(ctx, c.se.id.Scope)
+	id := c.se.identity()
+	ts, err := c.s.cfg.Store.Threads(ctx, id.Scope)
 	if err != nil {
 		return nil, err
 	}
-	current := c.se.id.Thread
+	current := id.Thread
+	if id.ThreadBound {
+		// A thread-bound token sees its thread only.
+		mine := ts[:0]
+		for _, t := range ts {
+			if t.Name == current {
+				mine = append(mine, t)
+			}
+		}
+		ts = mine
+	}
 	lines := make([]string, 0, len(ts)+1)
 	seen := false
 	for i := range ts {
@@ -80,4 +91,33 @@ func runFork(ctx context.Context, c *call) (*outcome, error) {
 		text:       fmt.Sprintf("forked thread %s from %s at %s (commit %d)", name, ws.Thread(), from, seq),
 		structured: map[string]any{"thread": name, "from": from, "source": ws.Thread(), "seq": seq},
 	}, nil
+}
+
+// runSwitchThread moves the session to another thread of its scope: the
+// next calls read and change that thread. What the session read of each
+// thread stays in its read ledger.
+func runSwitchThread(ctx context.Context, c *call) (*outcome, error) {
+	thread, _ := c.a.str("thread", true)
+	if err := c.a.err(); err != nil {
+		return nil, err
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from := ws.Thread()
+	to, err := ws.OnThread(ctx, thread)
+	if err != nil {
+		return nil, err
+	}
+	head, err := to.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	structured := map[string]any{"thread": thread, "previous": from, "head": head.Seq}
+	if thread == from {
+		return &outcome{text: "already on thread " + thread, structured: structured}, nil
+	}
+	c.se.switchTo(to)
+	return &outcome{text: fmt.Sprintf("switched to thread %s (head: commit %d); was %s", thread, head.Seq, from), structured: structured}, nil
 }

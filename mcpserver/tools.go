@@ -18,7 +18,7 @@ import (
 var fileToolNames = []string{
 	"read_file", "write_file", "append_file", "edit_file", "stat_file",
 	"glob", "grep", "list_files", "delete_file", "move_file",
-	"checkpoint", "history", "diff", "restore", "list_threads", "fork",
+	"checkpoint", "history", "diff", "restore", "list_threads", "fork", "switch_thread",
 }
 
 // fileTool is one file tool: its MCP definition, the arguments it takes
@@ -38,13 +38,17 @@ type call struct {
 	a    *args
 
 	client, clientVersion string // the session's client (clientInfo)
+
+	// stale holds the sentences of the stale changes a server that warns
+	// applied (Config.StaleWrites), notices of the call's result.
+	stale []string
 }
 
 // workspace returns the caller's workspace, recording the commits it
 // makes as the session's agent and credential, through this tool.
 func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
-	id := c.se.id
-	ws, err := c.se.workspace(ctx, c.s.cfg.Store)
+	id := c.se.identity()
+	ws, err := c.se.workspace(ctx, &c.s.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -108,12 +112,29 @@ func mutating(title string, destructive, idempotent bool) *mcp.ToolAnnotations {
 const (
 	pathDesc   = "Path of the file in the workspace: relative, '/'-separated, e.g. notes/plan.md (no leading '/', no '.' or '..' segments, no backslashes)."
 	ifHashDesc = "Optional precondition: the file's content hash as stat_file (or a previous write_file) reported it. The change applies only if the file still has exactly that content; otherwise it is refused and nothing changes. Use it when you read, think, then change a file that others may change too."
-	atDesc     = "Optional: read the workspace as it was at an earlier commit: a sequence number from history, a checkpoint name, or \"head\" (the default)."
+	atDesc     = "Optional: read the workspace as it was at an earlier commit: a sequence number from history, a checkpoint name, or \"head\" (the default); or another thread of your scope: \"try-b\" (its newest commit) or \"try-b@3\" (its commit 3, or try-b@NAME for its checkpoint NAME)."
+	// staleSentence says what the session's read ledger asks of a change
+	// to an existing file (Config.StaleWrites).
+	staleSentence = " A change to a file that exists needs a read_file of it (any part) in this session since it last changed: otherwise it is refused with a message naming who changed it, and you read it again, then change it."
+	// refsSentence says how commits of other threads are named, for the
+	// tools that take a commit.
+	refsSentence = "A commit of another thread of your scope is THREAD@REF (\"try-b@3\", \"try-b@before-refactor\", \"try-b@head\") or THREAD alone for its newest commit; when a checkpoint of this thread has the same name as a thread, the name means the checkpoint (write THREAD@head for the thread)."
 )
 
 // fileTools returns the file tools of DESIGN §6, named with cfg's prefix.
 func fileTools(cfg Config) []fileTool {
 	p := func(n string) string { return withPrefix(cfg, n) }
+	// stale is the read ledger's sentence and extra, unless the server
+	// keeps no ledger.
+	stale := func(extra string) string {
+		if cfg.StaleWrites == StaleOff {
+			return ""
+		}
+		if strings.HasPrefix(extra, ";") {
+			return extra
+		}
+		return staleSentence + extra
+	}
 	maxInline := cfg.MaxInlineBytes
 	defs := []struct {
 		base, title, desc string
@@ -157,7 +178,7 @@ func fileTools(cfg Config) []fileTool {
 				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
 				"For binary content give it in base64 with encoding \"base64\". " +
 				"With if_hash, the write applies only if the file still has that content hash (see stat_file). " +
-				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does.",
+				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does." + stale(" A new file needs no read."),
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The file's entire new content.")),
@@ -171,7 +192,7 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "append_file", title: "Append to a file",
 			desc: "Add content at the end of the file at path, creating the file if it does not exist. Nothing is inserted in between: to add lines, make sure the file ends with a newline or start content with one. " +
-				"Appends are atomic, and concurrent appends all land.",
+				"Appends are atomic, and concurrent appends all land" + stale("; an append needs no earlier read") + ".",
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The text to add at the end of the file.")),
@@ -186,7 +207,7 @@ func fileTools(cfg Config) []fileTool {
 				"old_text must match the file exactly, whitespace and indentation included (without read_file's line-number prefixes), and must not be empty. " +
 				"It must occur exactly once, unless replace_all is true: if it occurs several times the edit is refused with the count, so add enough surrounding lines to make it unique. " +
 				"If it does not occur, the edit is refused: read the file again. new_text may be empty, to delete old_text. " +
-				"With if_hash, the edit applies only if the file still has that content hash (see stat_file).",
+				"With if_hash, the edit applies only if the file still has that content hash (see stat_file)." + stale(""),
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("old_text", str("The exact text to replace; must occur exactly once unless replace_all is true.")),
@@ -266,7 +287,7 @@ func fileTools(cfg Config) []fileTool {
 			base: "delete_file", title: "Delete a file",
 			desc: "Delete the file at path. Deleting a file that does not exist is not an error: the result says it did not exist. Directories are implicit: delete their files instead. " +
 				"With if_hash, the delete applies only if the file still has that content hash (see stat_file). " +
-				"The file stays in earlier commits ({{history}}, read_file's at, {{restore}}).",
+				"The file stays in earlier commits ({{history}}, read_file's at, {{restore}})." + stale(""),
 			props: []prop{
 				req("path", str(pathDesc)),
 				opt("if_hash", str(ifHashDesc)),
@@ -277,7 +298,7 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "move_file", title: "Move a file",
-			desc: "Rename (move) the file at from to the path to. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file.",
+			desc: "Rename (move) the file at from to the path to. Refused when the destination exists, unless overwrite is true. if_hash applies to the source file." + stale(" This holds for the source, and for a destination that exists."),
 			props: []prop{
 				req("from", str("Current path of the file.")),
 				req("to", str("New path of the file.")),
@@ -300,7 +321,7 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "history", title: "List commits",
 			desc: "List the commits of the workspace, newest first (at most limit, default 50), one a line: sequence number, time (UTC), checkpoint names (comma-separated) and summary, separated by tabs, with \"-\" for an empty column. " +
-				"Every change is a commit; a sequence number or a checkpoint name can be given as at, from, to.",
+				"Every change is a commit; a sequence number or a checkpoint name can be given as at, from, to, and THREAD@N names commit N of another thread.",
 			props:     []prop{opt("limit", withDefault(integer("Most commits to list, newest first.", 1, math.MaxInt32), defaultHistory))},
 			output:    []prop{req("commits", array(obj{{"type", "object"}}))},
 			spillable: true,
@@ -311,7 +332,8 @@ func fileTools(cfg Config) []fileTool {
 			base: "diff", title: "Compare two commits",
 			desc: "Compare two commits of the workspace. Without path: the files that differ, one a line: \"added\", \"removed\" or \"changed\", a tab, and the path. " +
 				"With path: the unified diff of that file between the two (empty when it is the same in both). " +
-				"from and to are sequence numbers, checkpoint names or \"head\"; 0 is the empty workspace before the first commit.",
+				"from and to are sequence numbers, checkpoint names or \"head\"; 0 is the empty workspace before the first commit. " +
+				"To compare threads, name them: from \"main\", to \"try-b\" shows what try-b changed. " + refsSentence,
 			props: []prop{
 				req("from", commitRef("The older commit.")),
 				opt("to", withDefault(commitRef("The newer commit (default \"head\")."), "head")),
@@ -327,8 +349,8 @@ func fileTools(cfg Config) []fileTool {
 		},
 		{
 			base: "restore", title: "Restore an earlier state",
-			desc: "Make the workspace's files what they were at the earlier commit to (a sequence number or a checkpoint name). " +
-				"The restore is itself a new commit, so nothing is lost: history keeps every commit after it, and you can restore forward again.",
+			desc: "Make the workspace's files what they were at the earlier commit to (a sequence number or a checkpoint name), or what they are in another thread. " +
+				"The restore is itself a new commit, so nothing is lost: history keeps every commit after it, and you can restore forward again. " + refsSentence,
 			props:  []prop{req("to", commitRef("The commit to go back to."))},
 			output: commitOutput(),
 			ann:    mutating("Restore an earlier state", true, true),
@@ -337,7 +359,7 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "list_threads", title: "List threads",
 			desc: "List the threads of your workspace's scope, one a line: name, the sequence number of its newest commit (0 when it has none), and that commit's time (UTC, or \"-\"), separated by tabs; the thread this session works on is marked \"(current)\". " +
-				"Each thread is a separate line of history of the same files; {{fork}} makes a new one.",
+				"Each thread is a separate line of history of the same files; {{fork}} makes a new one and {{switch_thread}} moves this session to one. A token bound to one thread sees only that thread.",
 			output: []prop{
 				req("threads", array(obj{{"type", "object"}})),
 				req("current", str("The thread this session works on.")),
@@ -348,8 +370,8 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "fork", title: "Branch into a new thread",
 			desc: "Make a new thread named name whose history starts at the commit from of this session's thread (a sequence number, a checkpoint name or \"head\", the default): nothing is copied, and later changes to either thread do not affect the other. " +
-				"Use it to keep a state to compare with, or to try an alternative; the new thread is opened by a new session (over HTTP with the X-Satchel-Thread header). " +
-				"A name is 1 to 128 letters, digits, \".\", \"_\" or \"-\", not all digits, and must not be taken in the scope.",
+				"Use it to keep a state to compare with, or to try an alternative: fork, then {{switch_thread}} to it, work there, and compare with {{diff}} (from \"main\", to the new thread). " +
+				"A name is 1 to 128 letters, digits, \".\", \"_\" or \"-\", not all digits, and must not be taken in the scope. A token bound to one thread cannot fork.",
 			props: []prop{
 				req("name", str("The new thread's name, e.g. try-outline-b.")),
 				opt("from", withDefault(commitRef("The commit of this thread to start from (default \"head\")."), "head")),
@@ -357,6 +379,16 @@ func fileTools(cfg Config) []fileTool {
 			output: []prop{req("thread", str("")), req("from", str("")), req("source", str("The thread forked.")), req("seq", obj{{"type", "integer"}})},
 			ann:    mutating("Branch into a new thread", false, false),
 			run:    runFork,
+		},
+		{
+			base: "switch_thread", title: "Work on another thread",
+			desc: "Move this session to another thread of your scope (one that {{fork}} made, or that list_threads lists): every later call reads and changes that thread, until you switch again. " +
+				"Nothing is copied or changed. What you read on each thread is remembered, so a change to a file you read on a thread needs no new read when you come back, unless someone changed it meanwhile. " +
+				"A token bound to one thread cannot switch.",
+			props:  []prop{req("thread", str("The thread to work on, e.g. try-b (main is the usual default)."))},
+			output: []prop{req("thread", str("The thread the session now works on.")), req("previous", str("The thread it worked on before.")), req("head", obj{{"type", "integer"}, {"description", "The sequence number of the thread's newest commit."}})},
+			ann:    readOnly("Work on another thread"),
+			run:    runSwitchThread,
 		},
 	}
 	out := make([]fileTool, 0, len(defs))
@@ -461,6 +493,9 @@ func plural(n int, noun string) string {
 // key.
 func (c *call) writeOpts(ifHash string, has bool) []satchel.WriteOption {
 	opts := c.keyOpts()
+	if c.s.cfg.StaleWrites == StaleWarn {
+		opts = append(opts, satchel.WarnStale(func(err error) { c.stale = append(c.stale, err.Error()) }))
+	}
 	if !has {
 		return opts
 	}

@@ -90,6 +90,12 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"DeleteThreadStorage", s.deleteThreadStorage},
 		{"IdempotencyKeys", s.idempotencyKeys},
 		{"IdempotencyKeysPerThread", s.idempotencyKeysPerThread},
+		{"StaleWrites", s.staleWrites},
+		{"StaleWarn", s.staleWarn},
+		{"StaleRace", s.staleRace},
+		{"StaleFanout", s.staleFanout},
+		{"StaleAppends", s.staleAppends},
+		{"ThreadRefs", s.threadRefs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,6 +47,7 @@ var errorKinds = []struct {
 	{satchel.ErrAccessDenied, "access_denied", exitFailure},
 	{satchel.ErrValidation, "validation", exitFailure},
 	{satchel.ErrArchived, "archived", exitFailure},
+	{satchel.ErrStale, "stale", exitFailure},
 	{context.Canceled, "canceled", exitCanceled},
 }
 

@@ -52,7 +52,7 @@ const serveMemoryLimit = 320 << 20
 // serveFlags are the flags of satchel serve.
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
-	scripts                                string
+	scripts, staleWrites                   string
 	wrapUntrusted, insecureNoAuth, ui      bool
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
@@ -139,6 +139,7 @@ structured content.`,
 	fl.StringVar(&f.dir, "dir", "", "project `DIR` with stores/ and agents/ (default: . when it has them)")
 	fl.StringVar(&f.agent, "agent", "", "the agent that stdio sessions act as (over HTTP the token says)")
 	fl.StringVar(&f.toolPrefix, "tool-prefix", "", "put `PREFIX` before the file tools' names")
+	fl.StringVar(&f.staleWrites, "stale-writes", "refuse", "a session's change to a file that changed since it last read it (or that it never read): refuse, warn (apply it with a notice) or off")
 	fl.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "with --http on a loopback address: let requests without a token act as --scope/--agent/--thread (for testing)")
 	fl.BoolVar(&f.ui, "ui", false, "with --http: serve the web inspector under /ui/ on the same listener")
 	fl.BoolVar(&f.wrapUntrusted, "wrap-untrusted", false, "wrap file and document content in the untrusted envelope")
@@ -253,7 +254,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
-		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools,
+		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools, StaleWrites: f.staleWrites,
 	})
 	if err != nil {
 		return err

@@ -63,6 +63,9 @@ var (
 	ErrQuotaExceeded = errors.New("quota exceeded")
 	// ErrKeyReused: an idempotency key came back with other arguments.
 	ErrKeyReused = errors.New("idempotency key reused")
+	// ErrStale: a change to a file whose content at the head is not what
+	// the caller last saw of it (a read ledger's refusal).
+	ErrStale = errors.New("stale")
 )
 
 // Error is a refusal: a kind (one of the sentinels above) and the exact
