@@ -159,6 +159,9 @@ type Batch struct {
 	claimed    []string  // fanout claims to undo if the commit fails
 	checkpoint string    // a name for the commit (WithCheckpoint)
 	reports    []*Commit // where to report the commit (Committed)
+	// meta, when set, is the commit's metadata instead of the one its
+	// operations make (a merge names its second parent).
+	meta []byte
 }
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
@@ -216,7 +219,11 @@ func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func
 			if err := fn(bt); err != nil {
 				return engine.CommitInfo{}, err
 			}
-			return engine.CommitInfo{Meta: w.metaOps(op, bt.ops), Checkpoint: bt.checkpoint, Key: kc.claim(w.s, w.scope)}, nil
+			meta := bt.meta
+			if meta == nil {
+				meta = w.metaOps(op, bt.ops)
+			}
+			return engine.CommitInfo{Meta: meta, Checkpoint: bt.checkpoint, Key: kc.claim(w.s, w.scope)}, nil
 		})
 		if errors.Is(err, backend.ErrNoThread) && attempt == 0 {
 			w.forget()

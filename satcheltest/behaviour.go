@@ -90,6 +90,8 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"DeleteThreadStorage", s.deleteThreadStorage},
 		{"IdempotencyKeys", s.idempotencyKeys},
 		{"IdempotencyKeysPerThread", s.idempotencyKeysPerThread},
+		{"Merge", s.merge},
+		{"MergeRacing", s.mergeRacing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
