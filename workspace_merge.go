@@ -112,23 +112,31 @@ func (r MergeResult) Message() string {
 	case r.DryRun && len(r.Conflicts) > 0:
 		return (&MergeConflictError{From: r.From.Thread, Into: r.Into, Conflicts: r.Conflicts}).Error()
 	case r.DryRun:
-		return fmt.Sprintf("merge of %s into %s would change %d paths, without conflicts", r.From, r.Into, len(r.Paths))
+		return fmt.Sprintf("merge of %s into %s would change %s, without conflicts", r.From, r.Into, plural(len(r.Paths), "path"))
 	}
-	s := fmt.Sprintf("merged %s into %s: commit %d, %d paths changed", r.From, r.Into, r.Commit.Seq, len(r.Paths))
+	s := fmt.Sprintf("merged %s into %s: commit %d, %s changed", r.From, r.Into, r.Commit.Seq, plural(len(r.Paths), "path"))
 	if n := len(r.Conflicts); n > 0 {
 		list := make([]string, n)
 		for i, c := range r.Conflicts {
 			list[i] = c.String()
 		}
-		s += fmt.Sprintf(", %d conflicts marked: %s", n, strings.Join(list, ", "))
+		s += fmt.Sprintf(", %s marked: %s", plural(n, "conflict"), strings.Join(list, ", "))
 	}
 	return s
 }
 
-// ParseThreadRef splits a merge source, THREAD or THREAD@REF (a sequence
+// plural writes "1 path", "2 paths".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// parseMergeFrom splits a merge source, THREAD or THREAD@REF (a sequence
 // number or a checkpoint name), into the thread and the ref ("" for the
 // head).
-func ParseThreadRef(s string) (thread, ref string, err error) {
+func parseMergeFrom(s string) (thread, ref string, err error) {
 	thread, ref, found := strings.Cut(s, "@")
 	if err := ValidThreadName(thread); err != nil {
 		return "", "", err
@@ -159,7 +167,7 @@ func (w *Workspace) Merge(ctx context.Context, from string, opts ...MergeOption)
 	for _, f := range opts {
 		f(&o)
 	}
-	thread, ref, err := ParseThreadRef(from)
+	thread, ref, err := parseMergeFrom(from)
 	if err != nil {
 		return MergeResult{}, err
 	}
