@@ -81,3 +81,42 @@ func runFork(ctx context.Context, c *call) (*outcome, error) {
 		structured: map[string]any{"thread": name, "from": from, "source": ws.Thread(), "seq": seq},
 	}, nil
 }
+
+// runMerge merges a thread's changes into the session's thread, or into.
+func runMerge(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	from, _ := a.str("from", true)
+	into, hasInto := a.str("into", false)
+	conflicts, hasConflicts := a.str("conflicts", false)
+	dryRun := a.boolean("dry_run", false)
+	if hasConflicts && conflicts != "refuse" && conflicts != "markers" {
+		a.add(satchel.ErrInvalidArgument, "conflicts must be \"refuse\" or \"markers\", was %q", conflicts)
+	}
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	var opts []satchel.MergeOption
+	if conflicts == "markers" {
+		opts = append(opts, satchel.ConflictMarkers())
+	}
+	if dryRun {
+		opts = append(opts, satchel.DryRun())
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if hasInto && into != ws.Thread() {
+		if err := satchel.ValidThreadName(into); err != nil {
+			return nil, err
+		}
+		if ws, err = c.s.cfg.Store.Workspace(ctx, ws.Scope(), into, satchel.As(c.actor())); err != nil {
+			return nil, err
+		}
+	}
+	r, err := ws.Merge(ctx, from, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &outcome{text: r.Message(), structured: r}, nil
+}

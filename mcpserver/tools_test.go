@@ -32,6 +32,7 @@ func TestToolList(t *testing.T) {
 		"write_file": {false, true, true}, "append_file": {false, false, false}, "edit_file": {false, true, false},
 		"delete_file": {false, true, true}, "move_file": {false, true, false}, "checkpoint": {false, false, false},
 		"restore": {false, true, true}, "list_threads": {true, false, true}, "fork": {false, false, false},
+		"merge": {false, true, true},
 	}
 	for name, w := range want {
 		tool := got[name]
