@@ -431,60 +431,92 @@ func lineRange(lo, hi int) string {
 // mergeBase finds the newest commit the target (thread id, up to its
 // commit head) and the source (srcID, named src, up to commit srcSeq)
 // both have: the source commit the target last merged, the target commit
-// the source last merged, or the commit one was forked from.
+// the source last merged, or the commit one was forked from. The two logs
+// are read back a page at a time in turn, and each walk stops where the
+// other's link makes older commits irrelevant, so the cost follows the
+// commits since the last link, not the threads' histories.
 func (w *Workspace) mergeBase(ctx context.Context, id, head, srcID int64, src string, srcSeq int64) (CommitRef, error) {
-	// The target contains src@inS.
-	_, inS, okT, err := w.s.lastLink(ctx, id, head, src)
-	if err != nil {
-		return CommitRef{}, err
-	}
-	// The source contains target@inT since its commit atS.
-	atS, inT, okS, err := w.s.lastLink(ctx, srcID, srcSeq, w.thread)
-	if err != nil {
-		return CommitRef{}, err
+	// t finds the source commit inS the target contains since its commit
+	// atT; sw the target commit the source contains since its commit atS.
+	t := &linkWalk{s: w.s, id: id, before: head + 1, other: src}
+	sw := &linkWalk{s: w.s, id: srcID, before: srcSeq + 1, other: w.thread}
+	for !t.done || !sw.done {
+		// A commit of the target at or before the one the source
+		// merged, or the other way round, cannot link to a newer one.
+		if err := t.step(ctx, sw.seq); err != nil {
+			return CommitRef{}, err
+		}
+		if err := sw.step(ctx, t.seq); err != nil {
+			return CommitRef{}, err
+		}
 	}
 	switch {
-	case okT && okS:
-		if inS >= atS {
+	case t.found && sw.found:
+		if t.seq >= sw.at {
 			// The source commit the target merged already contains the
 			// target commit the source merged.
-			return CommitRef{src, inS}, nil
+			return CommitRef{src, t.seq}, nil
 		}
-		return CommitRef{w.thread, inT}, nil
-	case okT:
-		return CommitRef{src, inS}, nil
-	case okS:
-		return CommitRef{w.thread, inT}, nil
+		return CommitRef{w.thread, sw.seq}, nil
+	case t.found:
+		return CommitRef{src, t.seq}, nil
+	case sw.found:
+		return CommitRef{w.thread, sw.seq}, nil
 	}
 	return CommitRef{}, errs.New(errs.ErrInvalidArgument, "cannot merge %s into %s: they have no common commit (neither was forked from the other)", src, w.thread)
 }
 
-// lastLink walks a thread's log back from commit upto to the newest
+// linkWalk reads a thread's log back, from commit before-1, to the newest
 // commit that brings in a commit of thread other: a merge of it, or the
-// thread's first commit when it was forked from it. It returns that
-// commit's sequence number and the other thread's.
-func (s *Store) lastLink(ctx context.Context, id, upto int64, other string) (at, seq int64, ok bool, err error) {
-	before := upto + 1
-	for before > 1 {
-		log, err := s.b.Log(ctx, id, before, 64)
-		if err != nil || len(log) == 0 {
-			return 0, 0, false, err
-		}
-		for _, c := range log {
-			var m commitMeta
-			if json.Unmarshal(c.Meta, &m) != nil {
-				continue
-			}
-			if m.Op == "merge" && m.Parent != nil && m.Parent.Thread == other {
-				return c.Seq, m.Parent.Seq, true, nil
-			}
-			if c.Seq == 1 {
-				if f := forkOf([]backend.Commit{c}); f != nil && f.Thread == other {
-					return 1, f.Seq, true, nil
-				}
-			}
-		}
-		before = log[len(log)-1].Seq
+// thread's first commit when it was forked from it. Found, it is commit
+// at, bringing in other's commit seq.
+type linkWalk struct {
+	s       *Store
+	id      int64
+	before  int64
+	other   string
+	done    bool
+	found   bool
+	at, seq int64
+}
+
+// step reads one page of the log, no further back than commit stop+1.
+func (l *linkWalk) step(ctx context.Context, stop int64) error {
+	if l.done {
+		return nil
 	}
-	return 0, 0, false, nil
+	if l.before <= max(stop+1, 1) {
+		l.done = true
+		return nil
+	}
+	log, err := l.s.b.Log(ctx, l.id, l.before, 64)
+	if err != nil {
+		return err
+	}
+	if len(log) == 0 {
+		l.done = true
+		return nil
+	}
+	for _, c := range log {
+		if c.Seq <= stop {
+			l.done = true
+			return nil
+		}
+		var m commitMeta
+		if json.Unmarshal(c.Meta, &m) != nil {
+			continue
+		}
+		if m.Op == "merge" && m.Parent != nil && m.Parent.Thread == l.other {
+			l.done, l.found, l.at, l.seq = true, true, c.Seq, m.Parent.Seq
+			return nil
+		}
+		if c.Seq == 1 {
+			if f := forkOf([]backend.Commit{c}); f != nil && f.Thread == l.other {
+				l.done, l.found, l.at, l.seq = true, true, 1, f.Seq
+				return nil
+			}
+		}
+	}
+	l.before = log[len(log)-1].Seq
+	return nil
 }
