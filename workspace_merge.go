@@ -110,7 +110,11 @@ func (r MergeResult) Message() string {
 	case r.Unchanged:
 		return fmt.Sprintf("unchanged: %s already has every change of %s", r.Into, r.From)
 	case r.DryRun && len(r.Conflicts) > 0:
-		return (&MergeConflictError{From: r.From.Thread, Into: r.Into, Conflicts: r.Conflicts}).Error()
+		list := make([]string, len(r.Conflicts))
+		for i, c := range r.Conflicts {
+			list[i] = c.String()
+		}
+		return fmt.Sprintf("merge of %s into %s would change %s and meet %s: %s", r.From, r.Into, plural(len(r.Paths), "path"), plural(len(r.Conflicts), "conflict"), strings.Join(list, ", "))
 	case r.DryRun:
 		return fmt.Sprintf("merge of %s into %s would change %s, without conflicts", r.From, r.Into, plural(len(r.Paths), "path"))
 	}

@@ -23,6 +23,7 @@ func TestMerge(t *testing.T) {
 	h.okIn("a\nmain\nc\n", "fs", "write", "notes/plan.md")
 	h.okIn("a\ntheirs\nc\n", "--thread", "try-b", "fs", "write", "notes/plan.md")
 	h.refused("merge of try-b into main refused: 1 conflict: notes/plan.md line 2 (both changed)", "merge", "try-b")
+	equal(t, "dry run with conflicts", h.ok("merge", "try-b", "--dry-run"), "merge of try-b@4 into main would change 1 path and meet 1 conflict: notes/plan.md line 2 (both changed)\n")
 	h.refused("invalid --conflicts maybe: refuse or markers", "merge", "try-b", "--conflicts", "maybe")
 	equal(t, "markers", h.ok("merge", "try-b", "--conflicts", "markers"), "merged try-b@4 into main: commit 4, 1 path changed, 1 conflict marked: notes/plan.md line 2 (both changed)\n")
 	equal(t, "marked", h.ok("fs", "read", "notes/plan.md"), "a\n<<<<<<< main\nmain\n=======\ntheirs\n>>>>>>> try-b\nc\n")
