@@ -80,3 +80,33 @@ func ExampleWorkspace_Fanout() {
 	// <nil>
 	// 2
 }
+
+func ExampleWorkspace_Merge() {
+	ctx := context.Background()
+	st, err := satchel.Open(ctx, "memory:")
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+	main, _ := st.Workspace(ctx, "acme", "main")
+	_ = main.Write(ctx, "plan.md", "1. read\n2. think\n3. write\n")
+	tryB, _ := main.Fork(ctx, "", "try-b")
+	_ = tryB.Write(ctx, "plan.md", "1. read\n2. think\n3. write\n4. review\n")
+	_ = main.Write(ctx, "plan.md", "1. read carefully\n2. think\n3. write\n")
+
+	r, err := main.Merge(ctx, "try-b")
+	fmt.Println(r.Message(), err)
+	merged, _ := main.Read(ctx, "plan.md")
+	fmt.Print(merged)
+
+	_ = tryB.Write(ctx, "plan.md", "1. skim\n")
+	_, err = main.Merge(ctx, "try-b")
+	fmt.Println(errors.Is(err, satchel.ErrConflict), err)
+	// Output:
+	// merged try-b@2 into main: commit 3, 1 path changed <nil>
+	// 1. read carefully
+	// 2. think
+	// 3. write
+	// 4. review
+	// true merge of try-b into main refused: 1 conflict: plan.md lines 1-4 (both changed)
+}

@@ -169,6 +169,10 @@ type Batch struct {
 	learned     []ledgerOp
 	staleWarned []*staleFail
 	warnStale   func(error)
+
+	// meta, when set, is the commit's metadata instead of the one its
+	// operations make (a merge names its second parent).
+	meta []byte
 }
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
@@ -226,7 +230,11 @@ func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func
 			if err := fn(bt); err != nil {
 				return engine.CommitInfo{}, err
 			}
-			return engine.CommitInfo{Meta: w.metaOps(op, bt.ops), Checkpoint: bt.checkpoint, Key: kc.claim(w.s, w.scope)}, nil
+			meta := bt.meta
+			if meta == nil {
+				meta = w.metaOps(op, bt.ops)
+			}
+			return engine.CommitInfo{Meta: meta, Checkpoint: bt.checkpoint, Key: kc.claim(w.s, w.scope)}, nil
 		})
 		if errors.Is(err, backend.ErrNoThread) && attempt == 0 {
 			w.forget()

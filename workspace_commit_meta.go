@@ -1,6 +1,10 @@
 package satchel
 
-import "github.com/satchel-dev/satchel/internal/jsonquote"
+import (
+	"strconv"
+
+	"github.com/satchel-dev/satchel/internal/jsonquote"
+)
 
 // commitMeta is what every commit records (DESIGN §2.6). It is stored as
 // the JSON that json.Marshal gives it; appendMeta writes that JSON by hand
@@ -12,7 +16,18 @@ type commitMeta struct {
 	Actor
 	// Key is the idempotency key of the call that made the commit.
 	Key string `json:"idempotency_key,omitempty"`
+	// Parent is a merge commit's second parent: the commit merged.
+	Parent *CommitRef `json:"parent,omitempty"`
 }
+
+// CommitRef names a commit of a thread of the same scope.
+type CommitRef struct {
+	Thread string `json:"thread"`
+	Seq    int64  `json:"seq"`
+}
+
+// String returns THREAD@SEQ.
+func (r CommitRef) String() string { return r.Thread + "@" + strconv.FormatInt(r.Seq, 10) }
 
 // maxSummary is how many bytes of a summary a commit keeps; a longer one
 // is cut there (perhaps inside a character) and ends with "…".

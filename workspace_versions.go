@@ -33,12 +33,15 @@ type Commit struct {
 	// Committed option) when the mutation changed nothing: no commit was
 	// made, and this is the head it left as it was.
 	Unchanged bool `json:"unchanged,omitempty"`
+	// Parent is set on a merge commit: the commit of the other thread
+	// that it merged (its second parent).
+	Parent *CommitRef `json:"parent,omitempty"`
 }
 
 func (s *Store) commitOf(c backend.Commit, names []string) Commit {
 	var m commitMeta
 	_ = json.Unmarshal(c.Meta, &m)
-	return Commit{Seq: c.Seq, Time: c.Time, Checkpoints: names, Op: m.Op, Summary: m.Summary, Actor: m.Actor, IdempotencyKey: m.Key}
+	return Commit{Seq: c.Seq, Time: c.Time, Checkpoints: names, Op: m.Op, Summary: m.Summary, Actor: m.Actor, IdempotencyKey: m.Key, Parent: m.Parent}
 }
 
 // Snapshot is a read-only view of a workspace at one retained commit.

@@ -417,7 +417,7 @@ func (s *Server) allServers() []*mcp.Server {
 const serverInstructions = `satchel is a versioned workspace: files you write here persist across calls and sessions, and every change is a commit.
 Paths are relative and '/'-separated (notes/plan.md). Read with read_file (numbered lines by default; use start_line/end_line for large files), change files with write_file, append_file and edit_file (old_text must occur exactly once), find them with {{glob}}, {{grep}} and list_files.
 Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost).
-To try an alternative without touching your thread: {{fork}} {"name": "try-b"}, then {{switch_thread}} {"thread": "try-b"} and work there; read_file with at "main" (or "main@3") reads the other thread, {{diff}} {"from": "main", "to": "try-b"} shows what the fork changed, and {{switch_thread}} {"thread": "main"} goes back. list_threads lists your threads.
+To try an alternative without touching your thread: {{fork}} {"name": "try-b"}, then {{switch_thread}} {"thread": "try-b"} and work there; read_file with at "main" (or "main@3") reads the other thread, {{diff}} {"from": "main", "to": "try-b"} shows what the fork changed, and {{switch_thread}} {"thread": "main"} goes back, and {{merge}} {"from": "try-b"} brings the fork's changes into main. list_threads lists your threads.
 Before you change a file that exists, read it (any part of it) in this session: a change to a file that changed since you last read it, or that you never read, is refused with a message that says who changed it; read it again, then change it.
 Large results are saved under spill/ and replaced by a preview that says how to read the rest.`
 

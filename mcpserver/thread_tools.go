@@ -121,3 +121,42 @@ func runSwitchThread(ctx context.Context, c *call) (*outcome, error) {
 	c.se.switchTo(to)
 	return &outcome{text: fmt.Sprintf("switched to thread %s (head: commit %d); was %s", thread, head.Seq, from), structured: structured}, nil
 }
+
+// runMerge merges a thread's changes into the session's thread, or into.
+func runMerge(ctx context.Context, c *call) (*outcome, error) {
+	a := c.a
+	from, _ := a.str("from", true)
+	into, hasInto := a.str("into", false)
+	conflicts, hasConflicts := a.str("conflicts", false)
+	dryRun := a.boolean("dry_run", false)
+	if hasConflicts && conflicts != "refuse" && conflicts != "markers" {
+		a.add(satchel.ErrInvalidArgument, "conflicts must be \"refuse\" or \"markers\", was %q", conflicts)
+	}
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	var opts []satchel.MergeOption
+	if conflicts == "markers" {
+		opts = append(opts, satchel.ConflictMarkers())
+	}
+	if dryRun {
+		opts = append(opts, satchel.DryRun())
+	}
+	ws, err := c.workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if hasInto && into != ws.Thread() {
+		if err := satchel.ValidThreadName(into); err != nil {
+			return nil, err
+		}
+		if ws, err = ws.OnThread(ctx, into); err != nil {
+			return nil, err
+		}
+	}
+	r, err := ws.Merge(ctx, from, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &outcome{text: r.Message(), structured: r}, nil
+}

@@ -46,3 +46,30 @@ func TestForkAndListThreads(t *testing.T) {
 	b.ok("write_file", map[string]any{"path": "plan.md", "content": "b\n"})
 	acme.is("read_file", map[string]any{"path": "plan.md", "numbered": false}, "two\n")
 }
+
+func TestMerge(t *testing.T) {
+	st := newStore(t)
+	acme, _ := newClient(t, Config{Store: st, Scope: "acme"})
+	acme.ok("write_file", map[string]any{"path": "plan.md", "content": "a\nb\nc\n"})
+	acme.ok("fork", map[string]any{"name": "try-b"})
+	b, _ := newClient(t, Config{Store: st, Scope: "acme", Thread: "try-b"})
+	b.ok("write_file", map[string]any{"path": "plan.md", "content": "a\nB\nc\n"})
+
+	acme.is("merge", map[string]any{"from": "try-b", "dry_run": true}, "merge of try-b@2 into main would change 1 path, without conflicts")
+	r := acme.is("merge", map[string]any{"from": "try-b"}, "merged try-b@2 into main: commit 2, 1 path changed")
+	if m := structured(t, r); m["into"] != "main" || m["commit"].(map[string]any)["summary"] != "merged try-b@2" {
+		t.Errorf("merge structured = %v", m)
+	}
+	acme.is("read_file", map[string]any{"path": "plan.md", "numbered": false}, "a\nB\nc\n")
+	acme.is("merge", map[string]any{"from": "try-b"}, "unchanged: main already has every change of try-b@2")
+
+	acme.ok("write_file", map[string]any{"path": "plan.md", "content": "a\nmain\nc\n"})
+	b.ok("write_file", map[string]any{"path": "plan.md", "content": "a\ntheirs\nc\n"})
+	acme.refused("merge", map[string]any{"from": "try-b"}, "merge of try-b into main refused: 1 conflict: plan.md line 2 (both changed)")
+	acme.refused("merge", map[string]any{"from": "try-b", "conflicts": "maybe"}, `conflicts must be "refuse" or "markers", was "maybe"`)
+	acme.is("merge", map[string]any{"from": "try-b", "conflicts": "markers"}, "merged try-b@3 into main: commit 4, 1 path changed, 1 conflict marked: plan.md line 2 (both changed)")
+	acme.is("read_file", map[string]any{"path": "plan.md", "numbered": false}, "a\n<<<<<<< main\nmain\n=======\ntheirs\n>>>>>>> try-b\nc\n")
+	// Into another thread than the session's.
+	acme.is("merge", map[string]any{"from": "main", "into": "try-b"}, "merged main@4 into try-b: commit 4, 1 path changed")
+	b.is("read_file", map[string]any{"path": "plan.md", "numbered": false}, "a\n<<<<<<< main\nmain\n=======\ntheirs\n>>>>>>> try-b\nc\n")
+}

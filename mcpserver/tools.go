@@ -19,6 +19,7 @@ var fileToolNames = []string{
 	"read_file", "write_file", "append_file", "edit_file", "stat_file",
 	"glob", "grep", "list_files", "delete_file", "move_file",
 	"checkpoint", "history", "diff", "restore", "list_threads", "fork", "switch_thread",
+	"merge",
 }
 
 // fileTool is one file tool: its MCP definition, the arguments it takes
@@ -47,14 +48,20 @@ type call struct {
 // workspace returns the caller's workspace, recording the commits it
 // makes as the session's agent and credential, through this tool.
 func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
-	id := c.se.identity()
 	ws, err := c.se.workspace(ctx, &c.s.cfg)
 	if err != nil {
 		return nil, err
 	}
-	h := ws.As(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base, Client: c.client, ClientVersion: c.clientVersion})
+	h := ws.As(c.actor())
 	c.se.adopt(h)
 	return h, nil
+}
+
+// actor is who the call's commits are made by: the session's agent and
+// credential, through this tool.
+func (c *call) actor() satchel.Actor {
+	id := c.se.identity()
+	return satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base, Client: c.client, ClientVersion: c.clientVersion}
 }
 
 // reader returns the workspace's head, or the commit at when it is set.
@@ -141,8 +148,11 @@ func fileTools(cfg Config) []fileTool {
 		props             []prop
 		output            []prop
 		spillable         bool
-		ann               *mcp.ToolAnnotations
-		run               func(ctx context.Context, c *call) (*outcome, error)
+		// noKey leaves out the idempotency_key argument, for a tool that
+		// is idempotent by itself (a merge made again finds nothing new).
+		noKey bool
+		ann   *mcp.ToolAnnotations
+		run   func(ctx context.Context, c *call) (*outcome, error)
 	}{
 		{
 			base: "read_file", title: "Read a file",
@@ -390,10 +400,34 @@ func fileTools(cfg Config) []fileTool {
 			ann:    readOnly("Work on another thread"),
 			run:    runSwitchThread,
 		},
+		{
+			base: "merge", title: "Merge another thread's changes",
+			desc: "Merge into thread into (default: this session's thread) the changes that thread from made since the two last had the same files: since one was forked from the other, or since the last merge between them. from is a thread name (its newest commit) or THREAD@REF (a sequence number or checkpoint name of it). " +
+				"A file changed on one side only takes that side's version; a text file changed on both is merged line by line. Changes to the same lines, a file deleted on one side and changed on the other, and a binary file changed on both are conflicts. " +
+				"With conflicts \"refuse\" (the default) a merge with conflicts changes nothing and lists them all, e.g. \"notes/plan.md lines 12-14 (both changed)\"; with \"markers\" each conflicting region is written between \"<<<<<<< INTO\", \"=======\" and \">>>>>>> FROM\" lines and committed, and you then edit the file to resolve them. " +
+				"Set dry_run to see what a merge would do without changing anything. The merge is one commit, \"merged FROM@N\"; merging again when nothing is new changes nothing. " +
+				"Typical use: {{fork}} a thread, work on it in another session, then merge it back.",
+			props: []prop{
+				req("from", str("The thread to merge from, e.g. try-b or try-b@17.")),
+				opt("into", str("The thread to merge into (default: this session's thread).")),
+				opt("conflicts", withDefault(obj{{"type", "string"}, {"enum", []string{"refuse", "markers"}}, {"description", "What a conflict does: refuse (commit nothing) or markers (write them and commit)."}}, "refuse")),
+				opt("dry_run", boolean("Say what the merge would do, changing nothing.")),
+			},
+			output: []prop{
+				req("commit", obj{{"type", "object"}}),
+				req("from", obj{{"type", "object"}}), req("into", str("")), req("base", obj{{"type", "object"}}),
+				req("paths", array(obj{{"type", "string"}})),
+				opt("conflicts", array(obj{{"type", "object"}})),
+				opt("dry_run", obj{{"type", "boolean"}}), unchangedProp,
+			},
+			noKey: true,
+			ann:   mutating("Merge another thread's changes", true, true),
+			run:   runMerge,
+		},
 	}
 	out := make([]fileTool, 0, len(defs))
 	for _, d := range defs {
-		if !d.ann.ReadOnlyHint {
+		if !d.ann.ReadOnlyHint && !d.noKey {
 			d.props = append(d.props, keyProp)
 			d.desc += keySentence
 		}

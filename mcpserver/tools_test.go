@@ -33,6 +33,7 @@ func TestToolList(t *testing.T) {
 		"delete_file": {false, true, true}, "move_file": {false, true, false}, "checkpoint": {false, false, false},
 		"restore": {false, true, true}, "list_threads": {true, false, true}, "fork": {false, false, false},
 		"switch_thread": {true, false, true},
+		"merge":         {false, true, true},
 	}
 	for name, w := range want {
 		tool := got[name]

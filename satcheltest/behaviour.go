@@ -96,6 +96,8 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"StaleFanout", s.staleFanout},
 		{"StaleAppends", s.staleAppends},
 		{"ThreadRefs", s.threadRefs},
+		{"Merge", s.merge},
+		{"MergeRacing", s.mergeRacing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

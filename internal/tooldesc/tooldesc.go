@@ -20,7 +20,7 @@ import (
 var EnglishArgs = map[string]bool{
 	"to": true, "at": true, "from": true, "name": true, "path": true,
 	"content": true, "key": true, "history": true, "pattern": true,
-	"args": true, "script": true, "atomic": true, "thread": true,
+	"args": true, "script": true, "atomic": true, "thread": true, "into": true,
 }
 
 var (

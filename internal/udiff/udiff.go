@@ -236,3 +236,19 @@ func intern(a, b string) (ida, idb []int32, shared bool) {
 	}
 	return ida, idb, shared
 }
+
+// Block is one run of changed lines between two texts: lines [A0, A1) of
+// the old text replaced by lines [B0, B1) of the new one (0-based, either
+// may be empty).
+type Block struct{ A0, A1, B0, B1 int }
+
+// Blocks returns the changed blocks between a and b, in order, as Unified
+// finds them (whole lines, with their "\n").
+func Blocks(a, b string) []Block {
+	sc := edits(a, b, maxWork)
+	out := make([]Block, len(sc.blocks))
+	for i, bl := range sc.blocks {
+		out[i] = Block{bl.a0, bl.a1, bl.b0, bl.b1}
+	}
+	return out
+}
