@@ -53,6 +53,7 @@ func TestMerge(t *testing.T) {
 	acme.ok("write_file", map[string]any{"path": "plan.md", "content": "a\nb\nc\n"})
 	acme.ok("fork", map[string]any{"name": "try-b"})
 	b, _ := newClient(t, Config{Store: st, Scope: "acme", Thread: "try-b"})
+	b.ok("read_file", map[string]any{"path": "plan.md"})
 	b.ok("write_file", map[string]any{"path": "plan.md", "content": "a\nB\nc\n"})
 
 	acme.is("merge", map[string]any{"from": "try-b", "dry_run": true}, "merge of try-b@2 into main would change 1 path, without conflicts")
