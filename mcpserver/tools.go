@@ -215,7 +215,7 @@ func fileTools(cfg Config) []fileTool {
 			base: "glob", title: "Find files by pattern",
 			desc: "Find the files whose path matches a pattern, sorted, one path a line. \"*\" matches any characters within one path segment (not \"/\"); \"**\" as a whole segment matches zero or more segments. " +
 				"Examples: \"**/*.md\" (every Markdown file), \"notes/*\" (the files directly in notes/), \"src/**\" (everything under src/). " +
-				"There is no \"?\", \"[...]\" or \"{a,b}\", and no backslash escapes: such patterns are refused rather than matching nothing. Use at to search an earlier commit.",
+				"There is no \"?\", \"[...]\" or \"{a,b}\", and no backslash escapes: such patterns are refused rather than matching nothing. When no file matches, the result says \"no files match PATTERN\". Use at to search an earlier commit.",
 			props: []prop{
 				req("pattern", str("The glob pattern, matched against whole paths.")),
 				opt("at", commitRef(atDesc)),
@@ -230,7 +230,7 @@ func fileTools(cfg Config) []fileTool {
 			desc: "Search the lines of files for the regular expression pattern (Go RE2 syntax: linear time, no backreferences or lookaround; \"(?i)\" for case-insensitive). " +
 				"Returns the matching lines in path then line order, one a line as \"path:line:text\" (line numbers are 1-based; lines longer than 2000 characters are cut). " +
 				"path restricts the search to a directory (default: the whole workspace). include keeps only files matching a glob: without \"/\" it is matched against the file's name (\"*.go\"), with \"/\" against the path relative to path. " +
-				"limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Binary files are skipped, and a notice says how many. Use at to search an earlier commit.",
+				"When nothing matches, the result says \"no matches for PATTERN\". limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Binary files are skipped, and a notice says how many. Use at to search an earlier commit.",
 			props: []prop{
 				req("pattern", str("The regular expression (RE2), at most 4096 bytes.")),
 				opt("path", str("Directory to search in, e.g. \"src\" (default: the whole workspace).")),
@@ -310,7 +310,7 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "diff", title: "Compare two commits",
 			desc: "Compare two commits of the workspace. Without path: the files that differ, one a line: \"added\", \"removed\" or \"changed\", a tab, and the path. " +
-				"With path: the unified diff of that file between the two (empty when it is the same in both). " +
+				"With path: the unified diff of that file between the two. When nothing differs, the result says \"no changes between FROM and TO\". " +
 				"from and to are sequence numbers, checkpoint names or \"head\"; 0 is the empty workspace before the first commit.",
 			props: []prop{
 				req("from", commitRef("The older commit.")),
@@ -583,7 +583,10 @@ func runGlob(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths)}}, nil
+	if len(paths) == 0 {
+		return &outcome{text: "no files match " + pattern, structured: map[string]any{"paths": nonNil(paths)}}, nil
+	}
+	return &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths)}, untrusted: true}, nil
 }
 
 func runGrep(ctx context.Context, c *call) (*outcome, error) {
@@ -620,6 +623,10 @@ func runGrep(ctx context.Context, c *call) (*outcome, error) {
 		text:       b.String(),
 		structured: structured,
 		untrusted:  true,
+	}
+	if len(res.Matches) == 0 && res.Stopped == "" {
+		// The pattern is the caller's own: no content to wrap.
+		out.text, out.untrusted = "no matches for "+pattern, false
 	}
 	if res.Truncated {
 		out.notices = []string{fmt.Sprintf("[stopped at the limit of %d matches: there may be more. Narrow the pattern, path or include, or raise limit]", limit)}
@@ -798,17 +805,23 @@ func runDiff(ctx context.Context, c *call) (*outcome, error) {
 		if err != nil {
 			return nil, err
 		}
+		if d == "" {
+			return &outcome{text: fmt.Sprintf("no changes between %s and %s in %s", from, to, path), structured: map[string]any{"path": path, "diff": d}}, nil
+		}
 		return &outcome{text: d, structured: map[string]any{"path": path, "diff": d}, untrusted: true}, nil
 	}
 	cs, err := ws.Diff(ctx, from, to)
 	if err != nil {
 		return nil, err
 	}
+	if len(cs) == 0 {
+		return &outcome{text: fmt.Sprintf("no changes between %s and %s", from, to), structured: map[string]any{"changes": nonNil(cs)}}, nil
+	}
 	lines := make([]string, len(cs))
 	for i, ch := range cs {
 		lines[i] = ch.Kind + "\t" + ch.Path
 	}
-	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"changes": nonNil(cs)}}, nil
+	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"changes": nonNil(cs)}, untrusted: true}, nil
 }
 
 func runRestore(ctx context.Context, c *call) (*outcome, error) {

@@ -245,7 +245,7 @@ func TestStatGlobGrepList(t *testing.T) {
 		t.Errorf("glob structured = %v", m)
 	}
 	c.is("glob", map[string]any{"pattern": "src/*"}, "src/main.go")
-	c.is("glob", map[string]any{"pattern": "*.txt"}, "")
+	c.is("glob", map[string]any{"pattern": "*.txt"}, "no files match *.txt")
 	c.refused("glob", map[string]any{"pattern": "src/?.go"}, `invalid pattern "src/?.go": ? is not supported (only * and ** are)`)
 	c.refused("glob", map[string]any{"pattern": `a\b`}, `invalid pattern "a\\b": pattern does not support backslash escapes`)
 
@@ -258,7 +258,7 @@ func TestStatGlobGrepList(t *testing.T) {
 	c.is("grep", map[string]any{"pattern": "(?i)todo", "include": "*.md"}, "notes/todo.md:1:- TODO one\nnotes/todo.md:3:- TODO two")
 	c.is("grep", map[string]any{"pattern": "TODO", "limit": 1},
 		"notes/todo.md:1:- TODO one", "[stopped at the limit of 1 matches: there may be more. Narrow the pattern, path or include, or raise limit]")
-	c.is("grep", map[string]any{"pattern": "nothing"}, "")
+	c.is("grep", map[string]any{"pattern": "nothing"}, "no matches for nothing")
 	c.refused("grep", map[string]any{"pattern": "("}, "invalid regex \"(\": missing closing ): `(`")
 	c.refused("grep", map[string]any{"pattern": ""}, "invalid regex: must not be empty")
 	c.refused("grep", map[string]any{"pattern": "x", "limit": 0}, "limit must be at least 1, was 0")

@@ -36,6 +36,9 @@ With --json, an array of paths: ["a.md","notes/b.md"] ([] when none).`,
 			if err != nil {
 				return err
 			}
+			if len(paths) == 0 {
+				a.emptyNote("no files match " + args[0])
+			}
 			return a.emit(nonEmpty(paths), lines(paths))
 		},
 	}
@@ -137,6 +140,9 @@ With --json, the GrepResult: {"matches": [{"path": ..., "line": N,
 				if _, err := io.WriteString(a.stdout, b.String()); err != nil {
 					return err
 				}
+			}
+			if len(res.Matches) == 0 && res.Stopped == "" {
+				a.emptyNote("no matches for " + args[0])
 			}
 			if res.Truncated && !a.json {
 				a.notice("grep stopped after %d matches; narrow the search or raise --limit", len(res.Matches))
