@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -430,7 +431,7 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 	}
 	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars, Binary: true})
 	if err != nil {
-		return nil, err
+		return nil, didYouMean(ctx, r, path, lineArgs(err))
 	}
 	if res.Binary {
 		return binaryRead(path, res), nil
@@ -447,6 +448,25 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// boundsNames are the library's words for line bounds, in read_file's
+// argument names.
+var boundsNames = map[string]string{
+	"start must be at least 1":     "start_line must be at least 1",
+	"end must not be before start": "end_line must not be before start_line",
+	"end requires start":           "end_line requires start_line",
+}
+
+// lineArgs renames a refusal of line bounds with the arguments' names.
+func lineArgs(err error) error {
+	var e *satchel.Error
+	if errors.As(err, &e) && errors.Is(err, satchel.ErrInvalidRange) {
+		if m, ok := boundsNames[e.Msg]; ok {
+			return &satchel.Error{Kind: e.Kind, Msg: m}
+		}
+	}
+	return err
 }
 
 // plural renders "1 line", "3 lines".
@@ -560,7 +580,7 @@ func runStat(ctx context.Context, c *call) (*outcome, error) {
 	}
 	fi, err := ws.Stat(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, didYouMean(ctx, ws, path, err)
 	}
 	fi.ModTime = fi.ModTime.UTC()
 	text := fmt.Sprintf("path: %s\nsize: %d\nlines: %d\nmodified: %s\nhash: %s\ntype: %s",

@@ -134,9 +134,9 @@ func TestReadWrite(t *testing.T) {
 	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 10}, "10| ten")
 
 	// Bounds are checked by the API, with its messages.
-	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 0}, "start must be at least 1")
-	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": -3}, "start must be at least 1")
-	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 5, "end_line": 4}, "end must not be before start")
+	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 0}, "start_line must be at least 1")
+	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": -3}, "start_line must be at least 1")
+	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 5, "end_line": 4}, "end_line must not be before start_line")
 	c.refused("read_file", map[string]any{"path": "notes/a.md", "end_line": 4}, "end_line requires start_line")
 	c.refused("read_file", map[string]any{"path": "x.md"}, "file not found: x.md")
 	c.refused("read_file", map[string]any{"path": "../x"}, `invalid path "../x": contains a . or .. segment`)
@@ -174,7 +174,7 @@ func TestReadAt(t *testing.T) {
 	c.refused("read_file", map[string]any{"path": "a.md", "at": "nope"}, "checkpoint not found: nope")
 	c.refused("read_file", map[string]any{"path": "a.md", "at": 9}, "commit not found: 9 is not a retained commit of thread main")
 	c.refused("read_file", map[string]any{"path": "a.md", "at": true}, `at must be a commit: a sequence number, a checkpoint name or "head", was true`)
-	c.is("glob", map[string]any{"pattern": "*.md", "at": 0}, "")
+	c.is("glob", map[string]any{"pattern": "*.md", "at": 0}, "no files match *.md")
 	c.is("grep", map[string]any{"pattern": "v", "at": "first"}, "a.md:1:v1")
 }
 
