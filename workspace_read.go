@@ -220,7 +220,8 @@ type Match struct {
 // GrepOptions are the options of Grep.
 type GrepOptions struct {
 	// Include filters files like ripgrep's --glob: a pattern without "/"
-	// matches a file's name, one with "/" its path relative to under.
+	// matches a file's name, one with "/" its path relative to under; a
+	// leading "!" excludes the files the rest matches ("!*.md").
 	Include string
 	// Accept, when set, filters files before Limit counts their matches.
 	Accept func(path string) bool
@@ -271,8 +272,12 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 		return res, err
 	}
 	var include *vpath.Glob
-	if o.Include != "" {
-		if include, err = vpath.Compile(o.Include); err != nil {
+	pattern, exclude := strings.CutPrefix(o.Include, "!")
+	if exclude && pattern == "" {
+		return res, errs.New(errs.ErrInvalidPattern, `invalid pattern "!": a "!" must be followed by the glob to exclude`)
+	}
+	if pattern != "" {
+		if include, err = vpath.Compile(pattern); err != nil {
 			return res, err
 		}
 	}
@@ -295,7 +300,7 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	var want func(string) bool
 	if include != nil || o.Accept != nil {
 		want = func(path string) bool {
-			return (include == nil || vpath.IncludeMatch(include, dir, path)) && (o.Accept == nil || o.Accept(path))
+			return (include == nil || vpath.IncludeMatch(include, dir, path) != exclude) && (o.Accept == nil || o.Accept(path))
 		}
 	}
 	err = v.ScanFiles(ctx, from, upper(from), want, func(ent *engine.Entry) (bool, error) {

@@ -235,7 +235,7 @@ func fileTools(cfg Config) []fileTool {
 			props: []prop{
 				req("pattern", str("The regular expression (RE2), at most 4096 bytes.")),
 				opt("path", str("Directory to search in, e.g. \"src\" (default: the whole workspace).")),
-				opt("include", str("Optional glob that files must match, e.g. \"*.md\".")),
+				opt("include", str("Optional glob that files must match, e.g. \"*.md\"; a leading \"!\" excludes the files it matches instead, e.g. \"!*.md\".")),
 				opt("limit", withDefault(integer("Most matches to return.", 1, maxGrepLimit), satchel.DefaultGrepLimit)),
 				opt("at", commitRef(atDesc)),
 			},

@@ -102,7 +102,8 @@ backreferences) as "path:line:text", in path then line order.
 
 --under DIR searches only that directory. --include GLOB keeps the files it
 matches, like ripgrep's --glob: a pattern without "/" matches a file's
-name, one with "/" its path relative to --under. --limit N stops after N
+name, one with "/" its path relative to --under; a leading "!" excludes
+the files the rest matches ('!*.md'). --limit N stops after N
 matches (default ` + itoa(satchel.DefaultGrepLimit) + `), saying so on standard error.
 --at REF searches a retained commit. --timeout D bounds the search (default
 ` + satchel.DefaultGrepTimeout.String() + `): a search that reaches it prints the matches found so far, then
