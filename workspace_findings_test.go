@@ -3,6 +3,8 @@ package satchel_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/satchel-dev/satchel"
@@ -41,5 +43,22 @@ func TestGrepIncludeExcludes(t *testing.T) {
 	}
 	if _, err := ws.Grep(ctx, "x", "", satchel.GrepOptions{Include: "!"}); !errors.Is(err, satchel.ErrInvalidPattern) {
 		t.Errorf("include \"!\": %v", err)
+	}
+}
+
+// TestRefusedRegexNamedShort: a refused regex is named by its first 100
+// characters, not all of it.
+func TestRefusedRegexNamedShort(t *testing.T) {
+	ctx := context.Background()
+	ws := newWorkspace(t)
+	long := "(" + strings.Repeat("a", 3000)
+	_, err := ws.Grep(ctx, long, "", satchel.GrepOptions{})
+	want := "invalid regex " + strconv.Quote(long[:100]) + "...: missing closing ): " + strconv.Quote(long[:100]) + "..."
+	if !errors.Is(err, satchel.ErrInvalidPattern) || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	_, err = ws.Grep(ctx, "(", "", satchel.GrepOptions{})
+	if err == nil || err.Error() != "invalid regex \"(\": missing closing ): `(`" {
+		t.Errorf("short: %v", err)
 	}
 }

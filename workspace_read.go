@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
@@ -251,6 +254,41 @@ type GrepResult struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
+// regexNameChars is how much of a refused regex its refusal quotes.
+const regexNameChars = 100
+
+// quoteRegex names a regex in a refusal: quoted, its first 100 characters
+// and "..." when it is longer.
+func quoteRegex(expr string) string {
+	if utf8.RuneCountInString(expr) <= regexNameChars {
+		return strconv.Quote(expr)
+	}
+	n := 0
+	for i := range expr {
+		if n == regexNameChars {
+			return strconv.Quote(expr[:i]) + "..."
+		}
+		n++
+	}
+	return strconv.Quote(expr)
+}
+
+// regexReason is why regexp refused a pattern, with the part of the
+// pattern it quotes cut as quoteRegex cuts it.
+func regexReason(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		part := se.Expr
+		if q := quoteRegex(part); utf8.RuneCountInString(part) > regexNameChars {
+			part = q
+		} else {
+			part = "`" + part + "`"
+		}
+		return string(se.Code) + ": " + part
+	}
+	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+}
+
 func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOptions) (GrepResult, error) {
 	res := GrepResult{Matches: []Match{}}
 	if expr == "" {
@@ -265,7 +303,7 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return res, errs.New(errs.ErrInvalidPattern, "invalid regex %q: %s", expr, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return res, errs.New(errs.ErrInvalidPattern, "invalid regex %s: %s", quoteRegex(expr), regexReason(err))
 	}
 	dir, err := vpath.Dir(under)
 	if err != nil {
