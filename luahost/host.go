@@ -227,6 +227,9 @@ func (r *run) scriptError(err error) *Error {
 	var ae *lua.ApiError
 	if errors.As(err, &ae) && ae.Object != nil {
 		msg = ae.Object.String()
+		if ae.Type == lua.ApiErrorPanic {
+			msg = atLine(r.script.Name, msg, ae.StackTrace)
+		}
 	}
 	if strings.HasSuffix(msg, "stack overflow") {
 		msg += fmt.Sprintf(" (calls nest at most %d deep)", callDepth)
@@ -235,6 +238,27 @@ func (r *run) scriptError(err error) *Error {
 		msg += fmt.Sprintf(" (the value stack holds at most %d values)", registryMax)
 	}
 	return &Error{Msg: msg, Err: r.kindOf(msg)}
+}
+
+// atLine puts before msg, a Go panic inside the interpreter or its library
+// that carries no position, the script's line it happened on, the first of
+// the traceback: `script.lua:3: runtime error: ...`.
+func atLine(name, msg, trace string) string {
+	if strings.HasPrefix(msg, name+":") {
+		return msg
+	}
+	for _, l := range strings.Split(trace, "\n") {
+		l = strings.TrimPrefix(l, "\t")
+		rest, ok := strings.CutPrefix(l, name+":")
+		if !ok {
+			continue
+		}
+		n, _, ok := strings.Cut(rest, ":")
+		if ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return name + ":" + n + ": " + msg
+		}
+	}
+	return msg
 }
 
 // raise raises err as a Lua error at the calling line, remembering its
