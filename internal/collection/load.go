@@ -703,7 +703,7 @@ func (c fileCtx) ttl(v *jval, s *Store, known func(string) bool) *TTL {
 // parseTTLCondition parses a ttl override condition: exactly one
 // condition on a top-level field with =, != or IN.
 func parseTTLCondition(src string, s *Store, known func(string) bool) (Cond, error) {
-	const forms = "a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b']"
+	const forms = "a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b'] (numbers and booleans unquoted: n = 5, done = true)"
 	q, err := ParseQuery(src)
 	if err != nil {
 		return Cond{}, err
