@@ -57,6 +57,10 @@ type ReadOptions struct {
 	// MaxChars caps the result in characters (0: no cap). A capped result
 	// says where to continue.
 	MaxChars int
+	// StartChar skips the first StartChar characters of the first line
+	// read (Bounds.Start, or line 1), to continue inside a line longer
+	// than MaxChars. A line shorter than that reads as empty.
+	StartChar int
 	// Binary asks that binary content (IsBinary) not be read as text: the
 	// result then has Binary, Type and Size set and the bytes in Data,
 	// whatever the other options. Without it a read returns the bytes as
@@ -82,6 +86,10 @@ type ReadResult struct {
 	// NextLine is the first line not wholly returned when Truncated: read
 	// again from it to continue.
 	NextLine int `json:"next_line,omitempty"`
+	// NextChar, when the cut is inside the first line read (one longer
+	// than MaxChars), is how many of its characters were returned: read
+	// again from NextLine with StartChar NextChar to continue.
+	NextChar int `json:"next_char,omitempty"`
 	// Notice explains a truncation to a person or a model.
 	Notice string `json:"notice,omitempty"`
 	// Binary is set when ReadOptions.Binary was and the file is binary:
@@ -117,6 +125,7 @@ func readWith(ctx context.Context, v engine.View, path string, o ReadOptions) (R
 	if err != nil {
 		return ReadResult{}, err
 	}
+	text = skipChars(text, o.StartChar, o.Numbered)
 	r := ReadResult{Text: text}
 	if o.MaxChars > 0 {
 		if out, cut := lines.Cap(text, o.MaxChars); cut {
@@ -126,10 +135,65 @@ func readWith(ctx context.Context, v engine.View, path string, o ReadOptions) (R
 			}
 			next := first + lines.LineAt(text, len(out)) - 1
 			r.Text, r.Truncated, r.NextLine = out, true, next
-			r.Notice = fmt.Sprintf("[output truncated at %d characters; line %d is cut. Continue with start_line=%d]", o.MaxChars, next, next)
+			// The characters of line next that out shows, after its
+			// number when numbered, and after those skipped.
+			shown := out[strings.LastIndexByte(out, '\n')+1:]
+			if o.Numbered {
+				if i := strings.Index(shown, "| "); i >= 0 {
+					shown = shown[i+2:]
+				} else {
+					shown = ""
+				}
+			}
+			if next == first {
+				r.NextChar = o.StartChar
+			}
+			r.NextChar += utf8.RuneCountInString(shown)
+			// Only a cut inside the first line read needs start_char: a
+			// read from any later line makes progress without it.
+			if next == first && r.NextChar > o.StartChar {
+				r.Notice = fmt.Sprintf("[output truncated at %d characters; line %d is cut. Continue with start_line=%d, start_char=%d]", o.MaxChars, next, next, r.NextChar)
+			} else {
+				r.NextChar = 0
+				r.Notice = fmt.Sprintf("[output truncated at %d characters; line %d is cut. Continue with start_line=%d]", o.MaxChars, next, next)
+			}
 		}
 	}
 	return r, nil
+}
+
+// skipChars drops the first n characters of text's first line (after its
+// "N| " number when numbered); a shorter line is left empty.
+func skipChars(text string, n int, numbered bool) string {
+	if n <= 0 || text == "" {
+		return text
+	}
+	from := 0
+	if numbered {
+		i := strings.Index(text, "| ")
+		if i < 0 {
+			return text
+		}
+		from = i + 2
+	}
+	end := strings.IndexByte(text[from:], '\n')
+	if end < 0 {
+		end = len(text)
+	} else {
+		end += from
+	}
+	line := text[from:end]
+	if strings.HasSuffix(line, "\r") && end < len(text) {
+		line = line[:len(line)-1]
+	}
+	k := 0
+	for i := range line {
+		if k == n {
+			return text[:from] + text[from+i:]
+		}
+		k++
+	}
+	return text[:from] + text[from+len(line):]
 }
 
 func existsView(ctx context.Context, v engine.View, path string) (bool, error) {

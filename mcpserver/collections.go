@@ -77,7 +77,7 @@ func (s *Server) collectionHandler(t Tool) mcp.ToolHandler {
 			if err != nil {
 				return nil, err
 			}
-			return &outcome{text: string(b), structured: json.RawMessage(b), untrusted: true}, nil
+			return &outcome{text: string(b), structured: json.RawMessage(b), untrusted: true, json: true}, nil
 		})
 	}
 }

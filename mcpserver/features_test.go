@@ -54,7 +54,7 @@ func TestSpill(t *testing.T) {
 	if len(m) != 1 || !strings.HasPrefix(loc, "spill/") || sp["bytes"] != float64(len(full)) || sp["omitted_bytes"] != float64(len(full)-len(head)-len(tail)) {
 		t.Errorf("spilled structured content = %v", m)
 	}
-	wantNotice := fmt.Sprintf("(Omitted %d bytes. Full result stored at: %s. Read it with s_read_file (path %q, start_line 1, end_line ", len(full)-len(head)-len(tail), loc, loc)
+	wantNotice := fmt.Sprintf("(Omitted %d bytes. Full result stored at: %s. Read it with s_read_file (path %q, start_line %d, end_line ", len(full)-len(head)-len(tail), loc, loc, strings.Count(head, "\n")+1)
 	if !strings.HasPrefix(notice, wantNotice) || !strings.HasSuffix(notice, "; the file has 3000 lines).)") {
 		t.Errorf("notice = %q\nwant it to start %q", notice, wantNotice)
 	}

@@ -144,7 +144,11 @@ func (s *Server) render(ctx context.Context, c *call, name string, out *outcome)
 	}
 	var content []mcp.Content
 	if !out.noSpill && len(out.text) > s.cfg.MaxInlineBytes {
-		r := s.policy(name).Apply(ctx, s.spillBackend(c, name), c.se.label, name, "", out.text)
+		full := out.text
+		if out.json {
+			full = jsonLines(full)
+		}
+		r := s.policy(name).Apply(ctx, s.spillBackend(c, name), c.se.label, name, "", full)
 		if r.Spilled {
 			s.metrics.spills.Inc()
 			if r.Head != "" {
@@ -156,7 +160,7 @@ func (s *Server) render(ctx context.Context, c *call, name string, out *outcome)
 			}
 			if !s.cfg.WrapUntrusted {
 				structured = map[string]any{"spilled": map[string]any{
-					"path": string(r.Locator), "bytes": len(out.text), "omitted_bytes": r.Omitted,
+					"path": string(r.Locator), "bytes": len(full), "omitted_bytes": r.Omitted,
 				}}
 			}
 		}

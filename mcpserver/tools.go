@@ -79,6 +79,9 @@ type outcome struct {
 	untrusted bool
 	// noSpill is set for read_file, which max_chars caps instead.
 	noSpill bool
+	// json marks text that is one line of JSON: a spill saves it one
+	// value a line (jsonLines), so that read_file can page through it.
+	json bool
 	// stored counts the content bytes the call wrote, for metrics.
 	stored int
 	// image, when set, is the result instead of text (read_file of an
@@ -129,7 +132,7 @@ func fileTools(cfg Config) []fileTool {
 			desc: "Read the text file at path. By default the whole file, each line prefixed with its 1-based number and \"| \" (right-aligned: \" 9| ...\", \"10| ...\"). " +
 				"The numbers are for citing lines and choosing start_line/end_line; they are not part of the file, so never copy them into edit_file's old_text or into content. Set numbered to false for the exact text. " +
 				"For a large file, read a slice with start_line and end_line (1-based, inclusive; the slice keeps the file's line numbers): start_line must be at least 1, start_line past the last line returns nothing, end_line defaults to the last line and is clamped to it, end_line before start_line is an error, and end_line needs start_line. " +
-				"The result is cut at max_chars characters; then a separate notice says at which line to continue (start_line=N). " +
+				"The result is cut at max_chars characters; then a separate notice says where to continue (start_line=N, and start_char=C when the cut is inside a line longer than max_chars). " +
 				"Use at to read the file as it was at an earlier commit. " +
 				"A binary file is not returned as text: a PNG, JPEG, GIF or WebP image comes as image content, any other binary file as a notice with its size and type.",
 			props: []prop{
@@ -139,11 +142,13 @@ func fileTools(cfg Config) []fileTool {
 				opt("numbered", withDefault(boolean("Prefix each line with its number and \"| \" (default true). false returns the content exactly."), true)),
 				opt("at", commitRef(atDesc)),
 				opt("max_chars", withDefault(integer("Most characters to return (default "+strconv.Itoa(maxInline)+"); a longer result is cut, with a notice saying where to continue.", 1, MaxReadChars), maxInline)),
+				opt("start_char", withDefault(integer("Characters of the first line read (start_line, or line 1) to skip: continues inside a line longer than max_chars, as the notice of a cut result says.", 0, math.MaxInt32), 0)),
 			},
 			output: []prop{
 				req("text", str("What was read.")),
 				opt("truncated", boolean("Set when max_chars cut the text.")),
 				opt("next_line", obj{{"type", "integer"}, {"description", "When truncated: the line to continue from."}}),
+				opt("next_char", obj{{"type", "integer"}, {"description", "When the cut is inside the first line read: the start_char to continue from."}}),
 				opt("notice", str("When truncated: the notice.")),
 				opt("binary", boolean("Set when the file is binary (not valid UTF-8, or holding NUL bytes): an image comes as image content, any other binary file as a notice; text is then empty.")),
 				opt("type", str("When binary: the file's type, sniffed from its bytes (image/png, application/octet-stream, ...).")),
@@ -422,6 +427,7 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 	if !ok {
 		maxChars = c.s.cfg.MaxInlineBytes
 	}
+	startChar, _ := a.integer("start_char", 0, math.MaxInt32)
 	if err := a.err(); err != nil {
 		return nil, err
 	}
@@ -429,7 +435,7 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars, Binary: true})
+	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars, StartChar: startChar, Binary: true})
 	if err != nil {
 		return nil, didYouMean(ctx, r, path, lineArgs(err))
 	}

@@ -96,3 +96,9 @@ func (w *Workspace) Fetch(ctx context.Context, loc Locator) (string, error) {
 func (w *Workspace) Hint(loc Locator, text string) string {
 	return readHint(w.Tool, loc, text, w.Window)
 }
+
+// HintFrom is Hint for a reader that saw text up to character char of
+// line from (HintFromer).
+func (w *Workspace) HintFrom(loc Locator, text string, from, char int) string {
+	return readHintFrom(w.Tool, loc, text, w.Window, from, char)
+}
