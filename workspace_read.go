@@ -540,7 +540,7 @@ func (w *Workspace) Read(ctx context.Context, path string, bounds ...int) (strin
 	}
 	out, err := readView(ctx, v, path, false, bounds)
 	if err != nil {
-		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.Read(ctx, path, bounds...); return })
+		err = w.readSpill(ctx, path, err, func(sw *Workspace) (serr error) { out, serr = sw.Read(ctx, path, bounds...); return })
 	}
 	return out, err
 }
@@ -554,7 +554,7 @@ func (w *Workspace) ReadNumbered(ctx context.Context, path string, bounds ...int
 	}
 	out, err := readView(ctx, v, path, true, bounds)
 	if err != nil {
-		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadNumbered(ctx, path, bounds...); return })
+		err = w.readSpill(ctx, path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadNumbered(ctx, path, bounds...); return })
 	}
 	return out, err
 }
@@ -567,7 +567,7 @@ func (w *Workspace) ReadWith(ctx context.Context, path string, o ReadOptions) (R
 	}
 	out, err := readWith(ctx, v, path, o)
 	if err != nil {
-		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadWith(ctx, path, o); return })
+		err = w.readSpill(ctx, path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadWith(ctx, path, o); return })
 	}
 	return out, err
 }

@@ -55,7 +55,7 @@ func TestSpill(t *testing.T) {
 		t.Errorf("spilled structured content = %v", m)
 	}
 	wantNotice := fmt.Sprintf("(Omitted %d bytes. Full result stored at: %s. Read it with s_read_file (path %q, start_line %d, end_line ", len(full)-len(head)-len(tail), loc, loc, strings.Count(head, "\n")+1)
-	if !strings.HasPrefix(notice, wantNotice) || !strings.HasSuffix(notice, "; the file has 3000 lines).)") {
+	if !strings.HasPrefix(notice, wantNotice) || !strings.HasSuffix(notice, "; the file has 3000 lines). It stays while among this thread's newest 64 spills.)") {
 		t.Errorf("notice = %q\nwant it to start %q", notice, wantNotice)
 	}
 	// The spill is read back with read_file (whose own results are never

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/satchel-dev/satchel"
 )
 
 // TestEmptyResultsSaySo: grep, glob and diff with nothing to show say so
@@ -166,4 +168,23 @@ func TestSpilledQueryReadsBack(t *testing.T) {
 	if err := json.Unmarshal([]byte(all), &v); err != nil || len(v["documents"].([]any)) != 60 {
 		t.Errorf("the spill is not the result: %v", err)
 	}
+}
+
+// TestSpillSaysHowLongItStays: the notice says a thread keeps its newest
+// 64 spills, and a reclaimed spill's read says it was reclaimed.
+func TestSpillSaysHowLongItStays(t *testing.T) {
+	c, _ := newClient(t, Config{MaxInlineBytes: 600})
+	c.ok("write_file", map[string]any{"path": "a.md", "content": strings.Repeat("a line of text\n", 200)})
+	first := ""
+	for i := range satchel.KeepSpills + 1 {
+		ts := texts(t, c.call("grep", map[string]any{"pattern": "line"}))
+		if len(ts) < 2 || !strings.Contains(ts[1], "It stays while among this thread's newest 64 spills.") {
+			t.Fatalf("notice %q", ts)
+		}
+		if i == 0 {
+			first = regexp.MustCompile(`stored at: (spill/\S+)\.`).FindStringSubmatch(ts[1])[1]
+		}
+	}
+	c.refused("read_file", map[string]any{"path": first}, first+" was reclaimed (each thread keeps its newest 64 spills)")
+	c.refused("read_file", map[string]any{"path": "spill/nope.txt"}, "file not found: spill/nope.txt")
 }

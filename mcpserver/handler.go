@@ -211,5 +211,6 @@ func (s *Server) spillBackend(c *call, name string) spill.Backend {
 	b := spill.NewWorkspace(write, read)
 	b.Tool = withPrefix(s.cfg, "read_file")
 	b.Window = s.cfg.MaxInlineBytes
+	b.Keep = satchel.KeepSpills
 	return b
 }
