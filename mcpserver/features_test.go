@@ -160,6 +160,22 @@ func TestWrapUntrusted(t *testing.T) {
 	if g := c.ok("glob", map[string]any{"pattern": "*"}); preface.FindStringSubmatch(g) == nil || !strings.Contains(g, "\na.md\n") {
 		t.Errorf("glob not wrapped: %q", g)
 	}
+	// satchel's own confirmations are not wrapped.
+	for _, call := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"write_file", map[string]any{"path": "b.md", "content": "x"}, "wrote 1 bytes to b.md"},
+		{"checkpoint", map[string]any{"name": "v1"}, "checkpoint v1 is commit 2"},
+	} {
+		if got := c.ok(call.name, call.args); got != call.want {
+			t.Errorf("%s under --wrap-untrusted: %q, want %q", call.name, got, call.want)
+		}
+	}
+	if st := c.ok("stat_file", map[string]any{"path": "b.md"}); !strings.HasPrefix(st, "path: b.md\nsize: 1\n") {
+		t.Errorf("stat_file under --wrap-untrusted: %q", st)
+	}
 	// Another session, another nonce.
 	c2 := &client{t: t, cs: connect(t, s)}
 	if m := preface.FindStringSubmatch(c2.ok("read_file", map[string]any{"path": "a.md"})); m == nil || m[1] == n[1] {

@@ -139,7 +139,14 @@ func (s *Server) render(ctx context.Context, c *call, name string, out *outcome)
 	wrap := func(t string) string { return t }
 	structured := out.structured
 	if s.cfg.WrapUntrusted {
-		wrap = c.se.run.Untrusted
+		// Content is wrapped; satchel's own words (confirmations, stat,
+		// notices) are not. No result carries structured content, which
+		// would hold the content outside the envelope.
+		// A confirmation that echoes a stored name holding an envelope's
+		// tag is wrapped too, so that the tag is escaped.
+		if out.untrusted || strings.Contains(out.text, "untrusted_input_") {
+			wrap = c.se.run.Untrusted
+		}
 		structured = nil
 	}
 	var content []mcp.Content

@@ -73,9 +73,9 @@ type outcome struct {
 	text       string
 	notices    []string
 	structured any
-	// untrusted marks text that is file or document content. With
-	// Config.WrapUntrusted, render wraps the text of every result, content
-	// or not (names are stored text too), and sends no structured content.
+	// untrusted marks text that is file or document content, or stored
+	// names (paths, summaries). With Config.WrapUntrusted, render wraps
+	// the text of these results only, and sends no structured content.
 	untrusted bool
 	// noSpill is set for read_file, which max_chars caps instead.
 	noSpill bool
@@ -691,7 +691,7 @@ func runList(ctx context.Context, c *call) (*outcome, error) {
 	if truncated {
 		paths = paths[:limit]
 	}
-	out := &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths), "truncated": truncated}}
+	out := &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths), "truncated": truncated}, untrusted: len(paths) > 0}
 	switch {
 	case len(paths) > 0:
 	case under == "":
@@ -808,7 +808,7 @@ func runHistory(ctx context.Context, c *call) (*outcome, error) {
 		cs[i].Time = cs[i].Time.UTC()
 		lines[i] = commitLine(cs[i])
 	}
-	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"commits": nonNil(cs)}}, nil
+	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"commits": nonNil(cs)}, untrusted: true}, nil
 }
 
 func runDiff(ctx context.Context, c *call) (*outcome, error) {
