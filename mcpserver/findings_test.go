@@ -39,10 +39,10 @@ func TestMessagesNameArguments(t *testing.T) {
 }
 
 func TestNearest(t *testing.T) {
-	paths := []string{"notes/plan.md", "notes/plans.md", "src/main.go"}
+	paths := []string{"notes/plan.md", "notes/plans.md", "src/main.go", "a.md", "notes/a.md"}
 	for p, want := range map[string]string{
-		"notes/plam.md": "notes/plan.md", "src/mian.go": "src/main.go", "a.md": "", "zzzzzzzzzzzzzzzz": "",
-		"notes/plan.mdx": "notes/plan.md",
+		"notes/plam.md": "notes/plan.md", "src/mian.go": "src/main.go", "q.txt": "", "zzzzzzzzzzzzzzzz": "",
+		"notes/plan.mdx": "notes/plan.md", "b.md": "", "notes/b.md": "",
 	} {
 		if got := nearest(p, paths); got != want {
 			t.Errorf("nearest(%q) = %q, want %q", p, got, want)

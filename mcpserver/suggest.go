@@ -30,9 +30,14 @@ func didYouMean(ctx context.Context, r satchel.Reader, path string, err error) e
 }
 
 // nearest returns the path of paths closest to p by edit distance, when it
-// is at most a third of p's length (and at most 3); "" when none is.
+// is at most half the length of p's file name without its extension (and
+// at most 3), so that a.md does not suggest b.md; "" when none is.
 func nearest(p string, paths []string) string {
-	best, bestD := "", min(3, len(p)/3)+1
+	stem := p[strings.LastIndexByte(p, '/')+1:]
+	if i := strings.LastIndexByte(stem, '.'); i > 0 {
+		stem = stem[:i]
+	}
+	best, bestD := "", min(3, len(stem)/2)+1
 	lp := strings.ToLower(p)
 	for _, q := range paths {
 		if d := distance(lp, strings.ToLower(q), bestD); d < bestD {

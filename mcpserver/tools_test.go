@@ -219,7 +219,7 @@ func TestPreconditions(t *testing.T) {
 	h3 := satchel.Hash("three\n")
 	c.is("move_file", map[string]any{"from": "a.md", "to": "b.md", "if_hash": h3}, "moved a.md to b.md")
 	c.is("delete_file", map[string]any{"path": "b.md", "if_hash": h3}, "deleted b.md")
-	c.is("glob", map[string]any{"pattern": "**"}, "")
+	c.is("glob", map[string]any{"pattern": "**"}, "no files match **")
 }
 
 func TestStatGlobGrepList(t *testing.T) {
