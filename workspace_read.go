@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
@@ -60,6 +63,10 @@ type ReadOptions struct {
 	// MaxChars caps the result in characters (0: no cap). A capped result
 	// says where to continue.
 	MaxChars int
+	// StartChar skips the first StartChar characters of the first line
+	// read (Bounds.Start, or line 1), to continue inside a line longer
+	// than MaxChars. A line shorter than that reads as empty.
+	StartChar int
 	// Binary asks that binary content (IsBinary) not be read as text: the
 	// result then has Binary, Type and Size set and the bytes in Data,
 	// whatever the other options. Without it a read returns the bytes as
@@ -85,6 +92,10 @@ type ReadResult struct {
 	// NextLine is the first line not wholly returned when Truncated: read
 	// again from it to continue.
 	NextLine int `json:"next_line,omitempty"`
+	// NextChar, when the cut is inside the first line read (one longer
+	// than MaxChars), is how many of its characters were returned: read
+	// again from NextLine with StartChar NextChar to continue.
+	NextChar int `json:"next_char,omitempty"`
 	// Notice explains a truncation to a person or a model.
 	Notice string `json:"notice,omitempty"`
 	// Binary is set when ReadOptions.Binary was and the file is binary:
@@ -130,6 +141,7 @@ func readWithSeen(ctx context.Context, v engine.View, path string, o ReadOptions
 	if err != nil {
 		return ReadResult{}, err
 	}
+	text = skipChars(text, o.StartChar, o.Numbered)
 	r := ReadResult{Text: text}
 	if o.MaxChars > 0 {
 		if out, cut := lines.Cap(text, o.MaxChars); cut {
@@ -139,10 +151,65 @@ func readWithSeen(ctx context.Context, v engine.View, path string, o ReadOptions
 			}
 			next := first + lines.LineAt(text, len(out)) - 1
 			r.Text, r.Truncated, r.NextLine = out, true, next
-			r.Notice = fmt.Sprintf("[output truncated at %d characters; line %d is cut. Continue with start_line=%d]", o.MaxChars, next, next)
+			// The characters of line next that out shows, after its
+			// number when numbered, and after those skipped.
+			shown := out[strings.LastIndexByte(out, '\n')+1:]
+			if o.Numbered {
+				if i := strings.Index(shown, "| "); i >= 0 {
+					shown = shown[i+2:]
+				} else {
+					shown = ""
+				}
+			}
+			if next == first {
+				r.NextChar = o.StartChar
+			}
+			r.NextChar += utf8.RuneCountInString(shown)
+			// Only a cut inside the first line read needs start_char: a
+			// read from any later line makes progress without it.
+			if next == first && r.NextChar > o.StartChar {
+				r.Notice = fmt.Sprintf("[output truncated at %d characters; line %d is cut. Continue with start_line=%d, start_char=%d]", o.MaxChars, next, next, r.NextChar)
+			} else {
+				r.NextChar = 0
+				r.Notice = fmt.Sprintf("[output truncated at %d characters; line %d is cut. Continue with start_line=%d]", o.MaxChars, next, next)
+			}
 		}
 	}
 	return r, nil
+}
+
+// skipChars drops the first n characters of text's first line (after its
+// "N| " number when numbered); a shorter line is left empty.
+func skipChars(text string, n int, numbered bool) string {
+	if n <= 0 || text == "" {
+		return text
+	}
+	from := 0
+	if numbered {
+		i := strings.Index(text, "| ")
+		if i < 0 {
+			return text
+		}
+		from = i + 2
+	}
+	end := strings.IndexByte(text[from:], '\n')
+	if end < 0 {
+		end = len(text)
+	} else {
+		end += from
+	}
+	line := text[from:end]
+	if strings.HasSuffix(line, "\r") && end < len(text) {
+		line = line[:len(line)-1]
+	}
+	k := 0
+	for i := range line {
+		if k == n {
+			return text[:from] + text[from+i:]
+		}
+		k++
+	}
+	return text[:from] + text[from+len(line):]
 }
 
 func existsView(ctx context.Context, v engine.View, path string) (bool, error) {
@@ -236,7 +303,8 @@ type Match struct {
 // GrepOptions are the options of Grep.
 type GrepOptions struct {
 	// Include filters files like ripgrep's --glob: a pattern without "/"
-	// matches a file's name, one with "/" its path relative to under.
+	// matches a file's name, one with "/" its path relative to under; a
+	// leading "!" excludes the files the rest matches ("!*.md").
 	Include string
 	// Accept, when set, filters files before Limit counts their matches.
 	Accept func(path string) bool
@@ -266,6 +334,41 @@ type GrepResult struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
+// regexNameChars is how much of a refused regex its refusal quotes.
+const regexNameChars = 100
+
+// quoteRegex names a regex in a refusal: quoted, its first 100 characters
+// and "..." when it is longer.
+func quoteRegex(expr string) string {
+	if utf8.RuneCountInString(expr) <= regexNameChars {
+		return strconv.Quote(expr)
+	}
+	n := 0
+	for i := range expr {
+		if n == regexNameChars {
+			return strconv.Quote(expr[:i]) + "..."
+		}
+		n++
+	}
+	return strconv.Quote(expr)
+}
+
+// regexReason is why regexp refused a pattern, with the part of the
+// pattern it quotes cut as quoteRegex cuts it.
+func regexReason(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		part := se.Expr
+		if q := quoteRegex(part); utf8.RuneCountInString(part) > regexNameChars {
+			part = q
+		} else {
+			part = "`" + part + "`"
+		}
+		return string(se.Code) + ": " + part
+	}
+	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+}
+
 func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOptions) (GrepResult, error) {
 	res := GrepResult{Matches: []Match{}}
 	if expr == "" {
@@ -280,15 +383,19 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return res, errs.New(errs.ErrInvalidPattern, "invalid regex %q: %s", expr, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return res, errs.New(errs.ErrInvalidPattern, "invalid regex %s: %s", quoteRegex(expr), regexReason(err))
 	}
 	dir, err := vpath.Dir(under)
 	if err != nil {
 		return res, err
 	}
 	var include *vpath.Glob
-	if o.Include != "" {
-		if include, err = vpath.Compile(o.Include); err != nil {
+	pattern, exclude := strings.CutPrefix(o.Include, "!")
+	if exclude && pattern == "" {
+		return res, errs.New(errs.ErrInvalidPattern, `invalid pattern "!": a "!" must be followed by the glob to exclude`)
+	}
+	if pattern != "" {
+		if include, err = vpath.Compile(pattern); err != nil {
 			return res, err
 		}
 	}
@@ -311,7 +418,7 @@ func grepView(ctx context.Context, v engine.View, expr, under string, o GrepOpti
 	var want func(string) bool
 	if include != nil || o.Accept != nil {
 		want = func(path string) bool {
-			return (include == nil || vpath.IncludeMatch(include, dir, path)) && (o.Accept == nil || o.Accept(path))
+			return (include == nil || vpath.IncludeMatch(include, dir, path) != exclude) && (o.Accept == nil || o.Accept(path))
 		}
 	}
 	err = v.ScanFiles(ctx, from, upper(from), want, func(ent *engine.Entry) (bool, error) {
@@ -449,7 +556,7 @@ func (w *Workspace) Read(ctx context.Context, path string, bounds ...int) (strin
 	}
 	out, err := readViewSeen(ctx, v, path, false, bounds, w.seen(path))
 	if err != nil {
-		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.Read(ctx, path, bounds...); return })
+		err = w.readSpill(ctx, path, err, func(sw *Workspace) (serr error) { out, serr = sw.Read(ctx, path, bounds...); return })
 	}
 	return out, err
 }
@@ -463,7 +570,7 @@ func (w *Workspace) ReadNumbered(ctx context.Context, path string, bounds ...int
 	}
 	out, err := readViewSeen(ctx, v, path, true, bounds, w.seen(path))
 	if err != nil {
-		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadNumbered(ctx, path, bounds...); return })
+		err = w.readSpill(ctx, path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadNumbered(ctx, path, bounds...); return })
 	}
 	return out, err
 }
@@ -476,7 +583,7 @@ func (w *Workspace) ReadWith(ctx context.Context, path string, o ReadOptions) (R
 	}
 	out, err := readWithSeen(ctx, v, path, o, w.seen(path))
 	if err != nil {
-		err = w.readSpill(path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadWith(ctx, path, o); return })
+		err = w.readSpill(ctx, path, err, func(sw *Workspace) (serr error) { out, serr = sw.ReadWith(ctx, path, o); return })
 	}
 	return out, err
 }

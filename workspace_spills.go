@@ -94,12 +94,38 @@ func (b *Batch) pruneSpills(ctx context.Context, keep int) error {
 
 // readSpill answers a read of path that the thread itself does not hold
 // (err is its ErrNotFound) from the spill area, when path is under spill/.
-func (w *Workspace) readSpill(path string, err error, read func(*Workspace) error) error {
+//
+// A spill's name that the area no longer holds, when the area is full
+// (it holds KeepSpills spills, so it has reclaimed older ones), is
+// refused as reclaimed: `spill/X was reclaimed (each thread keeps its
+// newest 64 spills)`, still of kind ErrNotFound.
+func (w *Workspace) readSpill(ctx context.Context, path string, err error, read func(*Workspace) error) error {
 	if !errors.Is(err, errs.ErrNotFound) || !strings.HasPrefix(path, SpillDir+"/") || isSpillThread(w.thread) {
 		return err
 	}
-	if serr := read(w.spills()); serr == nil || !errors.Is(serr, errs.ErrNotFound) {
+	sw := w.spills()
+	if serr := read(sw); serr == nil || !errors.Is(serr, errs.ErrNotFound) {
 		return serr
 	}
+	if !spillName(strings.TrimPrefix(path, SpillDir+"/")) {
+		return err
+	}
+	if held, lerr := sw.List(ctx, SpillDir, ListOptions{Limit: KeepSpills}); lerr == nil && len(held) >= KeepSpills {
+		return errs.New(errs.ErrNotFound, "%s was reclaimed (each thread keeps its newest %d spills)", path, KeepSpills)
+	}
 	return err
+}
+
+// spillName says whether name is a spill's file name as the spill
+// package makes them: 12 random characters, "-", a name.
+func spillName(name string) bool {
+	if len(name) < 14 || name[12] != '-' || strings.Contains(name, "/") {
+		return false
+	}
+	for _, c := range name[:12] {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -323,6 +323,9 @@ func (r *run) scriptError(err error) string {
 	var ae *lua.ApiError
 	if errors.As(err, &ae) && ae.Object != nil {
 		msg = ae.Object.String()
+		if ae.Type == lua.ApiErrorPanic {
+			msg = atLine(r.script.Name, msg, ae.StackTrace)
+		}
 	}
 	if strings.HasSuffix(msg, "stack overflow") {
 		msg += fmt.Sprintf(" (calls nest at most %d deep)", callDepth)
@@ -333,7 +336,29 @@ func (r *run) scriptError(err error) string {
 	return msg
 }
 
-// raise raises err as a Lua error at the calling line.
+// atLine puts before msg, a Go panic inside the interpreter or its library
+// that carries no position, the script's line it happened on, the first of
+// the traceback: `script.lua:3: runtime error: ...`.
+func atLine(name, msg, trace string) string {
+	if strings.HasPrefix(msg, name+":") {
+		return msg
+	}
+	for _, l := range strings.Split(trace, "\n") {
+		l = strings.TrimPrefix(l, "\t")
+		rest, ok := strings.CutPrefix(l, name+":")
+		if !ok {
+			continue
+		}
+		n, _, ok := strings.Cut(rest, ":")
+		if ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return name + ":" + n + ": " + msg
+		}
+	}
+	return msg
+}
+
+// raise raises err as a Lua error at the calling line, remembering its
+// kind for the run's error.
 func (r *run) raise(L *lua.LState, err error) {
 	if cause := context.Cause(r.ctx); cause != nil {
 		err = cause // the call failed because the run was stopped

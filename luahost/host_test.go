@@ -68,7 +68,7 @@ store.read("a.md", 0)`, err: "script.lua:2: start must be at least 1", kind: sat
 		{name: "read end before start", src: `store.write("a.md", "1\n2\n3\n")
 store.read("a.md", 3, 2)`, err: "script.lua:2: end must not be before start", kind: satchel.ErrInvalidRange},
 		{name: "read end without start", src: `store.write("a.md", "1\n")
-store.read("a.md", nil, 2)`, err: "script.lua:2: end_line requires start_line", kind: satchel.ErrInvalidRange},
+store.read("a.md", nil, 2)`, err: "script.lua:2: end requires start", kind: satchel.ErrInvalidRange},
 		{name: "read missing", src: `store.read("nope.md")`, err: "script.lua:1: file not found: nope.md", kind: satchel.ErrNotFound},
 		{name: "read_numbered", src: `for i = 1, 12 do store.append("a.md", "l" .. i .. "\n") end
 print(store.read_numbered("a.md", 9, 10))`, out: " 9| l9\n10| l10\n"},

@@ -32,6 +32,8 @@ type Tool struct {
 	// apply to it.
 	Name        string
 	Description string
+	// Title is the tool's human-readable name (optional).
+	Title string
 	// InputSchema and OutputSchema are JSON Schemas (draft 2020-12) of the
 	// arguments and of the structured result; InputSchema is required.
 	InputSchema  json.RawMessage
@@ -45,9 +47,11 @@ func (t Tool) mcpTool() *mcp.Tool {
 	closed := false
 	mt := &mcp.Tool{
 		Name:        t.Name,
+		Title:       t.Title,
 		Description: t.Description,
 		InputSchema: t.InputSchema,
 		Annotations: &mcp.ToolAnnotations{
+			Title:        t.Title,
 			ReadOnlyHint: t.ReadOnly, DestructiveHint: &d, IdempotentHint: t.Idempotent, OpenWorldHint: &closed,
 		},
 	}
@@ -73,7 +77,7 @@ func (s *Server) collectionHandler(t Tool) mcp.ToolHandler {
 			if err != nil {
 				return nil, err
 			}
-			return &outcome{text: string(b), structured: json.RawMessage(b), untrusted: true}, nil
+			return &outcome{text: string(b), structured: json.RawMessage(b), untrusted: true, json: true}, nil
 		})
 	}
 }

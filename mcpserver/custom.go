@@ -30,7 +30,7 @@ func (s *Server) customHandler(t CustomTool) mcp.ToolHandler {
 			if err != nil {
 				return nil, err
 			}
-			return &outcome{text: text, structured: structured}, nil
+			return &outcome{text: text, structured: structured, untrusted: true}, nil
 		})
 	}
 }

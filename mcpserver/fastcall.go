@@ -230,6 +230,10 @@ func appendReadResult(b []byte, r satchel.ReadResult) []byte {
 		b = append(b, `,"next_line":`...)
 		b = strconv.AppendInt(b, int64(r.NextLine), 10)
 	}
+	if r.NextChar != 0 {
+		b = append(b, `,"next_char":`...)
+		b = strconv.AppendInt(b, int64(r.NextChar), 10)
+	}
 	if r.Notice != "" {
 		b = append(b, `,"notice":`...)
 		b = appendString(b, r.Notice)

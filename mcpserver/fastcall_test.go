@@ -76,7 +76,7 @@ func FuzzReadResultJSON(f *testing.F) {
 // TestReadResultFields: appendReadResult writes every field ReadResult
 // has; a new field fails here until it does.
 func TestReadResultFields(t *testing.T) {
-	want := []string{"Text text", "Truncated truncated,omitempty", "NextLine next_line,omitempty", "Notice notice,omitempty",
+	want := []string{"Text text", "Truncated truncated,omitempty", "NextLine next_line,omitempty", "NextChar next_char,omitempty", "Notice notice,omitempty",
 		"Binary binary,omitempty", "Type type,omitempty", "Size size,omitempty", "Data -"}
 	var got []string
 	rt := reflect.TypeFor[satchel.ReadResult]()

@@ -54,8 +54,8 @@ func TestSpill(t *testing.T) {
 	if len(m) != 1 || !strings.HasPrefix(loc, "spill/") || sp["bytes"] != float64(len(full)) || sp["omitted_bytes"] != float64(len(full)-len(head)-len(tail)) {
 		t.Errorf("spilled structured content = %v", m)
 	}
-	wantNotice := fmt.Sprintf("(Omitted %d bytes. Full result stored at: %s. Read it with s_read_file (path %q, start_line 1, end_line ", len(full)-len(head)-len(tail), loc, loc)
-	if !strings.HasPrefix(notice, wantNotice) || !strings.HasSuffix(notice, "; the file has 3000 lines).)") {
+	wantNotice := fmt.Sprintf("(Omitted %d bytes. Full result stored at: %s. Read it with s_read_file (path %q, start_line %d, end_line ", len(full)-len(head)-len(tail), loc, loc, strings.Count(head, "\n")+1)
+	if !strings.HasPrefix(notice, wantNotice) || !strings.HasSuffix(notice, "; the file has 3000 lines). It stays while among this thread's newest 64 spills.)") {
 		t.Errorf("notice = %q\nwant it to start %q", notice, wantNotice)
 	}
 	// The spill is read back with read_file (whose own results are never
@@ -159,6 +159,22 @@ func TestWrapUntrusted(t *testing.T) {
 	// Paths are stored text too.
 	if g := c.ok("glob", map[string]any{"pattern": "*"}); preface.FindStringSubmatch(g) == nil || !strings.Contains(g, "\na.md\n") {
 		t.Errorf("glob not wrapped: %q", g)
+	}
+	// satchel's own confirmations are not wrapped.
+	for _, call := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"write_file", map[string]any{"path": "b.md", "content": "x"}, "wrote 1 bytes to b.md"},
+		{"checkpoint", map[string]any{"name": "v1"}, "checkpoint v1 is commit 2"},
+	} {
+		if got := c.ok(call.name, call.args); got != call.want {
+			t.Errorf("%s under --wrap-untrusted: %q, want %q", call.name, got, call.want)
+		}
+	}
+	if st := c.ok("stat_file", map[string]any{"path": "b.md"}); !strings.HasPrefix(st, "path: b.md\nsize: 1\n") {
+		t.Errorf("stat_file under --wrap-untrusted: %q", st)
 	}
 	// Another session, another nonce.
 	c2 := &client{t: t, cs: connect(t, s)}

@@ -142,12 +142,23 @@ func (s *Server) render(ctx context.Context, c *call, name string, out *outcome)
 	wrap := func(t string) string { return t }
 	structured := out.structured
 	if s.cfg.WrapUntrusted {
-		wrap = c.se.run.Untrusted
+		// Content is wrapped; satchel's own words (confirmations, stat,
+		// notices) are not. No result carries structured content, which
+		// would hold the content outside the envelope.
+		// A confirmation that echoes a stored name holding an envelope's
+		// tag is wrapped too, so that the tag is escaped.
+		if out.untrusted || strings.Contains(out.text, "untrusted_input_") {
+			wrap = c.se.run.Untrusted
+		}
 		structured = nil
 	}
 	var content []mcp.Content
 	if !out.noSpill && len(out.text) > s.cfg.MaxInlineBytes {
-		r := s.policy(name).Apply(ctx, s.spillBackend(c, name), c.se.label, name, "", out.text)
+		full := out.text
+		if out.json {
+			full = jsonLines(full)
+		}
+		r := s.policy(name).Apply(ctx, s.spillBackend(c, name), c.se.label, name, "", full)
 		if r.Spilled {
 			s.metrics.spills.Inc()
 			if r.Head != "" {
@@ -159,7 +170,7 @@ func (s *Server) render(ctx context.Context, c *call, name string, out *outcome)
 			}
 			if !s.cfg.WrapUntrusted {
 				structured = map[string]any{"spilled": map[string]any{
-					"path": string(r.Locator), "bytes": len(out.text), "omitted_bytes": r.Omitted,
+					"path": string(r.Locator), "bytes": len(full), "omitted_bytes": r.Omitted,
 				}}
 			}
 		}
@@ -210,5 +221,6 @@ func (s *Server) spillBackend(c *call, name string) spill.Backend {
 	b := spill.NewWorkspace(write, read)
 	b.Tool = withPrefix(s.cfg, "read_file")
 	b.Window = s.cfg.MaxInlineBytes
+	b.Keep = satchel.KeepSpills
 	return b
 }

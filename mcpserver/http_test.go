@@ -116,7 +116,7 @@ func TestHTTPScopesAreIsolated(t *testing.T) {
 	a.is("glob", map[string]any{"pattern": "**"}, "secret.md")
 	b.is("glob", map[string]any{"pattern": "**"}, "other.md")
 	b.refused("read_file", map[string]any{"path": "secret.md"}, "file not found: secret.md")
-	b.is("grep", map[string]any{"pattern": "acme"}, "")
+	b.is("grep", map[string]any{"pattern": "acme"}, "no matches for acme")
 	b.is("store__notes__get", map[string]any{"key": "k"}, `{"found":false}`)
 	a.is("store__notes__get", map[string]any{"key": "k"}, `{"document":{"text":"acme doc"},"found":true,"key":"k"}`)
 	res, err := b.cs.ListResources(context.Background(), nil)
@@ -128,7 +128,7 @@ func TestHTTPScopesAreIsolated(t *testing.T) {
 	}
 	// No argument can name a scope.
 	b.refused("read_file", map[string]any{"path": "secret.md", "scope": "acme"},
-		`unknown argument "scope": read_file takes path, start_line, end_line, numbered, at, max_chars`)
+		`unknown argument "scope": read_file takes path, start_line, end_line, numbered, at, max_chars, start_char`)
 
 	// The commits record the agent, the token and the tool.
 	ws, err := f.st.Workspace(context.Background(), "acme", "main")
@@ -171,7 +171,7 @@ func TestHTTPThreads(t *testing.T) {
 	draft := mustDial(t, f.url, free, "draft")
 	draft.ok("write_file", map[string]any{"path": "d.md", "content": "draft\n"})
 	main := mustDial(t, f.url, free, "")
-	main.is("glob", map[string]any{"pattern": "*"}, "")
+	main.is("glob", map[string]any{"pattern": "*"}, "no files match *")
 	fixed := mustDial(t, f.url, bound, "")
 	fixed.ok("write_file", map[string]any{"path": "f.md", "content": "fixed\n"})
 	mustDial(t, f.url, bound, "fixed").is("glob", map[string]any{"pattern": "*"}, "f.md")

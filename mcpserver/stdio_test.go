@@ -112,9 +112,9 @@ func TestStdio(t *testing.T) {
 	c2, _ := stdioClient(t, db, "acme", "")
 	c2.is("glob", map[string]any{"pattern": "**"}, "notes/a.md")
 	c3, _ := stdioClient(t, db, "other", "")
-	c3.is("glob", map[string]any{"pattern": "**"}, "")
+	c3.is("glob", map[string]any{"pattern": "**"}, "no files match **")
 	c4, _ := stdioClient(t, db, "acme", "side")
-	c4.is("glob", map[string]any{"pattern": "**"}, "")
+	c4.is("glob", map[string]any{"pattern": "**"}, "no files match **")
 
 	st, err := satchel.Open(context.Background(), db)
 	if err != nil {

@@ -51,7 +51,7 @@ func runListThreads(ctx context.Context, c *call) (*outcome, error) {
 		// The session's thread is made by its first write.
 		lines = append(lines, current+"\t0\t-\t(current)")
 	}
-	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"threads": nonNil(ts), "current": current}}, nil
+	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"threads": nonNil(ts), "current": current}, untrusted: true}, nil
 }
 
 // runFork forks the session's thread at a commit into a new thread of the

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -83,12 +84,15 @@ type outcome struct {
 	text       string
 	notices    []string
 	structured any
-	// untrusted marks text that is file or document content. With
-	// Config.WrapUntrusted, render wraps the text of every result, content
-	// or not (names are stored text too), and sends no structured content.
+	// untrusted marks text that is file or document content, or stored
+	// names (paths, summaries). With Config.WrapUntrusted, render wraps
+	// the text of these results only, and sends no structured content.
 	untrusted bool
 	// noSpill is set for read_file, which max_chars caps instead.
 	noSpill bool
+	// json marks text that is one line of JSON: a spill saves it one
+	// value a line (jsonLines), so that read_file can page through it.
+	json bool
 	// stored counts the content bytes the call wrote, for metrics.
 	stored int
 	// image, when set, is the result instead of text (read_file of an
@@ -159,7 +163,7 @@ func fileTools(cfg Config) []fileTool {
 			desc: "Read the text file at path. By default the whole file, each line prefixed with its 1-based number and \"| \" (right-aligned: \" 9| ...\", \"10| ...\"). " +
 				"The numbers are for citing lines and choosing start_line/end_line; they are not part of the file, so never copy them into edit_file's old_text or into content. Set numbered to false for the exact text. " +
 				"For a large file, read a slice with start_line and end_line (1-based, inclusive; the slice keeps the file's line numbers): start_line must be at least 1, start_line past the last line returns nothing, end_line defaults to the last line and is clamped to it, end_line before start_line is an error, and end_line needs start_line. " +
-				"The result is cut at max_chars characters; then a separate notice says at which line to continue (start_line=N). " +
+				"The result is cut at max_chars characters; then a separate notice says where to continue (start_line=N, and start_char=C when the cut is inside a line longer than max_chars). " +
 				"Use at to read the file as it was at an earlier commit. " +
 				"A binary file is not returned as text: a PNG, JPEG, GIF or WebP image comes as image content, any other binary file as a notice with its size and type.",
 			props: []prop{
@@ -169,11 +173,13 @@ func fileTools(cfg Config) []fileTool {
 				opt("numbered", withDefault(boolean("Prefix each line with its number and \"| \" (default true). false returns the content exactly."), true)),
 				opt("at", commitRef(atDesc)),
 				opt("max_chars", withDefault(integer("Most characters to return (default "+strconv.Itoa(maxInline)+"); a longer result is cut, with a notice saying where to continue.", 1, MaxReadChars), maxInline)),
+				opt("start_char", withDefault(integer("Characters of the first line read (start_line, or line 1) to skip: continues inside a line longer than max_chars, as the notice of a cut result says.", 0, math.MaxInt32), 0)),
 			},
 			output: []prop{
 				req("text", str("What was read.")),
 				opt("truncated", boolean("Set when max_chars cut the text.")),
 				opt("next_line", obj{{"type", "integer"}, {"description", "When truncated: the line to continue from."}}),
+				opt("next_char", obj{{"type", "integer"}, {"description", "When the cut is inside the first line read: the start_char to continue from."}}),
 				opt("notice", str("When truncated: the notice.")),
 				opt("binary", boolean("Set when the file is binary (not valid UTF-8, or holding NUL bytes): an image comes as image content, any other binary file as a notice; text is then empty.")),
 				opt("type", str("When binary: the file's type, sniffed from its bytes (image/png, application/octet-stream, ...).")),
@@ -246,7 +252,7 @@ func fileTools(cfg Config) []fileTool {
 			base: "glob", title: "Find files by pattern",
 			desc: "Find the files whose path matches a pattern, sorted, one path a line. \"*\" matches any characters within one path segment (not \"/\"); \"**\" as a whole segment matches zero or more segments. " +
 				"Examples: \"**/*.md\" (every Markdown file), \"notes/*\" (the files directly in notes/), \"src/**\" (everything under src/). " +
-				"There is no \"?\", \"[...]\" or \"{a,b}\", and no backslash escapes: such patterns are refused rather than matching nothing. Use at to search an earlier commit.",
+				"There is no \"?\", \"[...]\" or \"{a,b}\", and no backslash escapes: such patterns are refused rather than matching nothing. When no file matches, the result says \"no files match PATTERN\". Use at to search an earlier commit.",
 			props: []prop{
 				req("pattern", str("The glob pattern, matched against whole paths.")),
 				opt("at", commitRef(atDesc)),
@@ -261,11 +267,11 @@ func fileTools(cfg Config) []fileTool {
 			desc: "Search the lines of files for the regular expression pattern (Go RE2 syntax: linear time, no backreferences or lookaround; \"(?i)\" for case-insensitive). " +
 				"Returns the matching lines in path then line order, one a line as \"path:line:text\" (line numbers are 1-based; lines longer than 2000 characters are cut). " +
 				"path restricts the search to a directory (default: the whole workspace). include keeps only files matching a glob: without \"/\" it is matched against the file's name (\"*.go\"), with \"/\" against the path relative to path. " +
-				"limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Binary files are skipped, and a notice says how many. Use at to search an earlier commit.",
+				"When nothing matches, the result says \"no matches for PATTERN\". limit bounds the matches (default 1000); when it stops the search, a separate notice says so. Binary files are skipped, and a notice says how many. Use at to search an earlier commit.",
 			props: []prop{
 				req("pattern", str("The regular expression (RE2), at most 4096 bytes.")),
 				opt("path", str("Directory to search in, e.g. \"src\" (default: the whole workspace).")),
-				opt("include", str("Optional glob that files must match, e.g. \"*.md\".")),
+				opt("include", str("Optional glob that files must match, e.g. \"*.md\"; a leading \"!\" excludes the files it matches instead, e.g. \"!*.md\".")),
 				opt("limit", withDefault(integer("Most matches to return.", 1, maxGrepLimit), satchel.DefaultGrepLimit)),
 				opt("at", commitRef(atDesc)),
 			},
@@ -341,7 +347,7 @@ func fileTools(cfg Config) []fileTool {
 		{
 			base: "diff", title: "Compare two commits",
 			desc: "Compare two commits of the workspace. Without path: the files that differ, one a line: \"added\", \"removed\" or \"changed\", a tab, and the path. " +
-				"With path: the unified diff of that file between the two (empty when it is the same in both). " +
+				"With path: the unified diff of that file between the two. When nothing differs, the result says \"no changes between FROM and TO\". " +
 				"from and to are sequence numbers, checkpoint names or \"head\"; 0 is the empty workspace before the first commit. " +
 				"To compare threads, name them: from \"main\", to \"try-b\" shows what try-b changed. " + refsSentence,
 			props: []prop{
@@ -487,6 +493,7 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 	if !ok {
 		maxChars = c.s.cfg.MaxInlineBytes
 	}
+	startChar, _ := a.integer("start_char", 0, math.MaxInt32)
 	if err := a.err(); err != nil {
 		return nil, err
 	}
@@ -494,9 +501,9 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars, Binary: true})
+	res, err := r.ReadWith(ctx, path, satchel.ReadOptions{Bounds: b, Numbered: numbered, MaxChars: maxChars, StartChar: startChar, Binary: true})
 	if err != nil {
-		return nil, err
+		return nil, didYouMean(ctx, r, path, lineArgs(err))
 	}
 	if res.Binary {
 		return binaryRead(path, res), nil
@@ -513,6 +520,25 @@ func runRead(ctx context.Context, c *call) (*outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// boundsNames are the library's words for line bounds, in read_file's
+// argument names.
+var boundsNames = map[string]string{
+	"start must be at least 1":     "start_line must be at least 1",
+	"end must not be before start": "end_line must not be before start_line",
+	"end requires start":           "end_line requires start_line",
+}
+
+// lineArgs renames a refusal of line bounds with the arguments' names.
+func lineArgs(err error) error {
+	var e *satchel.Error
+	if errors.As(err, &e) && errors.Is(err, satchel.ErrInvalidRange) {
+		if m, ok := boundsNames[e.Msg]; ok {
+			return &satchel.Error{Kind: e.Kind, Msg: m}
+		}
+	}
+	return err
 }
 
 // plural renders "1 line", "3 lines".
@@ -629,7 +655,7 @@ func runStat(ctx context.Context, c *call) (*outcome, error) {
 	}
 	fi, err := ws.Stat(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, didYouMean(ctx, ws, path, err)
 	}
 	fi.ModTime = fi.ModTime.UTC()
 	text := fmt.Sprintf("path: %s\nsize: %d\nlines: %d\nmodified: %s\nhash: %s\ntype: %s",
@@ -652,7 +678,10 @@ func runGlob(ctx context.Context, c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths)}}, nil
+	if len(paths) == 0 {
+		return &outcome{text: "no files match " + pattern, structured: map[string]any{"paths": nonNil(paths)}}, nil
+	}
+	return &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths)}, untrusted: true}, nil
 }
 
 func runGrep(ctx context.Context, c *call) (*outcome, error) {
@@ -689,6 +718,10 @@ func runGrep(ctx context.Context, c *call) (*outcome, error) {
 		text:       b.String(),
 		structured: structured,
 		untrusted:  true,
+	}
+	if len(res.Matches) == 0 && res.Stopped == "" {
+		// The pattern is the caller's own: no content to wrap.
+		out.text, out.untrusted = "no matches for "+pattern, false
 	}
 	if res.Truncated {
 		out.notices = []string{fmt.Sprintf("[stopped at the limit of %d matches: there may be more. Narrow the pattern, path or include, or raise limit]", limit)}
@@ -727,7 +760,7 @@ func runList(ctx context.Context, c *call) (*outcome, error) {
 	if truncated {
 		paths = paths[:limit]
 	}
-	out := &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths), "truncated": truncated}}
+	out := &outcome{text: strings.Join(paths, "\n"), structured: map[string]any{"paths": nonNil(paths), "truncated": truncated}, untrusted: len(paths) > 0}
 	switch {
 	case len(paths) > 0:
 	case under == "":
@@ -844,7 +877,7 @@ func runHistory(ctx context.Context, c *call) (*outcome, error) {
 		cs[i].Time = cs[i].Time.UTC()
 		lines[i] = commitLine(cs[i])
 	}
-	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"commits": nonNil(cs)}}, nil
+	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"commits": nonNil(cs)}, untrusted: true}, nil
 }
 
 func runDiff(ctx context.Context, c *call) (*outcome, error) {
@@ -867,17 +900,23 @@ func runDiff(ctx context.Context, c *call) (*outcome, error) {
 		if err != nil {
 			return nil, err
 		}
+		if d == "" {
+			return &outcome{text: fmt.Sprintf("no changes between %s and %s in %s", from, to, path), structured: map[string]any{"path": path, "diff": d}}, nil
+		}
 		return &outcome{text: d, structured: map[string]any{"path": path, "diff": d}, untrusted: true}, nil
 	}
 	cs, err := ws.Diff(ctx, from, to)
 	if err != nil {
 		return nil, err
 	}
+	if len(cs) == 0 {
+		return &outcome{text: fmt.Sprintf("no changes between %s and %s", from, to), structured: map[string]any{"changes": nonNil(cs)}}, nil
+	}
 	lines := make([]string, len(cs))
 	for i, ch := range cs {
 		lines[i] = ch.Kind + "\t" + ch.Path
 	}
-	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"changes": nonNil(cs)}}, nil
+	return &outcome{text: strings.Join(lines, "\n"), structured: map[string]any{"changes": nonNil(cs)}, untrusted: true}, nil
 }
 
 func runRestore(ctx context.Context, c *call) (*outcome, error) {

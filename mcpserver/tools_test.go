@@ -136,9 +136,9 @@ func TestReadWrite(t *testing.T) {
 	c.is("read_file", map[string]any{"path": "notes/a.md", "start_line": 10}, "10| ten")
 
 	// Bounds are checked by the API, with its messages.
-	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 0}, "start must be at least 1")
-	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": -3}, "start must be at least 1")
-	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 5, "end_line": 4}, "end must not be before start")
+	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 0}, "start_line must be at least 1")
+	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": -3}, "start_line must be at least 1")
+	c.refused("read_file", map[string]any{"path": "notes/a.md", "start_line": 5, "end_line": 4}, "end_line must not be before start_line")
 	c.refused("read_file", map[string]any{"path": "notes/a.md", "end_line": 4}, "end_line requires start_line")
 	c.refused("read_file", map[string]any{"path": "x.md"}, "file not found: x.md")
 	c.refused("read_file", map[string]any{"path": "../x"}, `invalid path "../x": contains a . or .. segment`)
@@ -176,7 +176,7 @@ func TestReadAt(t *testing.T) {
 	c.refused("read_file", map[string]any{"path": "a.md", "at": "nope"}, "checkpoint not found: nope")
 	c.refused("read_file", map[string]any{"path": "a.md", "at": 9}, "commit not found: 9 is not a retained commit of thread main")
 	c.refused("read_file", map[string]any{"path": "a.md", "at": true}, `at must be a commit: a sequence number, a checkpoint name or "head", was true`)
-	c.is("glob", map[string]any{"pattern": "*.md", "at": 0}, "")
+	c.is("glob", map[string]any{"pattern": "*.md", "at": 0}, "no files match *.md")
 	c.is("grep", map[string]any{"pattern": "v", "at": "first"}, "a.md:1:v1")
 }
 
@@ -221,7 +221,7 @@ func TestPreconditions(t *testing.T) {
 	h3 := satchel.Hash("three\n")
 	c.is("move_file", map[string]any{"from": "a.md", "to": "b.md", "if_hash": h3}, "moved a.md to b.md")
 	c.is("delete_file", map[string]any{"path": "b.md", "if_hash": h3}, "deleted b.md")
-	c.is("glob", map[string]any{"pattern": "**"}, "")
+	c.is("glob", map[string]any{"pattern": "**"}, "no files match **")
 }
 
 func TestStatGlobGrepList(t *testing.T) {
@@ -247,7 +247,7 @@ func TestStatGlobGrepList(t *testing.T) {
 		t.Errorf("glob structured = %v", m)
 	}
 	c.is("glob", map[string]any{"pattern": "src/*"}, "src/main.go")
-	c.is("glob", map[string]any{"pattern": "*.txt"}, "")
+	c.is("glob", map[string]any{"pattern": "*.txt"}, "no files match *.txt")
 	c.refused("glob", map[string]any{"pattern": "src/?.go"}, `invalid pattern "src/?.go": ? is not supported (only * and ** are)`)
 	c.refused("glob", map[string]any{"pattern": `a\b`}, `invalid pattern "a\\b": pattern does not support backslash escapes`)
 
@@ -260,7 +260,7 @@ func TestStatGlobGrepList(t *testing.T) {
 	c.is("grep", map[string]any{"pattern": "(?i)todo", "include": "*.md"}, "notes/todo.md:1:- TODO one\nnotes/todo.md:3:- TODO two")
 	c.is("grep", map[string]any{"pattern": "TODO", "limit": 1},
 		"notes/todo.md:1:- TODO one", "[stopped at the limit of 1 matches: there may be more. Narrow the pattern, path or include, or raise limit]")
-	c.is("grep", map[string]any{"pattern": "nothing"}, "")
+	c.is("grep", map[string]any{"pattern": "nothing"}, "no matches for nothing")
 	c.refused("grep", map[string]any{"pattern": "("}, "invalid regex \"(\": missing closing ): `(`")
 	c.refused("grep", map[string]any{"pattern": ""}, "invalid regex: must not be empty")
 	c.refused("grep", map[string]any{"pattern": "x", "limit": 0}, "limit must be at least 1, was 0")

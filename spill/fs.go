@@ -322,3 +322,9 @@ func isSessionDir(name string) bool {
 func (f *FS) Hint(loc Locator, text string) string {
 	return readHint(f.Tool, loc, text, f.Window)
 }
+
+// HintFrom is Hint for a reader that saw text up to character char of
+// line from (HintFromer).
+func (f *FS) HintFrom(loc Locator, text string, from, char int) string {
+	return readHintFrom(f.Tool, loc, text, f.Window, from, char)
+}

@@ -99,7 +99,24 @@ func (p Policy) Apply(ctx context.Context, b Backend, owner, tool, name, text st
 			"tool", tool, "name", name, "bytes", len(text), "error", err)
 		return Result{Text: text}
 	}
-	head, notice, tail := preview(text, limit, loc, b.Hint(loc, text))
+	var head, notice, tail string
+	if hf, ok := b.(HintFromer); ok {
+		// Sized for the longest hint (numbers of the most digits), then
+		// given the line and character where the head stops.
+		widest := hf.HintFrom(loc, text, countLines(text), len(text))
+		head, notice, tail = preview(text, limit, loc, widest)
+		if strings.Contains(notice, widest) {
+			from := strings.Count(head, "\n") + 1
+			char := 0
+			if shown := head[strings.LastIndexByte(head, '\n')+1:]; len(shown) >= limit/2 {
+				// A line as long as a preview: go on inside it.
+				char = utf8.RuneCountInString(shown)
+			}
+			notice = strings.Replace(notice, widest, hf.HintFrom(loc, text, from, char), 1)
+		}
+	} else {
+		head, notice, tail = preview(text, limit, loc, b.Hint(loc, text))
+	}
 	return Result{
 		Text:    head + notice + tail,
 		Spilled: true,

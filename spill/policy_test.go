@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -247,12 +248,26 @@ func TestPolicyWithBothBackends(t *testing.T) {
 		p := Policy{MaxInlineBytes: 4096}
 		r := p.Apply(context.Background(), b, "owner", "grep", "", text)
 		checkResult(t, p, text, r)
-		if !r.Spilled || !strings.Contains(r.Notice, `Read it with read_file (path "`+string(r.Locator)+`", start_line 1, end_line `) {
-			t.Fatalf("notice %q", r.Notice)
+		// The hint starts at the first line the head did not show whole.
+		at := fmt.Sprintf("start_line %d, end_line ", strings.Count(r.Head, "\n")+1)
+		if !r.Spilled || strings.Count(r.Head, "\n") < 100 || !strings.Contains(r.Notice, `Read it with read_file (path "`+string(r.Locator)+`", `+at) {
+			t.Fatalf("notice %q, want %q", r.Notice, at)
 		}
 		if got, err := b.Fetch(context.Background(), r.Locator); err != nil || got != text {
 			t.Fatalf("Fetch: %d bytes, %v", len(got), err)
 		}
+	}
+}
+
+// TestHintInsideALongLine: a spill of one long line is read on inside it.
+func TestHintInsideALongLine(t *testing.T) {
+	text := strings.Repeat("x", 10000)
+	w, _ := newWorkspace()
+	p := Policy{MaxInlineBytes: 4096}
+	r := p.Apply(context.Background(), w, "owner", "q", "", text)
+	want := fmt.Sprintf("start_line 1, start_char %d, end_line 1;", len(r.Head))
+	if !r.Spilled || !strings.Contains(r.Notice, want) {
+		t.Fatalf("notice %q, want %q", r.Notice, want)
 	}
 }
 

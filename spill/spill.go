@@ -34,6 +34,13 @@ type Backend interface {
 	Hint(loc Locator, text string) string
 }
 
+// HintFromer is a Backend whose hint can start where a preview's head
+// ends: at character char (0: none) of line from. Policy.Apply uses it,
+// so the hint names the first line the preview did not show whole.
+type HintFromer interface {
+	HintFrom(loc Locator, text string, from, char int) string
+}
+
 // DefaultReaderTool is the tool a hint names when a backend's Tool is empty,
 // and the tool whose results a Policy never spills when its ReaderTool is
 // empty: the MCP server's read_file.
@@ -154,6 +161,43 @@ func firstWindow(s string, lines, window int) int {
 // readHint is the hint both backends give: the tool, the path and, when the
 // text is known, the first window of lines and the number of lines.
 func readHint(tool string, loc Locator, text string, window int) string {
+	return readHintFrom(tool, loc, text, window, 1, 0)
+}
+
+// readHintFrom is readHint for a reader that has seen the text up to
+// character char of line from (1-based; char 0: none of it): the window
+// starts there.
+func readHintFrom(tool string, loc Locator, text string, window, from, char int) string {
+	if from <= 1 && char <= 0 {
+		return readHintFirst(tool, loc, text, window)
+	}
+	if tool == "" {
+		tool = DefaultReaderTool
+	}
+	if window <= 0 {
+		window = DefaultMaxInlineBytes
+	}
+	path := strconv.Quote(string(loc))
+	lines := countLines(text)
+	rest := text
+	for n := 1; n < from; n++ {
+		i := strings.IndexByte(rest, '\n')
+		if i < 0 {
+			rest = ""
+			break
+		}
+		rest = rest[i+1:]
+	}
+	end := from - 1 + firstWindow(rest, max(lines-from+1, 1), window)
+	at := "start_line " + strconv.Itoa(from)
+	if char > 0 {
+		at += ", start_char " + strconv.Itoa(char)
+	}
+	return "Read it with " + tool + " (path " + path + ", " + at + ", end_line " + strconv.Itoa(end) +
+		"; the file has " + strconv.Itoa(lines) + " lines)."
+}
+
+func readHintFirst(tool string, loc Locator, text string, window int) string {
 	if tool == "" {
 		tool = DefaultReaderTool
 	}

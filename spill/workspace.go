@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/satchel-dev/satchel/internal/errs"
@@ -31,6 +32,9 @@ type Workspace struct {
 	// Window is how many bytes the hint's suggested first read may return
 	// (read_file's max_chars); 0 means DefaultMaxInlineBytes.
 	Window int
+	// Keep, when more than 0, is how many spills the thread keeps (the
+	// older are reclaimed): the hint then says so.
+	Keep int
 
 	write func(ctx context.Context, path, content string) error
 	read  func(ctx context.Context, path string) (string, error)
@@ -94,5 +98,19 @@ func (w *Workspace) Fetch(ctx context.Context, loc Locator) (string, error) {
 // the path and the line bounds of a first read that fits w.Window bytes,
 // and the number of lines, counted as DESIGN §2.2 counts them.
 func (w *Workspace) Hint(loc Locator, text string) string {
-	return readHint(w.Tool, loc, text, w.Window)
+	return w.kept(readHint(w.Tool, loc, text, w.Window))
+}
+
+// kept adds to a hint how long the spill stays, when Keep says.
+func (w *Workspace) kept(hint string) string {
+	if w.Keep <= 0 {
+		return hint
+	}
+	return hint + " It stays while among this thread's newest " + strconv.Itoa(w.Keep) + " spills."
+}
+
+// HintFrom is Hint for a reader that saw text up to character char of
+// line from (HintFromer).
+func (w *Workspace) HintFrom(loc Locator, text string, from, char int) string {
+	return w.kept(readHintFrom(w.Tool, loc, text, w.Window, from, char))
 }

@@ -185,6 +185,14 @@ func (a *app) emit(v any, plain func(w io.Writer) error) error {
 	return plain(a.stdout)
 }
 
+// emptyNote says on a terminal that a listing has nothing to show (msg),
+// where a pipe gets no output at all.
+func (a *app) emptyNote(msg string) {
+	if !a.json && isTerminal(a.stdout) {
+		fmt.Fprintln(a.stdout, msg)
+	}
+}
+
 // printJSON writes v as one line of JSON, without HTML escaping.
 func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)

@@ -36,6 +36,9 @@ With --json, an array of paths: ["a.md","notes/b.md"] ([] when none).`,
 			if err != nil {
 				return err
 			}
+			if len(paths) == 0 {
+				a.emptyNote("no files match " + args[0])
+			}
 			return a.emit(nonEmpty(paths), lines(paths))
 		},
 	}
@@ -99,7 +102,8 @@ backreferences) as "path:line:text", in path then line order.
 
 --under DIR searches only that directory. --include GLOB keeps the files it
 matches, like ripgrep's --glob: a pattern without "/" matches a file's
-name, one with "/" its path relative to --under. --limit N stops after N
+name, one with "/" its path relative to --under; a leading "!" excludes
+the files the rest matches ('!*.md'). --limit N stops after N
 matches (default ` + itoa(satchel.DefaultGrepLimit) + `), saying so on standard error.
 --at REF searches a retained commit. --timeout D bounds the search (default
 ` + satchel.DefaultGrepTimeout.String() + `): a search that reaches it prints the matches found so far, then
@@ -137,6 +141,9 @@ With --json, the GrepResult: {"matches": [{"path": ..., "line": N,
 				if _, err := io.WriteString(a.stdout, b.String()); err != nil {
 					return err
 				}
+			}
+			if len(res.Matches) == 0 && res.Stopped == "" {
+				a.emptyNote("no matches for " + args[0])
 			}
 			if res.Truncated && !a.json {
 				a.notice("grep stopped after %d matches; narrow the search or raise --limit", len(res.Matches))

@@ -286,6 +286,19 @@ func TestServedToolDescriptions(t *testing.T) {
 	for _, problem := range tooldesc.Check(tools.Tools, "") {
 		t.Error(problem)
 	}
+	// The script tools have titles and an output schema, and speak of
+	// MCP's arguments, not the CLI's flags.
+	for _, tl := range tools.Tools {
+		if tl.Name != "run_script" && tl.Name != "check_run" {
+			continue
+		}
+		if tl.Title == "" || tl.OutputSchema == nil {
+			t.Errorf("%s: title %q, output schema %v", tl.Name, tl.Title, tl.OutputSchema)
+		}
+		if strings.Contains(tl.Description, "--input-") {
+			t.Errorf("%s names CLI flags: %s", tl.Name, tl.Description)
+		}
+	}
 	_ = cs.Close()
 	if code := wait(); code != 0 {
 		t.Errorf("serve exited %d: %s", code, stderr)

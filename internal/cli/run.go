@@ -104,6 +104,7 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 	in := luahost.InputSource{
 		File: f.inputFile, HasFile: cmd.Flags().Changed("input-file"),
 		Text: f.inputText, HasText: cmd.Flags().Changed("input-text"),
+		FileName: "--input-file", TextName: "--input-text",
 		Read: func(name string) (string, error) {
 			b, err := bounded.ReadFile(name, satchel.DefaultMaxFileBytes, "the per-file limit")
 			return b, unwrapPath(err)

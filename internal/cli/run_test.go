@@ -52,11 +52,11 @@ func TestRun(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dump, "out", "summary.md")); string(b) != "# y" {
 		t.Errorf("dumped: %q", b)
 	}
-	h.refused("input_file and input_text are mutually exclusive; specify one, not both", "run", s, "--input-text", "x", "--input-file", "f")
-	h.refused(`cannot read input_file "`+filepath.Join(dir, "nope")+`": no such file or directory`, "run", s, "--input-file", filepath.Join(dir, "nope"))
+	h.refused("--input-file and --input-text are mutually exclusive; specify one, not both", "run", s, "--input-text", "x", "--input-file", "f")
+	h.refused(`cannot read --input-file "`+filepath.Join(dir, "nope")+`": no such file or directory`, "run", s, "--input-file", filepath.Join(dir, "nope"))
 	bare := writeScript(t, dir, "bare.lua", `store.write("a.md", "x x")
 store.str_replace("a.md", "x", "y")`)
-	h.refused("input_file or input_text was provided but the script declares no input", "run", bare, "--input-text", "x")
+	h.refused("--input-file or --input-text was provided but the script declares no input", "run", bare, "--input-text", "x")
 	h.refused("bare.lua:2: anchor occurs 2 times in a.md, expected exactly one", "run", bare)
 	lazy := writeScript(t, dir, "lazy.lua", "--[[\noutput: out/none.md\n]]\nprint('no')")
 	if r := h.run("run", lazy); r.Code != 1 || r.Err != "the script declares output \"out/none.md\" but it was not produced\n" {

@@ -82,7 +82,8 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits
 		runSchema = strings.Replace(runSchema, `, "enum": []`, "", 1)
 	}
 	runTool := mcpserver.CustomTool{
-		Tool: mcpserver.Tool{Name: "run_script", Description: desc.String(), InputSchema: json.RawMessage(runSchema), Destructive: true},
+		Tool: mcpserver.Tool{Name: "run_script", Title: "Run a script", Description: desc.String(), InputSchema: json.RawMessage(runSchema),
+			OutputSchema: json.RawMessage(runOutputSchema), Destructive: true},
 		Call: func(ctx context.Context, id mcpserver.Identity, raw json.RawMessage) (string, any, error) {
 			var a struct {
 				Script    string   `json:"script"`
@@ -137,7 +138,7 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits
 		},
 	}
 	checkTool := mcpserver.CustomTool{
-		Tool: mcpserver.Tool{Name: "check_run", ReadOnly: true, Idempotent: true,
+		Tool: mcpserver.Tool{Name: "check_run", Title: "Check a run", OutputSchema: json.RawMessage(runOutputSchema), ReadOnly: true, Idempotent: true,
 			Description: "The state of a run that run_script started and returned a run_id for: running, or, once done, its result as run_script gives it. " +
 				"Without run_id, the list of your runs (detached ones included), newest first.",
 			InputSchema: json.RawMessage(`{"type": "object", "properties": {"run_id": {"type": "string"}}, "additionalProperties": false}`)},
@@ -177,6 +178,22 @@ func runList(runs []luahost.RunState) (string, any, error) {
 	}
 	return b.String(), map[string]any{"runs": runs}, nil
 }
+
+// runOutputSchema is the structured result of run_script and check_run
+// (luahost.RunState); a result too large to send inline is {"spilled":
+// ...} instead, so no property is required.
+const runOutputSchema = `{"type": "object", "properties": {
+  "run_id": {"type": "string"}, "script": {"type": "string"},
+  "state": {"type": "string", "enum": ["running", "succeeded", "failed"]},
+  "output": {"type": "string", "description": "the declared output"},
+  "produced": {"type": "boolean", "description": "whether the script produced its declared output"},
+  "printed": {"type": "string", "description": "what the script printed (its first MiB)"},
+  "error": {"type": "string"},
+  "commits": {"type": "array", "items": {"type": "object"}, "description": "the run's commits (of the run's fork when atomic)"},
+  "published": {"type": "object", "description": "an atomic run's publish commit on your thread"},
+  "started": {"type": "string", "format": "date-time"}, "ended": {"type": "string", "format": "date-time"},
+  "runs": {"type": "array", "items": {"type": "object"}, "description": "check_run without run_id: your runs, newest first"},
+  "spilled": {"type": "object", "description": "set instead when the result was saved as a file"}}}`
 
 func callerOf(id mcpserver.Identity) luahost.Caller {
 	return luahost.Caller{Scope: id.Scope, Thread: id.Thread, Agent: id.Agent,

@@ -159,3 +159,25 @@ func TestSuggestions(t *testing.T) {
 		t.Errorf("lgo: exit %d, %q", r.Code, r.Err)
 	}
 }
+
+// TestEmptyResultsOnTerminal: grep, glob and diff with nothing to show say
+// so on a terminal, and print nothing into a pipe.
+func TestEmptyResultsOnTerminal(t *testing.T) {
+	h := newHarness(t)
+	h.ok("fs", "write", "a.md", "one\n")
+	h.ok("checkpoint", "v1")
+	cases := map[string][]string{
+		"no matches for nothere\n":         {"fs", "grep", "nothere"},
+		"no files match *.go\n":            {"fs", "glob", "*.go"},
+		"no changes between v1 and head\n": {"diff", "v1"},
+	}
+	for _, args := range cases {
+		equal(t, strings.Join(args, " ")+" piped", h.ok(args...), "")
+	}
+	tty := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = tty }()
+	for want, args := range cases {
+		equal(t, strings.Join(args, " "), h.ok(args...), want)
+	}
+}

@@ -121,8 +121,9 @@ Without PATH, prints one line per path that differs, in path order:
 "added", "removed" or "changed", a tab, and the path. With --json, an
 array of changes: [{"path": ..., "kind": "added"}] ([] when none).
 
-With PATH, prints the unified diff of that file (nothing when it is the
-same in both); with --json, {"path": ..., "diff": ...}.`,
+With PATH, prints the unified diff of that file; with --json, {"path":
+..., "diff": ...}. When nothing differs, a terminal gets "no changes
+between FROM and TO" and a pipe gets nothing.`,
 		Example: `  satchel diff draft-1
   satchel diff 3 7 notes/plan.md`,
 		Args: argsBetween([]string{"FROM"}, "TO", "PATH"),
@@ -140,11 +141,17 @@ same in both); with --json, {"path": ..., "diff": ...}.`,
 				if err != nil {
 					return err
 				}
+				if d == "" {
+					a.emptyNote(fmt.Sprintf("no changes between %s and %s in %s", args[0], args[1], args[2]))
+				}
 				return a.emit(diffResult{Path: args[2], Diff: d}, text(d))
 			}
 			cs, err := ws.Diff(ctx, args[0], args[1])
 			if err != nil {
 				return err
+			}
+			if len(cs) == 0 {
+				a.emptyNote(fmt.Sprintf("no changes between %s and %s", args[0], args[1]))
 			}
 			return a.emit(nonEmpty(cs), func(w io.Writer) error {
 				var b strings.Builder

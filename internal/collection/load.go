@@ -321,16 +321,23 @@ func (l *loader) store(file string, data []byte) *Store {
 	if s.EntityName == "" && s.Name != "" {
 		s.EntityName = camel(s.Name)
 	}
-	schemaOK := false
 	s.schemaPath = schemaPath
+	// broken are the top-level fields whose definitions are refused: the
+	// checks that name a field (key, ttl, indexes) stay quiet about those
+	// and check the others, so that every error is reported at once.
+	broken := map[string]bool{}
 	if schemaV != nil {
-		s.Fields, s.FieldNames, schemaOK = c.fields(schemaPath, schemaV, 0)
+		s.Fields, s.FieldNames, _ = c.fieldsOf(schemaPath, schemaV, 0, broken)
+	}
+	known := func(name string) bool {
+		top, _, _ := strings.Cut(name, ".")
+		return s.Fields != nil && !broken[top]
 	}
 	if keyV != nil {
 		if k, ok := c.str(keyPath, keyV); ok {
 			s.Key = k
-			if schemaOK {
-				s.key = c.keyTemplate(keyPath, k, s)
+			if s.Fields != nil {
+				s.key = c.keyTemplate(keyPath, k, s, known)
 			}
 		}
 	}
@@ -345,7 +352,7 @@ func (l *loader) store(file string, data []byte) *Store {
 		}
 	}
 	if v := root.get("ttl"); v != nil {
-		s.TTL = c.ttl(v, s, schemaOK)
+		s.TTL = c.ttl(v, s, known)
 	}
 	if v := root.get("deletable"); v != nil {
 		s.Deletable = c.boolean("deletable", v)
@@ -354,7 +361,7 @@ func (l *loader) store(file string, data []byte) *Store {
 		s.Shared = c.boolean("shared", v)
 	}
 	if v := root.get("indexes"); v != nil {
-		s.Indexes = c.indexes(v, s, schemaOK)
+		s.Indexes = c.indexes(v, s, known)
 	}
 	return s
 }
@@ -375,6 +382,12 @@ var typeKeys = map[string][]string{
 // fields checks an object of field definitions. ok is false when any
 // field is broken, so checks that depend on the schema can stay quiet.
 func (c fileCtx) fields(path string, v *jval, depth int) (map[string]*Field, []string, bool) {
+	return c.fieldsOf(path, v, depth, nil)
+}
+
+// fieldsOf is fields, adding to broken (when not nil) the names of the
+// fields whose definitions are refused.
+func (c fileCtx) fieldsOf(path string, v *jval, depth int, broken map[string]bool) (map[string]*Field, []string, bool) {
 	if v.kind != jObject {
 		c.add(path, "must be an object of field definitions, such as {\"id\": {\"type\": \"string\"}}, not %s", v.kind)
 		return nil, nil, false
@@ -391,10 +404,16 @@ func (c fileCtx) fields(path string, v *jval, depth int) (map[string]*Field, []s
 		if !validFieldName(m.key) {
 			c.add(p, "%q is not a valid field name: letters, digits, _ and -, starting with a letter or _, at most 64 characters", m.key)
 			ok = false
+			if broken != nil {
+				broken[m.key] = true
+			}
 			continue
 		}
 		f, fok := c.field(p, m.val, depth)
 		ok = ok && fok
+		if !fok && broken != nil {
+			broken[m.key] = true
+		}
 		fields[m.key] = f
 		names = append(names, m.key)
 	}
@@ -557,7 +576,7 @@ type keyPart struct {
 // keyFieldTypes are the types a key template may use.
 var keyFieldTypes = []string{TypeString, TypeNumber, TypeBoolean, TypeEnum, TypeRef}
 
-func (c fileCtx) keyTemplate(path, tmpl string, s *Store) []keyPart {
+func (c fileCtx) keyTemplate(path, tmpl string, s *Store, known func(string) bool) []keyPart {
 	var parts []keyPart
 	bad := false
 	fail := func(format string, args ...any) {
@@ -591,6 +610,8 @@ func (c fileCtx) keyTemplate(path, tmpl string, s *Store) []keyPart {
 		}
 		name := rest[open+1 : open+1+end]
 		switch f := s.Fields[name]; {
+		case name != "" && !known(name):
+			bad = true // its definition is refused already
 		case name == "":
 			fail("empty {} at position %d of %q: write a field name inside", p, tmpl)
 		case strings.Contains(name, "."):
@@ -617,7 +638,7 @@ func (c fileCtx) keyTemplate(path, tmpl string, s *Store) []keyPart {
 	return parts
 }
 
-func (c fileCtx) ttl(v *jval, s *Store, schemaOK bool) *TTL {
+func (c fileCtx) ttl(v *jval, s *Store, known func(string) bool) *TTL {
 	const secs = "a whole number of seconds from 1 to 3153600000 (100 years)"
 	if v.kind == jNumber {
 		n, ok := c.integer("ttl", v, 1, MaxTTL, secs)
@@ -669,7 +690,7 @@ func (c fileCtx) ttl(v *jval, s *Store, schemaOK bool) *TTL {
 			continue
 		}
 		ov.Condition = src
-		if cond, err := parseTTLCondition(src, s, schemaOK); err != nil {
+		if cond, err := parseTTLCondition(src, s, known); err != nil {
 			c.add(p+".condition", "%v", err)
 		} else {
 			ov.Cond = cond
@@ -681,8 +702,8 @@ func (c fileCtx) ttl(v *jval, s *Store, schemaOK bool) *TTL {
 
 // parseTTLCondition parses a ttl override condition: exactly one
 // condition on a top-level field with =, != or IN.
-func parseTTLCondition(src string, s *Store, schemaOK bool) (Cond, error) {
-	const forms = "a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b']"
+func parseTTLCondition(src string, s *Store, known func(string) bool) (Cond, error) {
+	const forms = "a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b'] (numbers and booleans unquoted: n = 5, done = true)"
 	q, err := ParseQuery(src)
 	if err != nil {
 		return Cond{}, err
@@ -700,7 +721,7 @@ func parseTTLCondition(src string, s *Store, schemaOK bool) (Cond, error) {
 	if strings.Contains(cond.Field, ".") {
 		return Cond{}, fmt.Errorf("%s: %s on a top-level field", cond.Field, forms)
 	}
-	if schemaOK {
+	if known(cond.Field) {
 		if err := s.checkCond(&cond); err != nil {
 			return Cond{}, err
 		}
@@ -708,7 +729,7 @@ func parseTTLCondition(src string, s *Store, schemaOK bool) (Cond, error) {
 	return cond, nil
 }
 
-func (c fileCtx) indexes(v *jval, s *Store, schemaOK bool) []string {
+func (c fileCtx) indexes(v *jval, s *Store, known func(string) bool) []string {
 	if v.kind != jArray {
 		c.add("indexes", "must be an array of field names, not %s", v.kind)
 		return nil
@@ -727,7 +748,7 @@ func (c fileCtx) indexes(v *jval, s *Store, schemaOK bool) []string {
 		}
 		seen[name] = true
 		out = append(out, name)
-		if !schemaOK {
+		if !known(name) {
 			continue
 		}
 		switch f := s.Field(name); {

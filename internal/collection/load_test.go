@@ -296,14 +296,15 @@ func TestLoadErrors(t *testing.T) {
 	// ttl conditions: every form other than =, != and IN on a top-level
 	// field is a load error.
 	ttlCases := []struct{ cond, msg string }{
-		{"n < 3", "operator < is not allowed: a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b']"},
-		{"status = 'a' AND status = 'b'", "AND is not allowed: a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b']"},
+		{"n < 3", "operator < is not allowed: a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b'] (numbers and booleans unquoted: n = 5, done = true)"},
+		{"status = 'a' AND status = 'b'", "AND is not allowed: a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b'] (numbers and booleans unquoted: n = 5, done = true)"},
 		{"status = 'a' OR status = 'b'", "invalid query at position 14: OR is not supported: use field IN [a, b] for alternatives on one field, or run one query for each"},
-		{"", "empty condition: a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b']"},
+		{"", "empty condition: a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b'] (numbers and booleans unquoted: n = 5, done = true)"},
 		{"nope = 'x'", "invalid query at position 1: unknown field \"nope\" (fields: id, n, status, m, m.x)"},
-		{"m.x = 'x'", "m.x: a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b'] on a top-level field"},
+		{"m.x = 'x'", "m.x: a ttl condition is one of field = 'v', field != 'v' or field IN ['a', 'b'] (numbers and booleans unquoted: n = 5, done = true) on a top-level field"},
 		{"status = 'maybe'", "invalid query at position 10: status is an enum field: expected one of 'open', 'done', found 'maybe'"},
 		{"n = 'x'", "invalid query at position 5: n is a number field: expected a number, found 'x'"},
+		{"n = '5'", "invalid query at position 5: n is a number field: expected a number, found '5' (write it unquoted: 5)"},
 		{"status = done", "invalid query at position 10: expected a value (a 'quoted' string, a number, true, false or null), found \"done\""},
 	}
 	for i, tc := range tests {

@@ -478,11 +478,14 @@ func (s *Store) checkCond(c *Cond) error {
 			}
 		case TypeNumber:
 			if v.Kind != KindNumber {
-				return queryError(v.Pos, "%s is a number field: expected a number, found %s", c.Field, v)
+				return queryError(v.Pos, "%s is a number field: expected a number, found %s%s", c.Field, v, unquoted(v, func(s string) bool {
+					_, err := strconv.ParseFloat(s, 64)
+					return err == nil
+				}))
 			}
 		case TypeBoolean:
 			if v.Kind != KindBool {
-				return queryError(v.Pos, "%s is a boolean field: expected true or false, found %s", c.Field, v)
+				return queryError(v.Pos, "%s is a boolean field: expected true or false, found %s%s", c.Field, v, unquoted(v, func(s string) bool { return s == "true" || s == "false" }))
 			}
 		case TypeDatetime:
 			t, ok := time.Time{}, false
@@ -496,6 +499,15 @@ func (s *Store) checkCond(c *Cond) error {
 		}
 	}
 	return nil
+}
+
+// unquoted is the hint for a number or boolean written as a quoted
+// string ('5'): how to write it, " (write it unquoted: 5)", or "".
+func unquoted(v *Value, is func(string) bool) string {
+	if v.Kind == KindString && is(v.Str) {
+		return " (write it unquoted: " + v.Str + ")"
+	}
+	return ""
 }
 
 func article(typ string) string {

@@ -98,7 +98,7 @@ func Numbered(path, content string, b Bounds) (string, error) {
 // is selected. Unbounded, it selects every line.
 func span(path, content string, b Bounds) (seg string, first, last int, err error) {
 	if b.HasEnd && !b.HasStart {
-		return "", 0, 0, errs.New(errs.ErrInvalidRange, "end_line requires start_line")
+		return "", 0, 0, errs.New(errs.ErrInvalidRange, "end requires start")
 	}
 	start := 1
 	if b.HasStart {

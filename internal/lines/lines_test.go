@@ -32,7 +32,7 @@ func refLines(content string) []string {
 // the first line's number, or an error message.
 func refSpan(path, content string, b Bounds) ([]string, int, string) {
 	if b.HasEnd && !b.HasStart {
-		return nil, 0, "end_line requires start_line"
+		return nil, 0, "end requires start"
 	}
 	start := 1
 	if b.HasStart {
@@ -119,8 +119,8 @@ func TestSlice(t *testing.T) {
 		{"\r\n", From(1), "", "", nil},
 		{"a\rb\nc", Range(1, 1), "a\rb", "", nil},
 		{"ü\n日本\n", Range(2, 5), "日本", "", nil},
-		{"a\nb", Bounds{End: 1, HasEnd: true}, "", "end_line requires start_line", errs.ErrInvalidRange},
-		{"\xff", Bounds{End: 1, HasEnd: true}, "", "end_line requires start_line", errs.ErrInvalidRange},
+		{"a\nb", Bounds{End: 1, HasEnd: true}, "", "end requires start", errs.ErrInvalidRange},
+		{"\xff", Bounds{End: 1, HasEnd: true}, "", "end requires start", errs.ErrInvalidRange},
 		{"a\nb", From(0), "", "start must be at least 1", errs.ErrInvalidRange},
 		{"a\nb", Range(-1, -5), "", "start must be at least 1", errs.ErrInvalidRange},
 		{"\xff", From(0), "", "start must be at least 1", errs.ErrInvalidRange},
@@ -164,7 +164,7 @@ func TestNumbered(t *testing.T) {
 		{hundred.String(), From(100), "100| line 100", ""},
 		{hundred.String(), Range(20, 21), "20| line 20\n21| line 21", ""},
 		{"\xff", All(), "", "file is not valid UTF-8 text: p.txt"},
-		{"a", Bounds{End: 1, HasEnd: true}, "", "end_line requires start_line"},
+		{"a", Bounds{End: 1, HasEnd: true}, "", "end requires start"},
 		{"a", From(0), "", "start must be at least 1"},
 		{"a\nb", Range(2, 1), "", "end must not be before start"},
 	}

@@ -3,7 +3,7 @@ name: summarize
 description: Keep lines 20 to 40 of a document as notes/summary.md, wrapped as untrusted text, and log the run.
 input:
   path: input/document.md
-  description: The document to summarise (give it with --input-file or --input-text).
+  description: The document to summarise.
 output:
   path: notes/summary.md
   description: The excerpt, inside the untrusted envelope, ready to go into a prompt.
