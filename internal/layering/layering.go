@@ -82,6 +82,7 @@ var Packages = map[string]Layer{
 	"internal/jsonquote":  Semantics,
 	"internal/jsonsize":   Semantics,
 	"internal/udiff":      Semantics,
+	"internal/archive":    Semantics,
 	"internal/ignore":     Semantics,
 	"spill":               Semantics,
 
