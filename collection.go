@@ -15,6 +15,7 @@ import (
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/collection"
 	"github.com/satchel-dev/satchel/internal/docengine"
+	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -710,9 +711,9 @@ func (c *Collection) change(op, key string, opts []WriteOption, args []string) (
 	if kc != nil {
 		k = kc.key
 	}
-	var sum summary
-	sum.add(op + " " + c.st.Name + "/" + key)
-	ch := &backend.DocChange{Op: op, Scope: c.scope, Meta: appendMeta(nil, op, sum.bytes(), a, k)}
+	var sum engine.Summary
+	sum.Add(op + " " + c.st.Name + "/" + key)
+	ch := &backend.DocChange{Op: op, Scope: c.scope, Meta: appendMeta(nil, op, sum.Bytes(), a, k)}
 	if kc != nil {
 		ch.Key = kc.claim(c.s, c.scope)
 	}
