@@ -216,7 +216,7 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 			continue // a thread's spill area is part of the thread
 		}
 		info := ThreadInfo{Name: t.Name, Created: t.Created}
-		c, ok, err := s.b.Head(ctx, t.ID)
+		c, ok, err := s.eng.HeadCommit(ctx, t.ID)
 		if err != nil && !errors.Is(err, backend.ErrNoThread) {
 			return nil, err
 		}

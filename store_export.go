@@ -95,7 +95,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 			if o.Thread != "" && t.Name != o.Thread {
 				continue
 			}
-			log, err := s.b.Log(ctx, t.ID, 0, 0)
+			log, err := s.eng.Log(ctx, t.ID, 0, 0)
 			if err != nil {
 				return st, err
 			}
@@ -241,7 +241,7 @@ func (ex *exporter) thread(ctx context.Context, t *exThread) error {
 	if err != nil {
 		return err
 	}
-	cps, err := ex.s.b.Checkpoints(ctx, t.t.ID)
+	cps, err := ex.s.eng.Checkpoints(ctx, t.t.ID)
 	if err != nil {
 		return err
 	}

@@ -192,7 +192,7 @@ func (s *Store) Purge(ctx context.Context, scope string) (PurgeReport, error) {
 		return r, err
 	}
 	for _, t := range ts {
-		cs, err := s.b.Log(ctx, t.ID, 0, 0)
+		cs, err := s.eng.Log(ctx, t.ID, 0, 0)
 		if err != nil && !errors.Is(err, backend.ErrNoThread) {
 			return r, err
 		}

@@ -96,7 +96,7 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 		if !ok {
 			return backend.Commit{}, nil
 		}
-		c, _, err := w.s.b.Head(ctx, id)
+		c, _, err := w.s.eng.HeadCommit(ctx, id)
 		return c, err
 	}
 	if n, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
@@ -109,7 +109,7 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 		if !ok {
 			return backend.Commit{}, errs.New(errs.ErrNotFound, "commit not found: %d (thread %s has no commits)", n, w.thread)
 		}
-		c, err := w.s.b.CommitAt(ctx, id, n)
+		c, err := w.s.eng.CommitAt(ctx, id, n)
 		if errors.Is(err, backend.ErrNoCommit) {
 			return c, errs.New(errs.ErrNotFound, "commit not found: %d is not a retained commit of thread %s", n, w.thread)
 		}
@@ -128,14 +128,14 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 		}
 		return c, err
 	}
-	seq, err := w.s.b.CheckpointSeq(ctx, id, ref)
+	seq, err := w.s.eng.CheckpointSeq(ctx, id, ref)
 	if errors.Is(err, backend.ErrNoCheckpoint) {
 		return backend.Commit{}, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)
 	}
 	if err != nil {
 		return backend.Commit{}, err
 	}
-	return w.s.b.CommitAt(ctx, id, seq)
+	return w.s.eng.CommitAt(ctx, id, seq)
 }
 
 // At returns a read-only view at a retained commit: ref is a sequence
