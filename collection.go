@@ -122,10 +122,11 @@ type collOpts struct {
 	force          bool
 }
 
-// Recording makes the collection record a as the actor of every change it
-// makes, in the log of document changes that Store.Audit lists (without
-// it: the agent of AsAgent, or an operator).
-func Recording(a Actor) CollectionOption { return func(o *collOpts) { o.actor = &a } }
+// CollectionActor makes the collection record a as the actor of every
+// change it makes, in the log of document changes that Store.Audit lists
+// (without it: the agent of AsAgent, or an operator). WorkspaceActor is
+// the same for a workspace's commits.
+func CollectionActor(a Actor) CollectionOption { return func(o *collOpts) { o.actor = &a } }
 
 // AsAgent makes the collection act for an agent of the project: its
 // access applies (read grants Get, Query and List; rw adds Set and

@@ -258,8 +258,10 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 	return s.b.DeleteThread(ctx, sp.ID)
 }
 
-// Scopes lists the scopes that have threads.
-func (s *Store) Scopes(ctx context.Context) ([]string, error) { return s.b.Scopes(ctx) }
+// ScopeNames lists the names of the scopes that have threads, and nothing
+// more; ScopeUsage lists every scope that has threads or documents, with
+// its usage.
+func (s *Store) ScopeNames(ctx context.Context) ([]string, error) { return s.b.Scopes(ctx) }
 
 // Limits bound a workspace (DESIGN §2.4). Zero fields take the defaults.
 type Limits struct {

@@ -427,7 +427,7 @@ func (w *Workspace) Fork(ctx context.Context, ref, newThread string, opts ...Wri
 		return nil, err
 	}
 	if nw == nil { // a retry: the thread the first call made
-		return w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
+		return w.s.Workspace(ctx, w.scope, newThread, WorkspaceActor(w.actor))
 	}
 	return nw, nil
 }
@@ -459,7 +459,7 @@ func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace
 	case err != nil:
 		return nil, err
 	}
-	nw, err := w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
+	nw, err := w.s.Workspace(ctx, w.scope, newThread, WorkspaceActor(w.actor))
 	if err != nil {
 		return nil, err
 	}

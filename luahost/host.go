@@ -195,7 +195,7 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Input != nil && s.Front.Input == nil {
 		return nil, errNoInput
 	}
-	ws, err := cfg.Store.Workspace(ctx, cfg.Scope, cfg.Thread, satchel.As(cfg.Actor))
+	ws, err := cfg.Store.Workspace(ctx, cfg.Scope, cfg.Thread, satchel.WorkspaceActor(cfg.Actor))
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := ws.As(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base, Client: c.client, ClientVersion: c.clientVersion})
+	h := ws.ForActor(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:" + c.base, Client: c.client, ClientVersion: c.clientVersion})
 	c.se.adopt(h)
 	return h, nil
 }

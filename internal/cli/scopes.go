@@ -36,7 +36,7 @@ them).`,
 			if err != nil {
 				return err
 			}
-			l, err := s.ListScopes(ctx)
+			l, err := s.ScopeUsage(ctx)
 			if err != nil {
 				return err
 			}
@@ -160,9 +160,9 @@ Prints what it did; with --json, {"thread": NAME, "archived": BOOL,
 			}
 			var r satchel.ArchiveResult
 			if archive {
-				r, err = s.ArchiveThread(ctx, a.scope, args[0], satchel.As(a.actor()))
+				r, err = s.ArchiveThread(ctx, a.scope, args[0], satchel.WorkspaceActor(a.actor()))
 			} else {
-				r, err = s.UnarchiveThread(ctx, a.scope, args[0], satchel.As(a.actor()))
+				r, err = s.UnarchiveThread(ctx, a.scope, args[0], satchel.WorkspaceActor(a.actor()))
 			}
 			if err != nil {
 				return err
