@@ -15,6 +15,7 @@ import (
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/collection"
 	"github.com/satchel-dev/satchel/internal/docengine"
+	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -121,10 +122,11 @@ type collOpts struct {
 	force          bool
 }
 
-// Recording makes the collection record a as the actor of every change it
-// makes, in the log of document changes that Store.Audit lists (without
-// it: the agent of AsAgent, or an operator).
-func Recording(a Actor) CollectionOption { return func(o *collOpts) { o.actor = &a } }
+// CollectionActor makes the collection record a as the actor of every
+// change it makes, in the log of document changes that Store.Audit lists
+// (without it: the agent of AsAgent, or an operator). WorkspaceActor is
+// the same for a workspace's commits.
+func CollectionActor(a Actor) CollectionOption { return func(o *collOpts) { o.actor = &a } }
 
 // AsAgent makes the collection act for an agent of the project: its
 // access applies (read grants Get, Query and List; rw adds Set and
@@ -710,9 +712,9 @@ func (c *Collection) change(op, key string, opts []WriteOption, args []string) (
 	if kc != nil {
 		k = kc.key
 	}
-	var sum summary
-	sum.add(op + " " + c.st.Name + "/" + key)
-	ch := &backend.DocChange{Op: op, Scope: c.scope, Meta: appendMeta(nil, op, sum.bytes(), a, k)}
+	var sum engine.Summary
+	sum.Add(op + " " + c.st.Name + "/" + key)
+	ch := &backend.DocChange{Op: op, Scope: c.scope, Meta: appendMeta(nil, op, sum.Bytes(), a, k)}
 	if kc != nil {
 		ch.Key = kc.claim(c.s, c.scope)
 	}

@@ -73,7 +73,7 @@ func (p *Project) toolTarget(tool string) (store, op string, err error) {
 }
 
 // CallCollectionTool runs a generated tool for the agent of actor (which
-// the changes it makes record, as Recording does) in a scope, with
+// the changes it makes record, as CollectionActor does) in a scope, with
 // the tool's arguments as JSON (an object; empty means {}), and returns
 // its structured result as JSON, the shapes of DESIGN §3:
 //
@@ -110,7 +110,7 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope string
 	if err := p.p.Authorize(agent, store, op); err != nil {
 		return nil, err
 	}
-	c, err := s.Collection(ctx, p, scope, store, append([]CollectionOption{AsAgent(agent), Recording(actor)}, opts...)...)
+	c, err := s.Collection(ctx, p, scope, store, append([]CollectionOption{AsAgent(agent), CollectionActor(actor)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@
 // retention policy (SetRetention) drops old commits from the log, and
 // Store.GC reclaims what no retained commit reaches, safely while writers
 // run. Store.SetDefaultRetention gives a scope's new threads a policy;
-// Store.ListScopes reports what each scope holds, Store.Purge removes
+// Store.ScopeUsage reports what each scope holds, Store.Purge removes
 // one, and Store.ArchiveThread makes a thread read-only, refusing writes
 // with ErrArchived (docs/operations.md).
 //

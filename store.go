@@ -216,7 +216,7 @@ func (s *Store) Threads(ctx context.Context, scope string) ([]ThreadInfo, error)
 			continue // a thread's spill area is part of the thread
 		}
 		info := ThreadInfo{Name: t.Name, Created: t.Created}
-		c, ok, err := s.b.Head(ctx, t.ID)
+		c, ok, err := s.eng.HeadCommit(ctx, t.ID)
 		if err != nil && !errors.Is(err, backend.ErrNoThread) {
 			return nil, err
 		}
@@ -258,8 +258,10 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 	return s.b.DeleteThread(ctx, sp.ID)
 }
 
-// Scopes lists the scopes that have threads.
-func (s *Store) Scopes(ctx context.Context) ([]string, error) { return s.b.Scopes(ctx) }
+// ScopeNames lists the names of the scopes that have threads, and nothing
+// more; ScopeUsage lists every scope that has threads or documents, with
+// its usage.
+func (s *Store) ScopeNames(ctx context.Context) ([]string, error) { return s.b.Scopes(ctx) }
 
 // Limits bound a workspace (DESIGN §2.4). Zero fields take the defaults.
 type Limits struct {

@@ -155,7 +155,7 @@ func (s *Store) auditThread(ctx context.Context, t backend.Thread, since time.Ti
 	const batch = 500
 	before := int64(0)
 	for {
-		cs, err := s.b.Log(ctx, t.ID, before, batch)
+		cs, err := s.eng.Log(ctx, t.ID, before, batch)
 		if errors.Is(err, backend.ErrNoThread) {
 			return nil // deleted meanwhile
 		}

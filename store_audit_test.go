@@ -25,18 +25,18 @@ func TestAudit(t *testing.T) {
 			st := open(t)
 			start := time.Now().Add(-time.Minute)
 			agent := satchel.Actor{Agent: "research", Credential: "tok_abc", Via: "mcp:write_file", Client: "evil\tclient<x>", ClientVersion: "1.0\n"}
-			ws, err := st.Workspace(ctx, "acme", "main", satchel.As(agent))
+			ws, err := st.Workspace(ctx, "acme", "main", satchel.WorkspaceActor(agent))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := ws.Write(ctx, "notes/a b<i>.md", plantedFile+"\n", satchel.IdempotencyKey("k1")); err != nil {
 				t.Fatal(err)
 			}
-			op, _ := st.Workspace(ctx, "other", "main", satchel.As(satchel.Actor{Via: "cli:fs append"}))
+			op, _ := st.Workspace(ctx, "other", "main", satchel.WorkspaceActor(satchel.Actor{Via: "cli:fs append"}))
 			if err := op.Append(ctx, "log", plantedFile); err != nil {
 				t.Fatal(err)
 			}
-			c, err := st.Collection(ctx, p, "acme", "s", satchel.Force(), satchel.Recording(satchel.Actor{Agent: "research", Credential: "tok_abc", Via: "mcp:store__s__set"}))
+			c, err := st.Collection(ctx, p, "acme", "s", satchel.Force(), satchel.CollectionActor(satchel.Actor{Agent: "research", Credential: "tok_abc", Via: "mcp:store__s__set"}))
 			if err != nil {
 				t.Fatal(err)
 			}

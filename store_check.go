@@ -120,10 +120,10 @@ func (s *Store) checkScope(ctx context.Context, k *engine.Checker, scope string,
 			err  error
 		)
 		for range 3 {
-			if log, err = s.b.Log(ctx, t.ID, 0, 0); err != nil {
+			if log, err = s.eng.Log(ctx, t.ID, 0, 0); err != nil {
 				return err
 			}
-			if head, ok, err = s.b.Head(ctx, t.ID); err != nil {
+			if head, ok, err = s.eng.HeadCommit(ctx, t.ID); err != nil {
 				return err
 			}
 			if ok == (len(log) > 0) && (!ok || head.Seq == log[0].Seq && head.ID == log[0].ID) {
@@ -146,7 +146,7 @@ func (s *Store) checkScope(ctx context.Context, k *engine.Checker, scope string,
 		case ok && (head.Seq != log[0].Seq || head.ID != log[0].ID):
 			add(0, "head", "is commit %d, but the newest retained commit is %d", head.Seq, log[0].Seq)
 		}
-		cps, err := s.b.Checkpoints(ctx, t.ID)
+		cps, err := s.eng.Checkpoints(ctx, t.ID)
 		if err != nil {
 			return err
 		}
@@ -213,7 +213,7 @@ func (s *Store) stillUnlogged(ctx context.Context, scope string, cs []backend.Co
 	}
 	logged := map[int64]bool{}
 	for _, t := range threads {
-		log, err := s.b.Log(ctx, t.ID, 0, 0)
+		log, err := s.eng.Log(ctx, t.ID, 0, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -13,9 +13,14 @@ import (
 	"strings"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/archive"
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
 )
+
+// ExportFormatVersion is the version of the export format this satchel
+// writes; Import refuses a file of a newer version.
+const ExportFormatVersion = archive.FormatVersion
 
 // ExportOptions says what Export writes.
 type ExportOptions struct {
@@ -90,7 +95,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 			if o.Thread != "" && t.Name != o.Thread {
 				continue
 			}
-			log, err := s.b.Log(ctx, t.ID, 0, 0)
+			log, err := s.eng.Log(ctx, t.ID, 0, 0)
 			if err != nil {
 				return st, err
 			}
@@ -103,16 +108,16 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 		return st, errs.New(errs.ErrNotFound, "thread not found: %s", o.Thread)
 	}
 	var err error
-	if ex.tw, err = newTarWriter(w); err != nil {
+	if ex.tw, err = archive.NewWriter(w); err != nil {
 		return st, err
 	}
 	if err := ex.run(ctx, scopes); err != nil {
 		return st, err
 	}
-	if err := ex.tw.close(); err != nil {
+	if err := ex.tw.Close(); err != nil {
 		return st, err
 	}
-	st.Blobs = ex.tw.blobs
+	st.Blobs = ex.tw.Blobs()
 	return st, nil
 }
 
@@ -120,7 +125,7 @@ type exporter struct {
 	s       *Store
 	o       ExportOptions
 	st      *ExportStats
-	tw      *tarWriter
+	tw      *archive.Writer
 	threads []*exThread
 	total   int64
 	done    int64
@@ -130,7 +135,7 @@ type exporter struct {
 type exThread struct {
 	t      backend.Thread
 	log    []backend.Commit
-	forkOf *recRef
+	forkOf *archive.Ref
 }
 
 func (ex *exporter) tick() {
@@ -149,7 +154,7 @@ func (ex *exporter) run(ctx context.Context, scopes []string) error {
 				return err
 			}
 			if len(set) > 0 {
-				if err := ex.tw.record(recScope{Type: recTypeScope, Scope: sc, Settings: set}); err != nil {
+				if err := ex.tw.Record(archive.Scope{Type: archive.TypeScope, Scope: sc, Settings: set}); err != nil {
 					return err
 				}
 			}
@@ -183,7 +188,7 @@ func (ex *exporter) run(ctx context.Context, scopes []string) error {
 
 // forkOf reads the source a thread's first commit was forked from (its
 // metadata says "fork of NAME@SEQ").
-func forkOf(log []backend.Commit) *recRef {
+func forkOf(log []backend.Commit) *archive.Ref {
 	if len(log) == 0 || log[0].Seq != 1 {
 		return nil
 	}
@@ -200,7 +205,7 @@ func forkOf(log []backend.Commit) *recRef {
 	if !ok || err != nil || ValidThreadName(name) != nil || seq < 1 {
 		return nil
 	}
-	return &recRef{Thread: name, Seq: seq}
+	return &archive.Ref{Thread: name, Seq: seq}
 }
 
 // forkOrder orders a scope's threads by name, except that a fork comes
@@ -240,7 +245,7 @@ func (ex *exporter) thread(ctx context.Context, t *exThread) error {
 	if err != nil {
 		return err
 	}
-	cps, err := ex.s.b.Checkpoints(ctx, t.t.ID)
+	cps, err := ex.s.eng.Checkpoints(ctx, t.t.ID)
 	if err != nil {
 		return err
 	}
@@ -248,14 +253,14 @@ func (ex *exporter) thread(ctx context.Context, t *exThread) error {
 	for _, cp := range cps {
 		names[cp.Seq] = append(names[cp.Seq], cp.Name)
 	}
-	rt := recThread{Type: recTypeThread, Scope: t.t.Scope, Name: t.t.Name, Created: exportTime(t.t.Created), ForkOf: t.forkOf}
+	rt := archive.Thread{Type: archive.TypeThread, Scope: t.t.Scope, Name: t.t.Name, Created: archive.Time(t.t.Created), ForkOf: t.forkOf}
 	if len(set) > 0 {
 		rt.Settings = set
 	}
 	if n := len(t.log); n > 0 {
 		rt.Head = t.log[n-1].Seq
 	}
-	if err := ex.tw.record(rt); err != nil {
+	if err := ex.tw.Record(rt); err != nil {
 		return err
 	}
 	ex.st.Threads++
@@ -265,7 +270,7 @@ func (ex *exporter) thread(ctx context.Context, t *exThread) error {
 		if err != nil {
 			return err
 		}
-		rc := recCommit{Type: recTypeCommit, Scope: t.t.Scope, Thread: t.t.Name, Seq: c.Seq, Time: exportTime(c.Time), Meta: string(c.Meta)}
+		rc := archive.Commit{Type: archive.TypeCommit, Scope: t.t.Scope, Thread: t.t.Name, Seq: c.Seq, Time: archive.Time(c.Time), Meta: string(c.Meta)}
 		if cs := names[c.Seq]; len(cs) > 0 {
 			slices.Sort(cs)
 			rc.Checkpoints = cs
@@ -295,7 +300,7 @@ func (ex *exporter) thread(ctx context.Context, t *exThread) error {
 				return err
 			}
 		}
-		if err := ex.tw.record(rc); err != nil {
+		if err := ex.tw.Record(rc); err != nil {
 			return err
 		}
 		ex.st.Commits++
@@ -307,7 +312,7 @@ func (ex *exporter) thread(ctx context.Context, t *exThread) error {
 }
 
 // commitOf returns a commit of a thread already written to the file.
-func (ex *exporter) commitOf(ctx context.Context, scope string, r recRef) (backend.Commit, bool) {
+func (ex *exporter) commitOf(ctx context.Context, scope string, r archive.Ref) (backend.Commit, bool) {
 	for _, t := range ex.threads {
 		if t.t.Scope != scope || t.t.Name != r.Thread {
 			continue
@@ -321,22 +326,22 @@ func (ex *exporter) commitOf(ctx context.Context, scope string, r recRef) (backe
 	return backend.Commit{}, false
 }
 
-func (ex *exporter) changes(ctx context.Context, snap *engine.Snapshot, cs []engine.Change) ([]recChange, error) {
-	out := make([]recChange, 0, len(cs))
+func (ex *exporter) changes(ctx context.Context, snap *engine.Snapshot, cs []engine.Change) ([]archive.Change, error) {
+	out := make([]archive.Change, 0, len(cs))
 	for _, c := range cs {
 		if c.Kind == engine.Removed {
-			out = append(out, recChange{Path: c.Path, Deleted: true})
+			out = append(out, archive.Change{Path: c.Path, Deleted: true})
 			continue
 		}
 		content, err := snap.Content(ctx, c.New)
 		if err != nil {
 			return nil, err
 		}
-		name, err := ex.tw.blob(content)
+		name, err := ex.tw.Blob(content)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, recChange{Path: c.Path, Blob: name, Size: c.New.Size, ModTime: c.New.ModTime})
+		out = append(out, archive.Change{Path: c.Path, Blob: name, Size: c.New.Size, ModTime: c.New.ModTime})
 	}
 	return out, nil
 }
@@ -359,7 +364,7 @@ func (ex *exporter) project(ctx context.Context, done map[backend.DocID]bool) er
 		if err != nil {
 			return err
 		}
-		if err := ex.tw.record(recFile{Type: recTypeFile, Path: path.Clean(f), Content: string(b)}); err != nil {
+		if err := ex.tw.Record(archive.File{Type: archive.TypeFile, Path: path.Clean(f), Content: string(b)}); err != nil {
 			return err
 		}
 		ex.st.ProjectFiles++
@@ -502,16 +507,16 @@ func (ex *exporter) doc(ctx context.Context, db backend.Documents, store, part, 
 	if err != nil || !ok {
 		return err // !ok: removed since the page was read
 	}
-	rd := recDoc{Type: recTypeDoc, Store: store, Scope: part, Key: key}
+	rd := archive.Doc{Type: archive.TypeDoc, Store: store, Scope: part, Key: key}
 	for i, v := range append([]backend.Doc{cur}, hist...) {
 		dv := document(v)
-		rv := recVersion{Version: dv.Version, Updated: exportTime(dv.Updated), JSON: string(dv.JSON)}
+		rv := archive.Version{Version: dv.Version, Updated: archive.Time(dv.Updated), JSON: string(dv.JSON)}
 		if i == 0 && !dv.Expires.IsZero() {
-			rv.Expires = exportTime(dv.Expires)
+			rv.Expires = archive.Time(dv.Expires)
 		}
 		rd.Versions = append(rd.Versions, rv)
 	}
-	if err := ex.tw.record(rd); err != nil {
+	if err := ex.tw.Record(rd); err != nil {
 		return err
 	}
 	ex.st.Documents++
@@ -536,7 +541,7 @@ func (ex *exporter) tokens(ctx context.Context) error {
 		if ex.o.Scope != "" && r.Scope != ex.o.Scope {
 			continue
 		}
-		if err := ex.tw.record(recToken{Type: recTypeToken, ID: strings.TrimPrefix(k, tokenKey), Scope: r.Scope, Record: string(m[k])}); err != nil {
+		if err := ex.tw.Record(archive.Token{Type: archive.TypeToken, ID: strings.TrimPrefix(k, tokenKey), Scope: r.Scope, Record: string(m[k])}); err != nil {
 			return err
 		}
 		ex.st.Tokens++

@@ -86,7 +86,7 @@ func must(t *testing.T, err error) {
 // documents with history and expiry, a shared store and tokens.
 func populate(t *testing.T, s *satchel.Store) {
 	ctx := t.Context()
-	ws, err := s.Workspace(ctx, "acme", "main", satchel.As(satchel.Actor{Agent: "research", Via: "test"}))
+	ws, err := s.Workspace(ctx, "acme", "main", satchel.WorkspaceActor(satchel.Actor{Agent: "research", Via: "test"}))
 	must(t, err)
 	big := strings.Repeat("a line of a large file\n", 20000)
 	must(t, ws.Write(ctx, "notes/plan.md", "# Plan\n1. read\n"))
@@ -243,9 +243,9 @@ func compareStores(t *testing.T, a, b *satchel.Store) {
 	t.Helper()
 	ctx := t.Context()
 	us := func(x time.Time) string { return x.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano) }
-	scopes, err := a.Scopes(ctx)
+	scopes, err := a.ScopeNames(ctx)
 	must(t, err)
-	scopesB, err := b.Scopes(ctx)
+	scopesB, err := b.ScopeNames(ctx)
 	must(t, err)
 	slices.Sort(scopes)
 	slices.Sort(scopesB)
@@ -360,7 +360,7 @@ func TestImportRefuses(t *testing.T) {
 
 	empty := func(t *testing.T, s *satchel.Store) {
 		t.Helper()
-		sc, err := s.Scopes(ctx)
+		sc, err := s.ScopeNames(ctx)
 		must(t, err)
 		toks, err := s.Tokens(ctx)
 		must(t, err)
@@ -487,7 +487,7 @@ func FuzzImport(f *testing.F) {
 		if !errors.Is(err, satchel.ErrInvalidArgument) && !errors.Is(err, satchel.ErrAccessDenied) {
 			t.Fatalf("import: %v", err)
 		}
-		if sc, _ := dst.Scopes(ctx); len(sc) != 0 {
+		if sc, _ := dst.ScopeNames(ctx); len(sc) != 0 {
 			t.Fatalf("a refused import left scopes %v", sc)
 		}
 	})

@@ -177,7 +177,7 @@ func (w *Workspace) replayCommit(ctx context.Context, rec *backend.KeyRecord, o 
 	}
 	c := Commit{Seq: rec.Seq, Time: rec.Time}
 	if rec.Thread != 0 {
-		bc, err := w.s.b.CommitAt(ctx, rec.Thread, rec.Seq)
+		bc, err := w.s.eng.CommitAt(ctx, rec.Thread, rec.Seq)
 		switch {
 		case err == nil:
 			c = w.s.commitOf(bc, nil)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/archive"
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
 )
@@ -103,7 +104,7 @@ func (s *Store) Import(ctx context.Context, r io.ReaderAt, size int64, o ImportO
 	if o.Progress != nil {
 		in = &progressReader{r: sr, f: func(n int64) { o.Progress("checking", n, size) }}
 	}
-	blobs, err := readExport(in, true, plan.blobs, plan.check)
+	blobs, err := archive.Read(in, true, plan.blobs, plan.check)
 	if err != nil {
 		return res, err
 	}
@@ -137,7 +138,7 @@ func (s *Store) Import(ctx context.Context, r io.ReaderAt, size int64, o ImportO
 		return res, err
 	}
 	apply := func(typ string, b []byte) error { return im.apply(ctx, typ, b) }
-	if _, err := readExport(io.NewSectionReader(r, 0, size), false, map[string]blobLoc{}, apply); err != nil {
+	if _, err := archive.Read(io.NewSectionReader(r, 0, size), false, map[string]archive.BlobLoc{}, apply); err != nil {
 		im.undo()
 		return ImportResult{}, err
 	}
@@ -164,7 +165,7 @@ func (p *progressReader) Read(b []byte) (int, error) {
 
 type scopedRef struct {
 	scope string
-	recRef
+	archive.Ref
 }
 
 type threadKey struct{ scope, name string }
@@ -186,7 +187,7 @@ type importPlan struct {
 	files   map[string]bool
 	docs    int
 	records int64
-	blobs   map[string]blobLoc // filled by readExport as it meets them
+	blobs   map[string]archive.BlobLoc // filled by archive.Read as it meets them
 }
 
 type planToken struct {
@@ -195,7 +196,7 @@ type planToken struct {
 }
 
 type planThread struct {
-	rec     recThread
+	rec     archive.Thread
 	commits map[int64]bool
 	last    int64
 	cps     map[string]bool
@@ -203,23 +204,23 @@ type planThread struct {
 
 func newImportPlan() *importPlan {
 	return &importPlan{threads: map[threadKey]*planThread{}, bases: map[scopedRef]bool{},
-		blobs: map[string]blobLoc{}, scopes: map[string]map[string][]byte{}, docKeys: map[docKey]bool{}, tokens: map[string][]byte{}, files: map[string]bool{}}
+		blobs: map[string]archive.BlobLoc{}, scopes: map[string]map[string][]byte{}, docKeys: map[docKey]bool{}, tokens: map[string][]byte{}, files: map[string]bool{}}
 }
 
 // check validates one record against the file so far (first pass).
 func (p *importPlan) check(typ string, b []byte) error {
 	p.records++
 	bad := func(format string, args ...any) error {
-		return corrupt("record %d (%s): %s", p.records, typ, fmt.Sprintf(format, args...))
+		return archive.Corrupt("record %d (%s): %s", p.records, typ, fmt.Sprintf(format, args...))
 	}
-	if typ != recTypeCommit {
+	if typ != archive.TypeCommit {
 		if err := p.endThread(); err != nil {
 			return err
 		}
 	}
 	switch typ {
-	case recTypeScope:
-		var r recScope
+	case archive.TypeScope:
+		var r archive.Scope
 		if err := json.Unmarshal(b, &r); err != nil {
 			return bad("%v", err)
 		}
@@ -230,8 +231,8 @@ func (p *importPlan) check(typ string, b []byte) error {
 			return bad("scope %s twice", r.Scope)
 		}
 		p.scopes[r.Scope] = r.Settings
-	case recTypeThread:
-		var r recThread
+	case archive.TypeThread:
+		var r archive.Thread
 		if err := json.Unmarshal(b, &r); err != nil {
 			return bad("%v", err)
 		}
@@ -242,7 +243,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 		if err := ValidThreadName(strings.TrimSuffix(r.Name, spillThreadSuffix)); err != nil {
 			return bad("%v", err)
 		}
-		if _, err := parseExportTime(r.Created); err != nil {
+		if _, err := archive.ParseTime(r.Created); err != nil {
 			return bad("%v", err)
 		}
 		k := threadKey{r.Scope, r.Name}
@@ -256,8 +257,8 @@ func (p *importPlan) check(typ string, b []byte) error {
 		p.threads[k] = t
 		p.order = append(p.order, k)
 		p.cur = t
-	case recTypeCommit:
-		var r recCommit
+	case archive.TypeCommit:
+		var r archive.Commit
 		if err := json.Unmarshal(b, &r); err != nil {
 			return bad("%v", err)
 		}
@@ -268,7 +269,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 		if r.Seq <= t.last || r.Seq > t.rec.Head {
 			return bad("commit %d of %s out of order (after %d, head %d)", r.Seq, r.Thread, t.last, t.rec.Head)
 		}
-		if _, err := parseExportTime(r.Time); err != nil {
+		if _, err := archive.ParseTime(r.Time); err != nil {
 			return bad("%v", err)
 		}
 		if !json.Valid([]byte(r.Meta)) {
@@ -307,7 +308,7 @@ func (p *importPlan) check(typ string, b []byte) error {
 				continue
 			}
 			loc, ok := p.blobs[c.Blob]
-			size := loc.size
+			size := loc.Size
 			if !ok {
 				return bad("commit %d: %s names blob %q, not stored before it", r.Seq, c.Path, c.Blob)
 			}
@@ -317,8 +318,8 @@ func (p *importPlan) check(typ string, b []byte) error {
 		}
 		t.commits[r.Seq] = true
 		t.last = r.Seq
-	case recTypeFile:
-		var r recFile
+	case archive.TypeFile:
+		var r archive.File
 		if err := json.Unmarshal(b, &r); err != nil {
 			return bad("%v", err)
 		}
@@ -326,8 +327,8 @@ func (p *importPlan) check(typ string, b []byte) error {
 			return bad("project file %q is not stores/NAME.json or agents/NAME/agent.json, or comes twice", r.Path)
 		}
 		p.files[r.Path] = true
-	case recTypeDoc:
-		var r recDoc
+	case archive.TypeDoc:
+		var r archive.Doc
 		if err := json.Unmarshal(b, &r); err != nil {
 			return bad("%v", err)
 		}
@@ -344,11 +345,11 @@ func (p *importPlan) check(typ string, b []byte) error {
 			return bad("document %s of %s comes twice, or has no versions", r.Key, r.Store)
 		}
 		for i, v := range r.Versions {
-			if _, err := parseExportTime(v.Updated); err != nil {
+			if _, err := archive.ParseTime(v.Updated); err != nil {
 				return bad("%v", err)
 			}
 			if v.Expires != "" {
-				if _, err := parseExportTime(v.Expires); err != nil || i > 0 {
+				if _, err := archive.ParseTime(v.Expires); err != nil || i > 0 {
 					return bad("document %s: bad expiry", r.Key)
 				}
 			}
@@ -361,8 +362,8 @@ func (p *importPlan) check(typ string, b []byte) error {
 		}
 		p.docKeys[k] = true
 		p.docs++
-	case recTypeToken:
-		var r recToken
+	case archive.TypeToken:
+		var r archive.Token
 		if err := json.Unmarshal(b, &r); err != nil {
 			return bad("%v", err)
 		}
@@ -393,7 +394,7 @@ func (p *importPlan) endThread() error {
 	t := p.cur
 	p.cur = nil
 	if t != nil && t.last != t.rec.Head {
-		return corrupt("thread %s/%s: its head %d is not in the file (truncated?)", t.rec.Scope, t.rec.Name, t.rec.Head)
+		return archive.Corrupt("thread %s/%s: its head %d is not in the file (truncated?)", t.rec.Scope, t.rec.Name, t.rec.Head)
 	}
 	return nil
 }
@@ -474,7 +475,7 @@ type importer struct {
 	o      ImportOptions
 	porter backend.Porter
 	plan   *importPlan
-	blobs  map[string]blobLoc
+	blobs  map[string]archive.BlobLoc
 	r      io.ReaderAt
 	res    *ImportResult
 	done   int64
@@ -492,7 +493,7 @@ type importer struct {
 }
 
 type importThread struct {
-	rec  recThread
+	rec  archive.Thread
 	id   int64
 	prev backend.Commit // the last commit made (zero: none)
 	gaps []int64
@@ -572,14 +573,14 @@ func (im *importer) tick() {
 // apply writes one record (second pass).
 func (im *importer) apply(ctx context.Context, typ string, b []byte) error {
 	defer im.tick()
-	if typ != recTypeCommit {
+	if typ != archive.TypeCommit {
 		if err := im.endThread(ctx); err != nil {
 			return err
 		}
 	}
 	switch typ {
-	case recTypeScope:
-		var r recScope
+	case archive.TypeScope:
+		var r archive.Scope
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
@@ -588,33 +589,33 @@ func (im *importer) apply(ctx context.Context, typ string, b []byte) error {
 				return err
 			}
 		}
-	case recTypeThread:
-		var r recThread
+	case archive.TypeThread:
+		var r archive.Thread
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
 		return im.thread(ctx, r)
-	case recTypeCommit:
-		var r recCommit
+	case archive.TypeCommit:
+		var r archive.Commit
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
 		return im.commit(ctx, r)
-	case recTypeFile:
-		var r recFile
+	case archive.TypeFile:
+		var r archive.File
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
 		im.res.ProjectFiles = append(im.res.ProjectFiles, ProjectFile{Path: r.Path, Content: []byte(r.Content)})
 		im.res.ExportStats.ProjectFiles++
-	case recTypeDoc:
-		var r recDoc
+	case archive.TypeDoc:
+		var r archive.Doc
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
 		return im.doc(ctx, r)
-	case recTypeToken:
-		var r recToken
+	case archive.TypeToken:
+		var r archive.Token
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
@@ -640,7 +641,7 @@ func (im *importer) putSetting(ctx context.Context, k settingKey, v []byte) erro
 	return nil
 }
 
-func (im *importer) thread(ctx context.Context, r recThread) error {
+func (im *importer) thread(ctx context.Context, r archive.Thread) error {
 	b := im.s.b
 	if im.o.Replace {
 		if old, err := b.Thread(ctx, r.Scope, r.Name, false); err == nil {
@@ -668,7 +669,7 @@ func (im *importer) thread(ctx context.Context, r recThread) error {
 // those retention had dropped; they are dropped again at once.
 var gapMeta = []byte(`{"op":"import","summary":"dropped by retention"}`)
 
-func (im *importer) commit(ctx context.Context, r recCommit) error {
+func (im *importer) commit(ctx context.Context, r archive.Commit) error {
 	t := im.cur
 	for seq := t.prev.Seq + 1; seq < r.Seq; seq++ {
 		c, err := im.sameTree(ctx, t, gapMeta)
@@ -699,7 +700,7 @@ func (im *importer) commit(ctx context.Context, r recCommit) error {
 	if c.Seq != r.Seq {
 		return fmt.Errorf("satchel: import: commit %d of %s landed as %d: another writer used the thread", r.Seq, r.Thread, c.Seq)
 	}
-	tm, _ := parseExportTime(r.Time)
+	tm, _ := archive.ParseTime(r.Time)
 	if err := im.porter.SetCommitTime(ctx, t.id, c.Seq, tm); err != nil {
 		return err
 	}
@@ -708,7 +709,7 @@ func (im *importer) commit(ctx context.Context, r recCommit) error {
 	for _, cp := range r.Checkpoints {
 		t.cps[cp] = c.Seq
 	}
-	if ref := (scopedRef{r.Scope, recRef{r.Thread, r.Seq}}); im.plan.bases[ref] {
+	if ref := (scopedRef{r.Scope, archive.Ref{Thread: r.Thread, Seq: r.Seq}}); im.plan.bases[ref] {
 		im.bases[ref] = c
 	}
 	im.res.Commits++
@@ -731,7 +732,7 @@ func (im *importer) sameTree(ctx context.Context, t *importThread, meta []byte) 
 }
 
 // changed applies a commit's changes to the thread's last tree.
-func (im *importer) changed(ctx context.Context, t *importThread, changes []recChange, meta []byte) (backend.Commit, error) {
+func (im *importer) changed(ctx context.Context, t *importThread, changes []archive.Change, meta []byte) (backend.Commit, error) {
 	contents := make([]string, len(changes))
 	for i, ch := range changes {
 		if ch.Deleted {
@@ -766,13 +767,13 @@ func (im *importer) changed(ctx context.Context, t *importThread, changes []recC
 // changed since the first pass).
 func (im *importer) blob(name string) (string, error) {
 	loc := im.blobs[name]
-	b := make([]byte, loc.size)
-	if _, err := im.r.ReadAt(b, loc.off); err != nil {
-		return "", corrupt("reading blob %s: %v", name, err)
+	b := make([]byte, loc.Size)
+	if _, err := im.r.ReadAt(b, loc.Off); err != nil {
+		return "", archive.Corrupt("reading blob %s: %v", name, err)
 	}
 	sum := sha256.Sum256(b)
 	if hex.EncodeToString(sum[:]) != name {
-		return "", corrupt("blob %s changed while it was imported", name)
+		return "", archive.Corrupt("blob %s changed while it was imported", name)
 	}
 	return string(b), nil
 }
@@ -801,18 +802,18 @@ func (im *importer) endThread(ctx context.Context) error {
 			return err
 		}
 	}
-	created, _ := parseExportTime(t.rec.Created)
+	created, _ := archive.ParseTime(t.rec.Created)
 	return im.porter.SetThreadCreated(ctx, t.id, created)
 }
 
-func (im *importer) doc(ctx context.Context, r recDoc) error {
+func (im *importer) doc(ctx context.Context, r archive.Doc) error {
 	_, maps := backend.As[backend.DocMaps](im.s.b)
 	vs := make([]backend.Doc, len(r.Versions))
 	for i, v := range r.Versions {
 		d := backend.Doc{Key: r.Key, Version: v.Version, JSON: []byte(v.JSON)}
-		d.Updated, _ = parseExportTime(v.Updated)
+		d.Updated, _ = archive.ParseTime(v.Updated)
 		if v.Expires != "" {
-			d.Expires, _ = parseExportTime(v.Expires)
+			d.Expires, _ = archive.ParseTime(v.Expires)
 		}
 		if maps {
 			m, err := decodeDoc(d.JSON)

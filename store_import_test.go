@@ -61,7 +61,7 @@ func TestImportUndo(t *testing.T) {
 		if !errors.Is(err, errBroken) {
 			t.Fatalf("failing after %d appends: %v", n, err)
 		}
-		if sc, _ := dst.Scopes(ctx); len(sc) != 0 {
+		if sc, _ := dst.ScopeNames(ctx); len(sc) != 0 {
 			t.Errorf("failing after %d appends: scopes %v left", n, sc)
 		}
 		for _, sc := range []string{"acme", "beta"} {

@@ -15,7 +15,7 @@ import (
 )
 
 // The lifecycle of scopes and threads (docs/operations.md, "Scopes and
-// lifecycle"): what a scope holds (ListScopes), purging a scope, archiving
+// lifecycle"): what a scope holds (ScopeUsage), purging a scope, archiving
 // a thread, and the retention policy a scope's new threads take.
 
 // ScopeInfo is a scope with its usage.
@@ -39,9 +39,9 @@ type ScopeInfo struct {
 	LastActivity time.Time `json:"last_activity,omitzero"`
 }
 
-// ListScopes lists every scope that has threads or documents, by name,
-// with its usage.
-func (s *Store) ListScopes(ctx context.Context) ([]ScopeInfo, error) {
+// ScopeUsage lists every scope that has threads or documents, by name,
+// with its usage (ScopeNames lists only the names of those with threads).
+func (s *Store) ScopeUsage(ctx context.Context) ([]ScopeInfo, error) {
 	names, err := s.b.Scopes(ctx)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (s *Store) Purge(ctx context.Context, scope string) (PurgeReport, error) {
 		return r, err
 	}
 	for _, t := range ts {
-		cs, err := s.b.Log(ctx, t.ID, 0, 0)
+		cs, err := s.eng.Log(ctx, t.ID, 0, 0)
 		if err != nil && !errors.Is(err, backend.ErrNoThread) {
 			return r, err
 		}

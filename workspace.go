@@ -26,7 +26,7 @@ type Workspace struct {
 	thread string
 	actor  Actor
 	key    string      // the idempotency key of the call (a handle made for it)
-	limits *limitsOnce // shared by the handles of one workspace (As, arms)
+	limits *limitsOnce // shared by the handles of one workspace (ForActor, arms)
 	arm    *arm        // set for the arms of a fanout
 	reads  *readLedger // set by TrackReads, shared by the handles
 	only   bool        // OnlyThread: no reach to other threads
@@ -45,8 +45,9 @@ func (r *threadRef) set(id int64) { r.id.Store(id) }
 // WorkspaceOption configures Store.Workspace.
 type WorkspaceOption func(*Workspace)
 
-// As records actor in every commit the workspace makes.
-func As(a Actor) WorkspaceOption { return func(w *Workspace) { w.actor = a } }
+// WorkspaceActor records actor in every commit the workspace makes
+// (CollectionActor is the same for a collection's changes).
+func WorkspaceActor(a Actor) WorkspaceOption { return func(w *Workspace) { w.actor = a } }
 
 // limitsOnce holds a workspace's bounds, read on its first mutation.
 type limitsOnce struct {
@@ -73,10 +74,11 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 	return w, nil
 }
 
-// As returns a handle on the same workspace whose commits record actor.
-// It costs nothing (no database access): servers make one per call to
-// record which tool made each commit.
-func (w *Workspace) As(a Actor) *Workspace {
+// ForActor returns a handle on the same workspace whose commits record
+// actor. It costs nothing (no database access): servers make one per call
+// to record which tool made each commit. WorkspaceActor sets the actor of
+// a workspace as it is opened.
+func (w *Workspace) ForActor(a Actor) *Workspace {
 	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, reads: w.reads, only: w.only, ref: w.ref}
 }
 

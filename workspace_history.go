@@ -24,7 +24,7 @@ func (w *Workspace) History(ctx context.Context, before int64, limit int) ([]Com
 	if err != nil || !ok {
 		return []Commit{}, err
 	}
-	cs, err := w.s.b.Log(ctx, id, before, limit)
+	cs, err := w.s.eng.Log(ctx, id, before, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (w *Workspace) History(ctx context.Context, before int64, limit int) ([]Com
 }
 
 func (w *Workspace) checkpointNames(ctx context.Context, id int64) (map[int64][]string, error) {
-	cps, err := w.s.b.Checkpoints(ctx, id)
+	cps, err := w.s.eng.Checkpoints(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (w *Workspace) Checkpoints(ctx context.Context) ([]CheckpointInfo, error) {
 	if err != nil || !ok {
 		return []CheckpointInfo{}, err
 	}
-	cps, err := w.s.b.Checkpoints(ctx, id)
+	cps, err := w.s.eng.Checkpoints(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (w *Workspace) Origin(ctx context.Context) (o Origin, ok bool, err error) {
 	if err != nil || !exists {
 		return Origin{}, false, err
 	}
-	c, err := w.s.b.CommitAt(ctx, id, 1)
+	c, err := w.s.eng.CommitAt(ctx, id, 1)
 	if errors.Is(err, backend.ErrNoCommit) {
 		return Origin{}, false, nil
 	}
@@ -160,7 +160,7 @@ func (w *Workspace) FileHistory(ctx context.Context, path string, before int64, 
 	if err != nil || !ok {
 		return page, err
 	}
-	cs, err := w.s.b.Log(ctx, id, before, MaxFileHistoryScan+1)
+	cs, err := w.s.eng.Log(ctx, id, before, MaxFileHistoryScan+1)
 	if err != nil {
 		return page, err
 	}

@@ -181,7 +181,7 @@ func (w *Workspace) Merge(ctx context.Context, from string, opts ...MergeOption)
 	if w.only {
 		return MergeResult{}, w.confined()
 	}
-	src, err := w.s.Workspace(ctx, w.scope, thread, As(w.actor))
+	src, err := w.s.Workspace(ctx, w.scope, thread, WorkspaceActor(w.actor))
 	if err != nil {
 		return MergeResult{}, err
 	}
@@ -230,7 +230,7 @@ func (w *Workspace) merge(ctx context.Context, head backend.Commit, base CommitR
 	bw := w
 	if base.Thread != w.thread {
 		var err error
-		if bw, err = w.s.Workspace(ctx, w.scope, base.Thread, As(w.actor)); err != nil {
+		if bw, err = w.s.Workspace(ctx, w.scope, base.Thread, WorkspaceActor(w.actor)); err != nil {
 			return MergeResult{}, err
 		}
 	}
@@ -289,9 +289,9 @@ func (w *Workspace) merge(ctx context.Context, head backend.Commit, base CommitR
 // mergeMeta is the metadata of a merge commit: op "merge", the summary
 // "merged FROM@N", and the commit merged as its second parent.
 func (w *Workspace) mergeMeta(from CommitRef) []byte {
-	var s summary
-	s.add("merged " + from.String())
-	meta := appendMeta(nil, "merge", s.bytes(), w.actor, w.key)
+	var s engine.Summary
+	s.Add("merged " + from.String())
+	meta := appendMeta(nil, "merge", s.Bytes(), w.actor, w.key)
 	p, _ := json.Marshal(from)
 	meta = append(meta[:len(meta)-1], `,"parent":`...)
 	meta = append(meta, p...)

@@ -46,7 +46,7 @@ func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) 
 	}
 	// An archive entry is a commit: a head at base that is one refuses
 	// the publish, and one after base fails the compare-and-swap.
-	if head, ok, err := w.s.b.Head(ctx, id); err != nil {
+	if head, ok, err := w.s.eng.HeadCommit(ctx, id); err != nil {
 		return Commit{}, err
 	} else if ok && head.Seq == base {
 		if err := onto.checkWritable(head); err != nil {

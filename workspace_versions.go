@@ -119,7 +119,7 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 		if !ok {
 			return backend.Commit{}, nil
 		}
-		c, _, err := w.s.b.Head(ctx, id)
+		c, _, err := w.s.eng.HeadCommit(ctx, id)
 		return c, err
 	}
 	if n, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
@@ -132,7 +132,7 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 		if !ok {
 			return backend.Commit{}, errs.New(errs.ErrNotFound, "commit not found: %d (thread %s has no commits)", n, w.thread)
 		}
-		c, err := w.s.b.CommitAt(ctx, id, n)
+		c, err := w.s.eng.CommitAt(ctx, id, n)
 		if errors.Is(err, backend.ErrNoCommit) {
 			return c, errs.New(errs.ErrNotFound, "commit not found: %d is not a retained commit of thread %s", n, w.thread)
 		}
@@ -151,14 +151,14 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 		}
 		return c, err
 	}
-	seq, err := w.s.b.CheckpointSeq(ctx, id, ref)
+	seq, err := w.s.eng.CheckpointSeq(ctx, id, ref)
 	if errors.Is(err, backend.ErrNoCheckpoint) {
 		return backend.Commit{}, errs.New(errs.ErrNotFound, "checkpoint not found: %s", ref)
 	}
 	if err != nil {
 		return backend.Commit{}, err
 	}
-	return w.s.b.CommitAt(ctx, id, seq)
+	return w.s.eng.CommitAt(ctx, id, seq)
 }
 
 // At returns a read-only view at a retained commit: ref is a sequence
@@ -450,7 +450,7 @@ func (w *Workspace) Fork(ctx context.Context, ref, newThread string, opts ...Wri
 		return nil, err
 	}
 	if nw == nil { // a retry: the thread the first call made
-		return w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
+		return w.s.Workspace(ctx, w.scope, newThread, WorkspaceActor(w.actor))
 	}
 	return nw, nil
 }
@@ -485,7 +485,7 @@ func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace
 	case err != nil:
 		return nil, forkQuotaError(err)
 	}
-	nw, err := w.s.Workspace(ctx, w.scope, newThread, As(w.actor))
+	nw, err := w.s.Workspace(ctx, w.scope, newThread, WorkspaceActor(w.actor))
 	if err != nil {
 		return nil, err
 	}
@@ -624,82 +624,4 @@ func (w *Workspace) applyRetention(ctx context.Context, p Policy) (int, error) {
 		return 0, err
 	}
 	return w.s.eng.Retain(ctx, id, engine.Policy(p))
-}
-
-// GCStats reports what GC did.
-type GCStats struct {
-	// Dropped is the number of commits retention dropped from logs.
-	Dropped int `json:"dropped"`
-	// PacksDeleted and PacksRewritten count the storage reclaimed.
-	PacksDeleted   int `json:"packs_deleted"`
-	PacksRewritten int `json:"packs_rewritten"`
-	// PacksKept counts the packs of commits dropped less than the grace
-	// ago: left alone this time, so a reader at such a commit can finish;
-	// a later GC (or one with NoGrace) reclaims them.
-	PacksKept int `json:"packs_kept"`
-	// KeysSwept counts the expired idempotency keys deleted (by a GC of
-	// every scope).
-	KeysSwept int64 `json:"keys_swept,omitempty"`
-}
-
-// DefaultGrace is how long GC leaves the storage of a dropped commit
-// alone, so that a reader at that commit can finish.
-const DefaultGrace = time.Minute
-
-// NoGrace, as GC's grace, reclaims the storage of dropped commits at once,
-// even while a reader may still be at one of them.
-const NoGrace time.Duration = -1
-
-// GC applies every thread's retention policy, then reclaims the storage
-// that no retained commit reaches, in every scope (or only in scope when
-// it is not ""). It is safe while writers run. Storage of commits dropped
-// less than grace ago is kept; grace 0 means DefaultGrace, and a negative
-// grace (NoGrace) none.
-func (s *Store) GC(ctx context.Context, scope string, grace time.Duration) (GCStats, error) {
-	var st GCStats
-	switch {
-	case grace == 0:
-		grace = DefaultGrace
-	case grace < 0:
-		grace = 0
-	}
-	scopes := []string{scope}
-	if scope == "" {
-		var err error
-		if scopes, err = s.b.Scopes(ctx); err != nil {
-			return st, err
-		}
-	}
-	for _, sc := range scopes {
-		ts, err := s.b.Threads(ctx, sc)
-		if err != nil {
-			return st, err
-		}
-		for _, t := range ts {
-			p, err := s.retention(ctx, sc, t.Name, t.Created)
-			if err != nil {
-				return st, err
-			}
-			n, err := s.eng.Retain(ctx, t.ID, engine.Policy(p))
-			if err != nil {
-				return st, err
-			}
-			st.Dropped += n
-		}
-		gs, err := s.eng.Collect(ctx, sc, grace)
-		if err != nil {
-			return st, err
-		}
-		st.PacksDeleted += gs.Deleted
-		st.PacksRewritten += gs.Rewritten
-		st.PacksKept += gs.Kept
-	}
-	if scope == "" {
-		n, err := s.SweepIdempotencyKeys(ctx)
-		if err != nil {
-			return st, err
-		}
-		st.KeysSwept = n
-	}
-	return st, nil
 }

@@ -69,7 +69,7 @@ func buildBig(db string) error {
 		return err
 	}
 	defer st.Close()
-	ws, err := st.Workspace(ctx, "big", "main", satchel.As(satchel.Actor{Agent: "bench", Via: "bench:write"}))
+	ws, err := st.Workspace(ctx, "big", "main", satchel.WorkspaceActor(satchel.Actor{Agent: "bench", Via: "bench:write"}))
 	if err != nil {
 		return err
 	}

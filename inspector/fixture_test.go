@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 		st, err := satchel.Open(ctx, f[0])
 		if err == nil {
 			var ws *satchel.Workspace
-			if ws, err = st.Workspace(ctx, f[1], f[2], satchel.As(satchel.Actor{Agent: "other-process", Via: "test:write"})); err == nil {
+			if ws, err = st.Workspace(ctx, f[1], f[2], satchel.WorkspaceActor(satchel.Actor{Agent: "other-process", Via: "test:write"})); err == nil {
 				err = ws.Write(ctx, f[3], f[4])
 			}
 			_ = st.Close()
@@ -87,7 +87,7 @@ func newFixtureAt(t testing.TB, db string) *fixture {
 			t.Fatal(err)
 		}
 	}
-	ws, err := st.Workspace(ctx, "acme", "main", satchel.As(satchel.Actor{Agent: "research", Via: "mcp:write_file"}))
+	ws, err := st.Workspace(ctx, "acme", "main", satchel.WorkspaceActor(satchel.Actor{Agent: "research", Via: "mcp:write_file"}))
 	must(err)
 	must(ws.Write(ctx, "notes/plan.md", "# Plan\n1. read\n2. think\n3. write\n"))
 	must(ws.Write(ctx, "src/main.go", "package main\n\nfunc main() {}\n"))
@@ -104,7 +104,7 @@ func newFixtureAt(t testing.TB, db string) *fixture {
 	must(alt.Write(ctx, evilPath, evilScript))
 	_, err = alt.Checkpoint(ctx, "tried")
 	must(err)
-	evil := ws.As(satchel.Actor{Agent: evilAgent, Via: evilImg})
+	evil := ws.ForActor(satchel.Actor{Agent: evilAgent, Via: evilImg})
 	must(evil.Delete(ctx, "src/main.go"))
 	other, err := st.Workspace(ctx, "globex", "main")
 	must(err)

@@ -96,7 +96,7 @@ func threadURL(t threadRef) string {
 // scopesPage lists the scopes the viewer sees.
 func (in *Inspector) scopesPage(w http.ResponseWriter, r *http.Request) {
 	v := viewerOf(r.Context())
-	all, err := in.cfg.Store.Scopes(r.Context())
+	all, err := in.cfg.Store.ScopeNames(r.Context())
 	if err != nil {
 		in.fail(w, r, err)
 		return

@@ -195,7 +195,7 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Input != nil && s.Front.Input == nil {
 		return nil, errNoInput
 	}
-	ws, err := cfg.Store.Workspace(ctx, cfg.Scope, cfg.Thread, satchel.As(cfg.Actor))
+	ws, err := cfg.Store.Workspace(ctx, cfg.Scope, cfg.Thread, satchel.WorkspaceActor(cfg.Actor))
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) e
 			return err
 		}
 	}
-	ws, err := cfg.Store.Workspace(ctx, ws.Scope(), ws.Thread(), satchel.As(cfg.Actor), satchel.TrackReads())
+	ws, err := cfg.Store.Workspace(ctx, ws.Scope(), ws.Thread(), satchel.WorkspaceActor(cfg.Actor), satchel.TrackReads())
 	if err != nil {
 		return err
 	}

@@ -248,7 +248,7 @@ func (h *hostSide) collection(ctx context.Context, name string) (*satchel.Collec
 	if actor.Agent == "" {
 		actor.Agent = cfg.Agent
 	}
-	opts := []satchel.CollectionOption{satchel.Recording(actor), satchel.CallerThread(cfg.Thread)}
+	opts := []satchel.CollectionOption{satchel.CollectionActor(actor), satchel.CallerThread(cfg.Thread)}
 	if cfg.Agent != "" {
 		opts = append(opts, satchel.AsAgent(cfg.Agent))
 	}

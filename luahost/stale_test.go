@@ -31,7 +31,7 @@ func TestStaleWrites(t *testing.T) {
 			}
 
 			// Another writer changes the file between the run's read and its edit.
-			other, _ := st.Workspace(ctx, "default", "main", satchel.As(satchel.Actor{Agent: "research", Via: "mcp:edit_file"}))
+			other, _ := st.Workspace(ctx, "default", "main", satchel.WorkspaceActor(satchel.Actor{Agent: "research", Via: "mcp:edit_file"}))
 			changed := false
 			hook := satchel.Actor{Via: "lua:script.lua"}
 			src := `

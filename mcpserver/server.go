@@ -507,7 +507,7 @@ type session struct {
 	end context.CancelCauseFunc
 
 	wsMu sync.Mutex
-	ws   *satchel.Workspace // opened on first use; calls take cheap As handles
+	ws   *satchel.Workspace // opened on first use; calls take cheap ForActor handles
 }
 
 // identity returns the session's identity as it is now.
@@ -527,7 +527,7 @@ func (se *session) switchTo(ws *satchel.Workspace) {
 // workspace returns the session's workspace, opening it (and reading its
 // bounds) once. It may be the handle an earlier call used (adopt), whose
 // commits name that call's tool: read through it, and mutate through a
-// handle of one's own (As), as call.workspace does.
+// handle of one's own (ForActor), as call.workspace does.
 func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspace, error) {
 	se.wsMu.Lock()
 	defer se.wsMu.Unlock()
@@ -550,7 +550,7 @@ func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspa
 
 // adopt makes h, a handle of the session's workspace given to a call,
 // the one the next calls' handles come from. A workspace learns its
-// thread's id at its first use and As passes on the id its receiver
+// thread's id at its first use and ForActor passes on the id its receiver
 // knows: handles made from the session's first workspace, which no call
 // uses itself, would each look the id up again (a query per call).
 func (se *session) adopt(h *satchel.Workspace) {

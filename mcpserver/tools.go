@@ -53,7 +53,7 @@ func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := ws.As(c.actor())
+	h := ws.ForActor(c.actor())
 	c.se.adopt(h)
 	return h, nil
 }

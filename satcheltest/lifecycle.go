@@ -13,7 +13,7 @@ import (
 // The lifecycle of scopes and threads: usage, purge, archive, default
 // retention (docs/operations.md, "Scopes and lifecycle").
 
-// scopesUsage: ListScopes lists every scope with threads, with its
+// scopesUsage: ScopeUsage lists every scope with threads, with its
 // threads, files, live bytes and last activity from the heads.
 func (s *suite) scopesUsage(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	write(t, ws, "a.md", "12345", "b/c.md", "678")
@@ -23,10 +23,10 @@ func (s *suite) scopesUsage(t *testing.T, st *satchel.Store, ws *satchel.Workspa
 	zw, err := st.Workspace(bg, "zeta", "main")
 	must(t, "zeta", err)
 	write(t, zw, "z", "zz")
-	l, err := st.ListScopes(bg)
-	must(t, "ListScopes", err)
+	l, err := st.ScopeUsage(bg)
+	must(t, "ScopeUsage", err)
 	if len(l) != 2 || l[0].Scope != "default" || l[1].Scope != "zeta" {
-		t.Fatalf("ListScopes = %+v, want default and zeta", l)
+		t.Fatalf("ScopeUsage = %+v, want default and zeta", l)
 	}
 	d := l[0]
 	equal(t, "threads", d.Threads, 2)
@@ -94,7 +94,7 @@ func (s *suite) purge(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 			t.Errorf("pack %d of a purged scope: %v", id, err)
 		}
 	}
-	scopes, err := st.Scopes(bg)
+	scopes, err := st.ScopeNames(bg)
 	must(t, "scopes", err)
 	equal(t, "scopes after purge", len(scopes), 1)
 	toks, err := st.Tokens(bg)

@@ -15,7 +15,7 @@ import (
 // tracked opens a workspace of main that tracks reads, as agent.
 func tracked(t *testing.T, st *satchel.Store, agent, via string) *satchel.Workspace {
 	t.Helper()
-	ws, err := st.Workspace(bg, "default", "main", satchel.TrackReads(), satchel.As(satchel.Actor{Agent: agent, Via: via}))
+	ws, err := st.Workspace(bg, "default", "main", satchel.TrackReads(), satchel.WorkspaceActor(satchel.Actor{Agent: agent, Via: via}))
 	must(t, "tracked workspace", err)
 	return ws
 }

@@ -14,8 +14,9 @@
 //		})
 //	}
 //
-// RunContract (contract.go) checks the storage contract itself: threads,
-// the compare-and-swap of Append, logs, checkpoints, retention, garbage
-// collection, settings and concurrency. It imports nothing of satchel but
+// RunContract (contract.go, its checks by area in contract_*.go) checks
+// the storage contract itself: threads, the compare-and-swap of Append,
+// logs, checkpoints, retention, garbage collection, settings and
+// concurrency. It imports nothing of satchel but
 // package backend, so that a backend written outside this module can run it.
 package backendtest

@@ -130,7 +130,7 @@ func (a *app) workspaceOf(ctx context.Context, thread string) (*satchel.Workspac
 			return nil, err
 		}
 	}
-	return s.Workspace(ctx, a.scope, thread, satchel.As(a.actor()))
+	return s.Workspace(ctx, a.scope, thread, satchel.WorkspaceActor(a.actor()))
 }
 
 // checkThread refuses a read of a thread that does not exist, so that a

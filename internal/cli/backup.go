@@ -275,7 +275,7 @@ func copyBackup(ctx context.Context, src, target string) error {
 	if err == nil {
 		var s *satchel.Store
 		if s, err = satchel.Open(ctx, target); err == nil {
-			_, err = s.Scopes(ctx)
+			_, err = s.ScopeNames(ctx)
 			s.Close()
 		}
 	}

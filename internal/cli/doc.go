@@ -70,7 +70,7 @@ func (a *app) collection(ctx context.Context, f *docFlags, store string, opts ..
 	if f.includeExpired {
 		opts = append(opts, satchel.IncludeExpired())
 	}
-	opts = append(opts, satchel.Recording(a.actor()), satchel.CallerThread(a.thread))
+	opts = append(opts, satchel.CollectionActor(a.actor()), satchel.CallerThread(a.thread))
 	return s.Collection(ctx, p, a.scope, store, opts...)
 }
 

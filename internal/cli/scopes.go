@@ -38,7 +38,7 @@ them).`,
 			if err != nil {
 				return err
 			}
-			l, err := s.ListScopes(ctx)
+			l, err := s.ScopeUsage(ctx)
 			if err != nil {
 				return err
 			}
@@ -140,7 +140,7 @@ Prints what it removed; with --json, {"scope": S, "threads": N,
 // (no threads, documents or tokens), naming the scopes there are, so a
 // mistyped name is not reported as purged.
 func knownScope(ctx context.Context, s *satchel.Store, scope string) error {
-	l, err := s.ListScopes(ctx)
+	l, err := s.ScopeUsage(ctx)
 	if err != nil {
 		return err
 	}
@@ -201,9 +201,9 @@ Prints what it did; with --json, {"thread": NAME, "archived": BOOL,
 			}
 			var r satchel.ArchiveResult
 			if archive {
-				r, err = s.ArchiveThread(ctx, a.scope, args[0], satchel.As(a.actor()))
+				r, err = s.ArchiveThread(ctx, a.scope, args[0], satchel.WorkspaceActor(a.actor()))
 			} else {
-				r, err = s.UnarchiveThread(ctx, a.scope, args[0], satchel.As(a.actor()))
+				r, err = s.UnarchiveThread(ctx, a.scope, args[0], satchel.WorkspaceActor(a.actor()))
 			}
 			if err != nil {
 				return err

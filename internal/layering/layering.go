@@ -30,8 +30,8 @@ const (
 	Contract Layer = "contract"
 	// Backends: the backends and their shared code.
 	Backends Layer = "backends"
-	// Semantics: the rules of paths, lines, collections, bounds and the
-	// envelope, pure Go, above no storage.
+	// Semantics: the rules of paths, lines, collections, bounds, the
+	// envelope and the export format, pure Go, above no storage.
 	Semantics Layer = "semantics"
 	// Engine: the versioned file engine and the document engine, over the
 	// contract alone.
@@ -83,6 +83,7 @@ var Packages = map[string]Layer{
 	"internal/jsonsize":   Semantics,
 	"internal/udiff":      Semantics,
 	"internal/diff3":      Semantics,
+	"internal/archive":    Semantics,
 	"internal/ignore":     Semantics,
 	"spill":               Semantics,
 

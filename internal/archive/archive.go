@@ -1,4 +1,8 @@
-package satchel
+// Package archive is satchel's export format (docs/export-format.md): the
+// records an export holds, the writer that makes the tar archive and the
+// reader that checks it in one pass. What goes into the records, and
+// how an import applies them, is package satchel's.
+package archive
 
 import (
 	"archive/tar"
@@ -26,9 +30,9 @@ import (
 // Everything is written in one pass and can be read in one pass: a reader
 // meets every blob before the records that name it.
 
-// ExportFormatVersion is the version of the export format this satchel
-// writes; Import refuses a file of a newer version.
-const ExportFormatVersion = 1
+// FormatVersion is the version of the export format this satchel
+// writes; a reader refuses a file of a newer version.
+const FormatVersion = 1
 
 const (
 	exportFormatName = "satchel-export"
@@ -51,14 +55,14 @@ type exportEnd struct {
 	Blobs   int64 `json:"blobs"`
 }
 
-// Record types.
+// Record types (each record's "type").
 const (
-	recTypeScope  = "scope"
-	recTypeThread = "thread"
-	recTypeCommit = "commit"
-	recTypeFile   = "project_file"
-	recTypeDoc    = "doc"
-	recTypeToken  = "token"
+	TypeScope  = "scope"
+	TypeThread = "thread"
+	TypeCommit = "commit"
+	TypeFile   = "project_file"
+	TypeDoc    = "doc"
+	TypeToken  = "token"
 )
 
 // recLine is one line of a records/ entry.
@@ -72,21 +76,21 @@ type recHead struct {
 	Type string `json:"type"`
 }
 
-// recScope holds a scope's own settings (bounds and the like).
-type recScope struct {
+// Scope holds a scope's own settings (bounds and the like).
+type Scope struct {
 	Type     string            `json:"type"`
 	Scope    string            `json:"scope"`
 	Settings map[string][]byte `json:"settings,omitempty"`
 }
 
-// recRef names a commit of the same scope.
-type recRef struct {
+// Ref names a commit of the same scope.
+type Ref struct {
 	Thread string `json:"thread"`
 	Seq    int64  `json:"seq"`
 }
 
-// recThread comes before the thread's commits.
-type recThread struct {
+// Thread comes before the thread's commits.
+type Thread struct {
 	Type    string `json:"type"`
 	Scope   string `json:"scope"`
 	Name    string `json:"name"`
@@ -96,26 +100,26 @@ type recThread struct {
 	Head int64 `json:"head"`
 	// ForkOf is the commit the thread was forked from, when its first
 	// commit says so.
-	ForkOf   *recRef           `json:"fork_of,omitempty"`
+	ForkOf   *Ref              `json:"fork_of,omitempty"`
 	Settings map[string][]byte `json:"settings,omitempty"`
 }
 
-// recCommit is one retained commit: its tree is that of Base (when set)
+// Commit is one retained commit: its tree is that of Base (when set)
 // or of the thread's previous commit in the file (none: the empty tree),
 // with Changes applied.
-type recCommit struct {
-	Type        string      `json:"type"`
-	Scope       string      `json:"scope"`
-	Thread      string      `json:"thread"`
-	Seq         int64       `json:"seq"`
-	Time        string      `json:"time"`
-	Meta        string      `json:"meta"`
-	Base        *recRef     `json:"base,omitempty"`
-	Checkpoints []string    `json:"checkpoints,omitempty"`
-	Changes     []recChange `json:"changes,omitempty"`
+type Commit struct {
+	Type        string   `json:"type"`
+	Scope       string   `json:"scope"`
+	Thread      string   `json:"thread"`
+	Seq         int64    `json:"seq"`
+	Time        string   `json:"time"`
+	Meta        string   `json:"meta"`
+	Base        *Ref     `json:"base,omitempty"`
+	Checkpoints []string `json:"checkpoints,omitempty"`
+	Changes     []Change `json:"changes,omitempty"`
 }
 
-type recChange struct {
+type Change struct {
 	Path    string `json:"path"`
 	Deleted bool   `json:"deleted,omitempty"`
 	Blob    string `json:"blob,omitempty"`
@@ -124,45 +128,45 @@ type recChange struct {
 	ModTime int64 `json:"mtime,omitempty"`
 }
 
-// recFile is a file of the project directory: a store or agent definition.
-type recFile struct {
+// File is a file of the project directory: a store or agent definition.
+type File struct {
 	Type    string `json:"type"`
 	Path    string `json:"path"`
 	Content string `json:"content"`
 }
 
-// recDoc is a document with its history, newest version first.
-type recDoc struct {
-	Type     string       `json:"type"`
-	Store    string       `json:"store"`
-	Scope    string       `json:"scope"`
-	Key      string       `json:"key"`
-	Versions []recVersion `json:"versions"`
+// Doc is a document with its history, newest version first.
+type Doc struct {
+	Type     string    `json:"type"`
+	Store    string    `json:"store"`
+	Scope    string    `json:"scope"`
+	Key      string    `json:"key"`
+	Versions []Version `json:"versions"`
 }
 
-type recVersion struct {
+type Version struct {
 	Version int64  `json:"version"`
 	Updated string `json:"updated"`
 	Expires string `json:"expires,omitempty"`
 	JSON    string `json:"json"`
 }
 
-// recToken is an access token as stored: its description and its
+// Token is an access token as stored: its description and its
 // secret's hash, never the secret.
-type recToken struct {
+type Token struct {
 	Type   string `json:"type"`
 	ID     string `json:"id"`
 	Scope  string `json:"scope"`
 	Record string `json:"record"`
 }
 
-// exportTime formats a time as the file keeps it: UTC, to the
+// Time formats a time as the file keeps it: UTC, to the
 // microsecond (what every backend stores).
-func exportTime(t time.Time) string {
+func Time(t time.Time) string {
 	return t.UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000Z")
 }
 
-func parseExportTime(s string) (time.Time, error) {
+func ParseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("invalid time %q", s)
@@ -170,9 +174,9 @@ func parseExportTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// tarWriter writes the archive: fixed modes and times, so that one
+// Writer writes the archive: fixed modes and times, so that one
 // store's export is the same bytes every time.
-type tarWriter struct {
+type Writer struct {
 	tw      *tar.Writer
 	recs    bytes.Buffer
 	chunk   int
@@ -181,13 +185,13 @@ type tarWriter struct {
 	seen    map[[32]byte]bool
 }
 
-func newTarWriter(w io.Writer) (*tarWriter, error) {
-	t := &tarWriter{tw: tar.NewWriter(w), seen: map[[32]byte]bool{}}
-	h, _ := json.Marshal(exportHeader{Format: exportFormatName, Version: ExportFormatVersion})
+func NewWriter(w io.Writer) (*Writer, error) {
+	t := &Writer{tw: tar.NewWriter(w), seen: map[[32]byte]bool{}}
+	h, _ := json.Marshal(exportHeader{Format: exportFormatName, Version: FormatVersion})
 	return t, t.entry(exportHeaderName, append(h, '\n'))
 }
 
-func (t *tarWriter) entry(name string, data []byte) error {
+func (t *Writer) entry(name string, data []byte) error {
 	hdr := &tar.Header{
 		Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg,
 		ModTime: time.Unix(0, 0), Format: tar.FormatUSTAR,
@@ -199,8 +203,8 @@ func (t *tarWriter) entry(name string, data []byte) error {
 	return err
 }
 
-// blob stores content once and returns its name.
-func (t *tarWriter) blob(content string) (string, error) {
+// Blob stores content once and returns its name.
+func (t *Writer) Blob(content string) (string, error) {
 	sum := sha256.Sum256([]byte(content))
 	name := hex.EncodeToString(sum[:])
 	if t.seen[sum] {
@@ -219,8 +223,8 @@ func (t *tarWriter) blob(content string) (string, error) {
 	return name, err
 }
 
-// record appends one record, flushing a records/ entry when it is full.
-func (t *tarWriter) record(rec any) error {
+// Record appends one record, flushing a records/ entry when it is full.
+func (t *Writer) Record(rec any) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -236,7 +240,7 @@ func (t *tarWriter) record(rec any) error {
 	return nil
 }
 
-func (t *tarWriter) flush() error {
+func (t *Writer) flush() error {
 	if t.recs.Len() == 0 {
 		return nil
 	}
@@ -246,8 +250,11 @@ func (t *tarWriter) flush() error {
 	return err
 }
 
-// close flushes the records and writes the end entry.
-func (t *tarWriter) close() error {
+// Blobs is how many blobs the archive holds so far.
+func (t *Writer) Blobs() int64 { return t.blobs }
+
+// Close flushes the records and writes the end entry.
+func (t *Writer) Close() error {
 	if err := t.flush(); err != nil {
 		return err
 	}
@@ -258,14 +265,14 @@ func (t *tarWriter) close() error {
 	return t.tw.Close()
 }
 
-// corrupt is the error of a file that is not a valid export.
-func corrupt(format string, args ...any) error {
+// Corrupt is the error of a file that is not a valid export.
+func Corrupt(format string, args ...any) error {
 	return errs.New(errs.ErrInvalidArgument, "corrupt export file: "+format, args...)
 }
 
-// blobLoc is where a blob's bytes lie in the file.
-type blobLoc struct {
-	off, size int64
+// BlobLoc is where a blob's bytes lie in the file.
+type BlobLoc struct {
+	Off, Size int64
 }
 
 // exportReader reads an export file in one pass, checking as it goes: the
@@ -274,7 +281,7 @@ type blobLoc struct {
 type exportReader struct {
 	cr      *countReader
 	tr      *tar.Reader
-	blobs   map[string]blobLoc
+	blobs   map[string]BlobLoc
 	records int64
 	// onRecord receives each record, its type and its bytes.
 	onRecord func(typ string, rec []byte) error
@@ -291,11 +298,11 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readExport reads the whole file r. hashBlobs checks each blob's content
+// Read reads the whole file r. hashBlobs checks each blob's content
 // against its name (the first pass does; the second trusts it).
 // Blobs are added to blobs as they are met, before the records that name
 // them.
-func readExport(r io.Reader, hashBlobs bool, blobs map[string]blobLoc, onRecord func(typ string, rec []byte) error) (map[string]blobLoc, error) {
+func Read(r io.Reader, hashBlobs bool, blobs map[string]BlobLoc, onRecord func(typ string, rec []byte) error) (map[string]BlobLoc, error) {
 	x := &exportReader{cr: &countReader{r: r}, blobs: blobs, onRecord: onRecord}
 	x.tr = tar.NewReader(x.cr)
 	if err := x.read(hashBlobs); err != nil {
@@ -307,13 +314,13 @@ func readExport(r io.Reader, hashBlobs bool, blobs map[string]blobLoc, onRecord 
 func (x *exportReader) next() (*tar.Header, error) {
 	h, err := x.tr.Next()
 	if err == io.EOF {
-		return nil, corrupt("truncated: it ends before %s", exportEndName)
+		return nil, Corrupt("truncated: it ends before %s", exportEndName)
 	}
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return nil, Corrupt("%v", err)
 	}
 	if h.Typeflag != tar.TypeReg {
-		return nil, corrupt("entry %q is not a regular file", h.Name)
+		return nil, Corrupt("entry %q is not a regular file", h.Name)
 	}
 	return h, nil
 }
@@ -321,20 +328,20 @@ func (x *exportReader) next() (*tar.Header, error) {
 func (x *exportReader) read(hashBlobs bool) error {
 	h, err := x.tr.Next()
 	if err != nil {
-		return corrupt("not a satchel export (no %s): %v", exportHeaderName, err)
+		return Corrupt("not a satchel export (no %s): %v", exportHeaderName, err)
 	}
 	if h.Name != exportHeaderName || h.Size > 4096 {
-		return corrupt("not a satchel export: its first entry is %q, not %s", h.Name, exportHeaderName)
+		return Corrupt("not a satchel export: its first entry is %q, not %s", h.Name, exportHeaderName)
 	}
 	var hdr exportHeader
 	if err := readJSON(x.tr, &hdr); err != nil || hdr.Format != exportFormatName {
-		return corrupt("not a satchel export: bad %s", exportHeaderName)
+		return Corrupt("not a satchel export: bad %s", exportHeaderName)
 	}
-	if hdr.Version > ExportFormatVersion {
-		return errs.New(errs.ErrInvalidArgument, "export format version %d is newer than this satchel reads (%d): upgrade satchel", hdr.Version, ExportFormatVersion)
+	if hdr.Version > FormatVersion {
+		return errs.New(errs.ErrInvalidArgument, "export format version %d is newer than this satchel reads (%d): upgrade satchel", hdr.Version, FormatVersion)
 	}
 	if hdr.Version < 1 {
-		return corrupt("invalid format version %d", hdr.Version)
+		return Corrupt("invalid format version %d", hdr.Version)
 	}
 	for {
 		h, err := x.next()
@@ -353,17 +360,17 @@ func (x *exportReader) read(hashBlobs bool) error {
 		case h.Name == exportEndName:
 			var end exportEnd
 			if h.Size > 4096 || readJSON(x.tr, &end) != nil {
-				return corrupt("bad %s", exportEndName)
+				return Corrupt("bad %s", exportEndName)
 			}
 			if end.Records != x.records || end.Blobs != int64(len(x.blobs)) {
-				return corrupt("%s counts %d records and %d blobs, the file holds %d and %d", exportEndName, end.Records, end.Blobs, x.records, len(x.blobs))
+				return Corrupt("%s counts %d records and %d blobs, the file holds %d and %d", exportEndName, end.Records, end.Blobs, x.records, len(x.blobs))
 			}
 			if _, err := x.tr.Next(); err != io.EOF {
-				return corrupt("data after %s, or a truncated end (%v)", exportEndName, err)
+				return Corrupt("data after %s, or a truncated end (%v)", exportEndName, err)
 			}
 			return nil
 		default:
-			return corrupt("unexpected entry %q", h.Name)
+			return Corrupt("unexpected entry %q", h.Name)
 		}
 	}
 }
@@ -379,45 +386,45 @@ func readJSON(r io.Reader, v any) error {
 func (x *exportReader) blob(h *tar.Header, hashBlobs bool) error {
 	name := strings.TrimPrefix(h.Name, exportBlobDir)
 	if len(name) != 64 || strings.Trim(name, "0123456789abcdef") != "" {
-		return corrupt("bad blob name %q", h.Name)
+		return Corrupt("bad blob name %q", h.Name)
 	}
 	if _, dup := x.blobs[name]; dup {
-		return corrupt("blob %s stored twice", name)
+		return Corrupt("blob %s stored twice", name)
 	}
 	off := x.cr.n
 	if hashBlobs {
 		hs := sha256.New()
 		n, err := io.Copy(hs, x.tr)
 		if err != nil {
-			return corrupt("truncated in blob %s: %v", name, err)
+			return Corrupt("truncated in blob %s: %v", name, err)
 		}
 		if n != h.Size || hex.EncodeToString(hs.Sum(nil)) != name {
-			return corrupt("blob %s does not match its hash", name)
+			return Corrupt("blob %s does not match its hash", name)
 		}
 	}
-	x.blobs[name] = blobLoc{off: off, size: h.Size}
+	x.blobs[name] = BlobLoc{Off: off, Size: h.Size}
 	return nil
 }
 
 func (x *exportReader) recordEntry(h *tar.Header) error {
 	if h.Size > 4*recordChunk+maxRecordBytes {
-		return corrupt("records entry %q is too large", h.Name)
+		return Corrupt("records entry %q is too large", h.Name)
 	}
 	data, err := io.ReadAll(x.tr)
 	if err != nil {
-		return corrupt("truncated in %s: %v", h.Name, err)
+		return Corrupt("truncated in %s: %v", h.Name, err)
 	}
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
-			return corrupt("a record of %s does not end with a newline", h.Name)
+			return Corrupt("a record of %s does not end with a newline", h.Name)
 		}
 		line := data[:i]
 		data = data[i+1:]
 		x.records++
 		typ, rec, err := checkRecordLine(line)
 		if err != nil {
-			return corrupt("record %d: %v", x.records, err)
+			return Corrupt("record %d: %v", x.records, err)
 		}
 		if err := x.onRecord(typ, rec); err != nil {
 			return err
