@@ -16,10 +16,13 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 // applyLimits sets the child's own limits before the run: its data
 // segment (which counts the runtime's anonymous mappings since Linux
-// 4.7) and its CPU time.
+// 4.7) and its CPU time. A binary built with -race leaves the data
+// segment alone (race.go).
 func applyLimits(lim limits) {
-	data := dataLimit(lim.maxMemory)
-	_ = syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: data, Max: data})
+	if !raceDetector {
+		data := dataLimit(lim.maxMemory)
+		_ = syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: data, Max: data})
+	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	used := uint64(ru.Utime.Sec + ru.Stime.Sec + 1)
