@@ -520,15 +520,15 @@ type Policy struct {
 const retentionKey = "retention"
 
 // PolicyInput is a retention policy as given by a user, each rule
-// optional, validated by Check.
+// optional, validated by Valid.
 type PolicyInput struct {
 	MaxAge         *time.Duration
 	MaxCommits     *int
 	MaxCheckpoints *int
 }
 
-// Check validates the rules that are set (DESIGN §2.6's messages).
-func (p PolicyInput) Check() (Policy, error) {
+// Valid validates the rules that are set (DESIGN §2.6's messages).
+func (p PolicyInput) Valid() (Policy, error) {
 	var out Policy
 	if p.MaxAge != nil {
 		if *p.MaxAge <= 0 {

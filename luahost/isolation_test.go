@@ -159,7 +159,7 @@ func TestRunSessionEnd(t *testing.T) {
 	}
 	end()
 	for {
-		rs, err := sc.Check(alice, bound.ID)
+		rs, err := sc.State(alice, bound.ID)
 		if rs.State == "running" {
 			time.Sleep(10 * time.Millisecond)
 			continue
@@ -169,7 +169,7 @@ func TestRunSessionEnd(t *testing.T) {
 		}
 		break
 	}
-	if rs, _ := sc.Check(alice, detached.ID); rs.State != "running" {
+	if rs, _ := sc.State(alice, detached.ID); rs.State != "running" {
 		t.Fatalf("the detached run: %+v", rs)
 	}
 	ws, _ := st.Workspace(ctx, "default", "main")
@@ -177,7 +177,7 @@ func TestRunSessionEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		rs, err := sc.Check(alice, detached.ID)
+		rs, err := sc.State(alice, detached.ID)
 		if rs.State == "running" {
 			time.Sleep(10 * time.Millisecond)
 			continue

@@ -281,8 +281,8 @@ func (s *Scripts) Start(ctx context.Context, caller Caller, req StartRequest) (R
 	return j.snapshot()
 }
 
-// Check returns the state of a run that caller started.
-func (s *Scripts) Check(caller Caller, id string) (RunState, error) {
+// State returns the state of a run that caller started.
+func (s *Scripts) State(caller Caller, id string) (RunState, error) {
 	s.mu.Lock()
 	j, ok := s.runs[id]
 	s.mu.Unlock()

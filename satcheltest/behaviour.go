@@ -855,7 +855,7 @@ func (s *suite) retention(t *testing.T, _ *satchel.Store, ws *satchel.Workspace)
 		{satchel.PolicyInput{MaxAge: ptr(-time.Second)}, "maxAge must be positive, was -1s"},
 		{satchel.PolicyInput{MaxAge: ptr(time.Duration(0))}, "maxAge must be positive, was 0s"},
 	} {
-		_, err := bad.in.Check()
+		_, err := bad.in.Valid()
 		refused(t, "policy", err, satchel.ErrInvalidArgument, bad.msg)
 	}
 	n, err := ws.SetRetention(bg, satchel.Policy{MaxCommits: 2})

@@ -73,7 +73,7 @@ instead of "dropped".`,
 			if f.Changed("max-checkpoints") {
 				in.MaxCheckpoints = &maxCheckpoints
 			}
-			set, err := in.Check()
+			set, err := in.Valid()
 			if err != nil {
 				return err
 			}

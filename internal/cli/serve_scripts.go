@@ -152,7 +152,7 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits
 			if a.RunID == "" {
 				return runList(scripts.Runs(callerOf(id)))
 			}
-			rs, err := scripts.Check(callerOf(id), a.RunID)
+			rs, err := scripts.State(callerOf(id), a.RunID)
 			if err != nil {
 				return "", nil, err
 			}
