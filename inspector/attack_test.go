@@ -149,7 +149,7 @@ func TestAttackSignInsEvictOnlyTheirOwn(t *testing.T) {
 		}
 	}
 	if resp, _ := f.get(t, "/s/acme/", "Cookie", first.Name+"="+first.Value); resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("the flooder's first session after the flood: %d, want a redirect to sign in", resp.StatusCode)
+		t.Errorf("the flooder's oldest sign-in after the flood: %d, want a redirect to sign in", resp.StatusCode)
 	}
 	f.in.sessions.mu.Lock()
 	kept, total := f.in.sessions.byToken[tok.ID], len(f.in.sessions.m)
