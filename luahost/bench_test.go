@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/luahost"
 )
 
@@ -23,18 +24,26 @@ var content7K = [2]string{strings.Repeat("abcdefg\n", 7<<10/8), strings.Repeat("
 // (Workspace.Write), 7 KiB each, over 100 paths.
 func BenchmarkWrite(b *testing.B) {
 	for _, kind := range backends {
-		b.Run(kind+"/go", func(b *testing.B) {
-			st := open(b, kind)
-			ctx := context.Background()
-			ws, _ := st.Workspace(ctx, "default", "main")
-			b.SetBytes(7 << 10)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := ws.Write(ctx, "f"+strconv.Itoa(i%100)+".md", content7K[i/100%2]); err != nil {
-					b.Fatal(err)
-				}
+		for _, tracked := range []bool{false, true} {
+			name := kind + "/go"
+			var opts []satchel.WorkspaceOption
+			if tracked { // as a Lua run is: its writes update a read ledger
+				name += "-tracked"
+				opts = append(opts, satchel.TrackReads())
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				st := open(b, kind)
+				ctx := context.Background()
+				ws, _ := st.Workspace(ctx, "default", "main", opts...)
+				b.SetBytes(7 << 10)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := ws.Write(ctx, "f"+strconv.Itoa(i%100)+".md", content7K[i/100%2]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 		for _, mode := range modes {
 			b.Run(kind+"/lua"+mode.name, func(b *testing.B) {
 				st := open(b, kind)

@@ -88,7 +88,18 @@ func childProcess(in io.Reader, out io.Writer) int {
 	go rh.read()
 	ready := newRun(sc, start.s[2:], lim, rh, r.out)
 	*r = *ready
-	return done(r.interpretIn(context.Background(), true, L))
+	o := r.interpretIn(context.Background(), true, L)
+	if o.end != endStopped {
+		// A posted call that failed ended the script where it was made,
+		// whatever the script did after it.
+		ctx, cancel := context.WithTimeout(context.Background(), killGrace)
+		var pf *postFailure
+		if err := rh.sync(ctx); errors.As(err, &pf) {
+			o = outcome{endScript, pf.msg}
+		}
+		cancel()
+	}
+	return done(o)
 }
 
 // dataLimit is the data segment the operating system gives a child: its
@@ -113,13 +124,52 @@ func warmUp() {
 }
 
 // remoteHost is the child's end of the pipe: calls wait for the parent's
-// answer by their id.
+// answer by their id; posted calls (post) do not wait.
 type remoteHost struct {
 	c    *conn
 	mu   sync.Mutex
 	next uint64
 	wait map[uint64]chan *frame
 	dead chan struct{}
+	// failed is the message of the first posted call that failed, with
+	// where the script made it; posted says calls were posted since the
+	// last answer.
+	failed string
+	posted bool
+}
+
+// postFailure is a posted call's failure, raised at a later call: its
+// message carries the line of the call that failed.
+type postFailure struct{ msg string }
+
+func (e *postFailure) Error() string { return e.msg }
+
+// post sends a call that answers nothing without waiting for it; where is
+// the script's position of the call. The parent carries calls out in
+// order and, once a posted call failed, none after it: the next call
+// that waits (sync) raises the failure.
+func (rh *remoteHost) post(f *frame, where string) error {
+	rh.mu.Lock()
+	rh.next++
+	f.id = rh.next
+	rh.posted = true
+	rh.mu.Unlock()
+	f.op |= opAsync
+	f.s = append(f.s, where)
+	return rh.c.send(f)
+}
+
+// sync waits until every posted call is done, and returns the first
+// failure among them.
+func (rh *remoteHost) sync(ctx context.Context) error {
+	rh.mu.Lock()
+	posted := rh.posted
+	rh.mu.Unlock()
+	if !posted {
+		return nil
+	}
+	_, err := rh.call(ctx, &frame{op: opSync})
+	return err
 }
 
 func (rh *remoteHost) call(ctx context.Context, f *frame) (*frame, error) {
@@ -140,6 +190,13 @@ func (rh *remoteHost) call(ctx context.Context, f *frame) (*frame, error) {
 	case <-rh.dead:
 		return nil, errors.New("luahost: the parent process is gone")
 	}
+	rh.mu.Lock()
+	rh.posted = false
+	failed := rh.failed
+	rh.mu.Unlock()
+	if failed != "" {
+		return nil, &postFailure{failed}
+	}
 	if res.op == opErr {
 		return nil, errors.New(res.str(0))
 	}
@@ -158,6 +215,9 @@ func (rh *remoteHost) read() {
 		rh.mu.Lock()
 		ch := rh.wait[f.id]
 		delete(rh.wait, f.id)
+		if ch == nil && f.op == opErr && rh.failed == "" { // a posted call's failure
+			rh.failed = f.str(0)
+		}
 		rh.mu.Unlock()
 		if ch != nil {
 			ch <- f
@@ -294,6 +354,7 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 
 	var calls sync.WaitGroup
 	var o *outcome
+	failed := false // a posted call failed
 	for {
 		f, err := ch.c.recv()
 		if err != nil {
@@ -301,11 +362,39 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 		}
 		switch f.op {
 		case opPrint:
-			out.write(f.str(0))
+			if !failed {
+				out.write(f.str(0))
+			}
 			continue
 		case opDone:
 			o = &outcome{f.num(0), f.str(0)}
+		case opSync:
+			res := &frame{op: opOK, id: f.id}
+			if failed {
+				res.op = opErr
+			}
+			_ = ch.c.send(res)
+			continue
 		default:
+			if f.op&opAsync != 0 {
+				// A posted call: answered only when it fails; after a
+				// failure nothing more of the run is carried out.
+				f.op &^= opAsync
+				where := f.str(len(f.s) - 1)
+				f.s = f.s[:max(len(f.s)-1, 0)]
+				if failed {
+					continue
+				}
+				if _, err := h.do(callCtx, f); err != nil {
+					failed = true
+					_ = ch.c.send(&frame{op: opErr, id: f.id, s: []string{where + " " + err.Error()}})
+				}
+				continue
+			}
+			if failed { // the child raises the failure at this call
+				_ = ch.c.send(&frame{op: opErr, id: f.id})
+				continue
+			}
 			answer := func() {
 				res, err := h.do(callCtx, f)
 				if err != nil {

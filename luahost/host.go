@@ -135,6 +135,8 @@ type armState struct {
 	r     *run
 	ws    uint64
 	depth int
+	// protected counts the pcalls the state is in (mutate).
+	protected int
 }
 
 // limits are the bounds of one run, as the interpreter applies them.
@@ -363,6 +365,10 @@ func (r *run) raise(L *lua.LState, err error) {
 	if cause := context.Cause(r.ctx); cause != nil {
 		err = cause // the call failed because the run was stopped
 	}
+	var pf *postFailure
+	if errors.As(err, &pf) {
+		L.Error(lua.LString(pf.msg), 0) // at the line of the call that failed
+	}
 	L.RaiseError("%s", err.Error())
 }
 
@@ -407,6 +413,10 @@ func (a *armState) setArgs(L *lua.LState) {
 // newState is the run's sandboxed state with the globals of this arm.
 func (a *armState) newState() *lua.LState {
 	L := a.r.newState()
+	if _, ok := a.r.host.(*remoteHost); ok {
+		L.SetGlobal("pcall", a.protect(L, L.GetGlobal("pcall")))
+		L.SetGlobal("xpcall", a.protect(L, L.GetGlobal("xpcall")))
+	}
 	a.bindStore(L)
 	a.bindDocs(L)
 	L.SetGlobal("fanout", L.NewFunction(a.fanout))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unsafe"
 )
 
 // The pipe between a run's child process and its parent carries frames
@@ -49,7 +50,13 @@ const (
 	opDocRemove
 	opFanoutOpen
 	opFanoutClose
+	opSync // child: answered once every call before it is done
 )
+
+// opAsync marks a call the child does not wait for (a mutator of the run's
+// own workspace, decision 0109): its last string is where the script made
+// it, and the parent answers it only when it fails.
+const opAsync byte = 0x80
 
 // maxFrame bounds a frame: a script's source, a file or a document, with
 // room for the rest.
@@ -71,28 +78,44 @@ func newConn(r io.Reader, w io.Writer) *conn {
 	return &conn{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// send writes f and flushes it.
+// send writes f and flushes it. Long strings (a file's content) go to
+// the writer as they are, not copied into the frame's buffer first.
 func (c *conn) send(f *frame) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	b := c.buf[:0]
-	b = append(b, 0, 0, 0, 0)
+	size := uvarintLen(f.id) + 1 + uvarintLen(f.ws) + uvarintLen(uint64(len(f.s))) + uvarintLen(uint64(len(f.n)))
+	for _, s := range f.s {
+		size += uvarintLen(uint64(len(s))) + len(s)
+	}
+	for _, n := range f.n {
+		size += varintLen(n)
+	}
+	if size > maxFrame {
+		return fmt.Errorf("luahost: a frame of %d bytes is over the limit", size)
+	}
+	b := binary.LittleEndian.AppendUint32(c.buf[:0], uint32(size))
 	b = binary.AppendUvarint(b, f.id)
 	b = append(b, f.op)
 	b = binary.AppendUvarint(b, f.ws)
 	b = binary.AppendUvarint(b, uint64(len(f.s)))
 	for _, s := range f.s {
 		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
+		if len(s) < longString {
+			b = append(b, s...)
+			continue
+		}
+		if _, err := c.w.Write(b); err != nil {
+			return err
+		}
+		if _, err := c.w.WriteString(s); err != nil {
+			return err
+		}
+		b = b[:0]
 	}
 	b = binary.AppendUvarint(b, uint64(len(f.n)))
 	for _, n := range f.n {
 		b = binary.AppendVarint(b, n)
 	}
-	if len(b)-4 > maxFrame {
-		return fmt.Errorf("luahost: a frame of %d bytes is over the limit", len(b))
-	}
-	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
 	if cap(b) <= 1<<20 {
 		c.buf = b
 	}
@@ -100,6 +123,19 @@ func (c *conn) send(f *frame) error {
 		return err
 	}
 	return c.w.Flush()
+}
+
+// longString is the length from which send writes a string on its own.
+const longString = 1 << 10
+
+func uvarintLen(v uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], v)
+}
+
+func varintLen(v int64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutVarint(b[:], v)
 }
 
 // recv reads the next frame; only one goroutine reads.
@@ -148,7 +184,9 @@ func decodeFrame(b []byte) (*frame, error) {
 		if l > uint64(len(b)) {
 			return nil, errFrame
 		}
-		f.s[i] = string(b[:l])
+		// b is this frame's alone and never written again: its strings
+		// share it rather than copy it (a file's content is most of it).
+		f.s[i] = unsafe.String(unsafe.SliceData(b), int(l))
 		b = b[l:]
 	}
 	nn := uv()

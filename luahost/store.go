@@ -1,6 +1,8 @@
 package luahost
 
 import (
+	"strconv"
+
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -25,14 +27,14 @@ func (a *armState) bindStore(L *lua.LState) {
 func (a *armState) write(L *lua.LState) int {
 	p, content := L.CheckString(1), L.CheckString(2)
 	key, has := keyOpt(L, 3)
-	a.call(L, &frame{op: opWrite, s: []string{p, content, key}, n: []int64{has}})
+	a.mutate(L, &frame{op: opWrite, s: []string{p, content, key}, n: []int64{has}})
 	return 0
 }
 
 func (a *armState) append(L *lua.LState) int {
 	p, text := L.CheckString(1), L.CheckString(2)
 	key, has := keyOpt(L, 3)
-	a.call(L, &frame{op: opAppend, s: []string{p, text, key}, n: []int64{has}})
+	a.mutate(L, &frame{op: opAppend, s: []string{p, text, key}, n: []int64{has}})
 	return 0
 }
 
@@ -59,7 +61,7 @@ func (a *armState) strReplace(L *lua.LState) int {
 	p, old, new := L.CheckString(1), L.CheckString(2), L.CheckString(3)
 	all := L.OptBool(4, false)
 	key, has := keyOpt(L, 5)
-	a.call(L, &frame{op: opStrReplace, s: []string{p, old, new, key}, n: []int64{boolInt(all), has}})
+	a.mutate(L, &frame{op: opStrReplace, s: []string{p, old, new, key}, n: []int64{boolInt(all), has}})
 	return 0
 }
 
@@ -82,7 +84,7 @@ func (a *armState) exists(L *lua.LState) int {
 func (a *armState) delete(L *lua.LState) int {
 	p := L.CheckString(1)
 	key, has := keyOpt(L, 2)
-	a.call(L, &frame{op: opDelete, s: []string{p, key}, n: []int64{has}})
+	a.mutate(L, &frame{op: opDelete, s: []string{p, key}, n: []int64{has}})
 	return 0
 }
 
@@ -107,4 +109,52 @@ func keyOpt(L *lua.LState, n int) (string, int64) {
 		key, has = string(s), 1
 	})
 	return key, has
+}
+
+// mutate makes a call that answers nothing. In a child process, on the
+// run's own workspace and outside pcall, it is posted: the script goes on
+// while the parent carries it out, and a failure is raised at the script's
+// next call that waits, with the line of the call that failed; nothing the
+// script did after it reaches the store or the output (decision 0109).
+func (a *armState) mutate(L *lua.LState, f *frame) {
+	rh, ok := a.r.host.(*remoteHost)
+	if !ok || a.ws != rootHandle || a.protected > 0 {
+		a.call(L, f)
+		return
+	}
+	f.ws = a.ws
+	a.r.raiseIf(L, rh.post(f, where(L)))
+}
+
+// where is the position of the Lua code that called the running Go
+// function, as Lua's errors give it: "script.lua:12:".
+func where(L *lua.LState) string {
+	for level := 0; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return ""
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			return ""
+		}
+		if dbg.CurrentLine != -1 && dbg.Source != "" {
+			return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ":"
+		}
+	}
+}
+
+// protect wraps pcall or xpcall: posted calls are waited for before it
+// (their failure is not the protected function's to catch), and every
+// call within it waits for its answer, so that it catches what fails.
+func (a *armState) protect(L *lua.LState, orig lua.LValue) *lua.LFunction {
+	return L.NewFunction(func(L *lua.LState) int {
+		if rh, ok := a.r.host.(*remoteHost); ok {
+			a.r.raiseIf(L, rh.sync(a.r.ctx))
+		}
+		a.protected++
+		defer func() { a.protected-- }()
+		L.Insert(orig, 1)
+		L.Call(L.GetTop()-1, lua.MultRet)
+		return L.GetTop()
+	})
 }
