@@ -309,9 +309,9 @@ type PoolStats struct {
 // ChangeWatcher is implemented by backends that can tell a process, soon
 // after it lands, that a commit or a document write was made, by this
 // process or another on the same database: memory in process, SQLite by
-// polling its data_version (a read of a counter, every
+// polling its WAL index or data_version (a read of a counter, every
 // ChangePollInterval) and in process, PostgreSQL with LISTEN and a
-// NOTIFY sent in the commit's own transaction. WatchChanges starts
+// NOTIFY each write sends once it has committed. WatchChanges starts
 // watching and returns; from then until ctx ends it calls changed, from
 // goroutines of its own, soon after each change: with the change's scope
 // when the backend knows it, else "" (some scope changed). Calls may be

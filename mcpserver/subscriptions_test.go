@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -210,4 +211,44 @@ func subscribed(s *Server, uri string) bool {
 		return !found
 	})
 	return found
+}
+
+// TestSubscriptionsHTTPReplicas: a session of 2025-11-25 on one replica
+// is sent, on its GET event stream, the changes written through another
+// replica (two servers, two stores, one SQLite file), and not those of
+// another scope.
+func TestSubscriptionsHTTPReplicas(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	a, b := openStore(t, db), openStore(t, db)
+	urlA, urlB := serveHTTP(t, newServer(t, Config{Store: a})), serveHTTP(t, newServer(t, Config{Store: b}))
+	acme, _ := token(t, a, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	beta, _ := token(t, a, satchel.TokenSpec{Agent: "writer", Scope: "beta"})
+
+	uris := make(chan string, 100)
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:   urlA + MCPPath,
+		HTTPClient: &http.Client{Transport: headerTransport{http.DefaultTransport, map[string]string{"Authorization": "Bearer " + acme}}},
+		MaxRetries: -1,
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { uris <- r.Params.URI },
+	}).Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	file, marker := FileURI("notes/a.md"), ResourceScheme+"?glob=m/*"
+	subscribe(t, cs, file, marker)
+
+	other := mustDial(t, urlB, beta, "")
+	other.ok("write_file", map[string]any{"path": "notes/a.md", "content": "beta"})
+	writer := mustDial(t, urlB, acme, "")
+	writer.ok("write_file", map[string]any{"path": "m/1", "content": "x"})
+	if u := nextURI(t, uris, "the marker"); u != marker {
+		t.Errorf("notified %s, want %s only", u, marker)
+	}
+	writer.ok("write_file", map[string]any{"path": "notes/a.md", "content": "acme"})
+	if u := nextURI(t, uris, "a write on the other replica"); u != file {
+		t.Errorf("notified %s, want %s", u, file)
+	}
 }

@@ -162,6 +162,9 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		}
 		return nil, fmt.Errorf("postgres: append: %w", err)
 	}
+	if notifyCommits {
+		b.changed("") // after the commit, off the writer's path (changes.go)
+	}
 	return res, nil
 }
 
@@ -245,8 +248,6 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 		batch.Queue(appendFull, nc.Thread, nc.Seq, bytea(nc.Root), bytea(nc.Meta), bytea(nc.Pack), rt, rs, nc.Checkpoint, nonces[i],
 			nc.Files, nc.Bytes, nc.DeltaFiles, nc.DeltaBytes, parent)
 	}
-	// The commit's notification, sent at its commit (changes.go).
-	batch.Queue("SELECT pg_notify($1, '')", changesChannel)
 	br := b.pool.SendBatch(ctx, batch)
 	for p := 0; p < len(order); p++ {
 		if run := runAt(ncs, order, p); len(run) > 1 {
@@ -325,10 +326,6 @@ func (b *Backend) appendOnce(ctx context.Context, ncs []backend.NewCommit, order
 			r.Err = backend.ErrStale
 		}
 		res[i] = r
-	}
-	if _, err := br.Exec(); err != nil { // pg_notify's
-		br.Close()
-		return err
 	}
 	// Close waits for the end of the implicit transaction: the results are
 	// returned only once the commit is durable.
