@@ -32,12 +32,20 @@ import (
 // What it accepts and refuses is what mcp.IOTransport accepts and
 // refuses: a message may span lines and may be followed by "\r\n"; the
 // value must be followed by a line end (or the end of input); an
-// incoming message that is not JSON-RPC, nests deeper than 1,000 levels
-// or is larger than MaxMessageBytes ends the connection with an error, as
-// a batch that repeats a request's id does. A batch's responses are
-// written together, as one array, once all of its calls are answered.
-// Batches are accepted until a protocol version of 2025-06-18 or later is
-// negotiated, and refused from then on (MCP 2025-06-18 removed them).
+// incoming message that is not JSON-RPC or nests deeper than 1,000
+// levels ends the connection with an error, as a batch that repeats a
+// request's id does. A batch's responses are written together, as one
+// array, once all of its calls are answered. Batches are accepted until a
+// protocol version of 2025-06-18 or later is negotiated (MCP 2025-06-18
+// removed them).
+//
+// Where the SDK's transport ends the connection, two refusals are
+// answered and the session goes on (decision 0138): a message larger
+// than MaxMessageBytes gets a JSON-RPC error for its id (id null when it
+// cannot be read), its line skipped without being kept; a batch at
+// 2025-06-18 or later gets one error, id null, -32600, including one read
+// before the answer to initialize is written, judged by the version that
+// answer will name.
 //
 // The SDK tells its own transport the negotiated version through an
 // unexported hook no other transport can implement; IOTransport reads it

@@ -123,6 +123,12 @@ its own, under --script-timeout and --script-max-memory; --max-runs (32)
 and --max-runs-per-token (4) bound the runs at once, and a run ends with
 its session unless started with detach (docs/lua.md).
 
+A session may subscribe to a file (satchel:///PATH), a glob
+(satchel:///?glob=PATTERN) or a store's documents (satchel:///?store=STORE)
+and is notified of the changes any process or replica makes there; it holds
+at most --max-subscriptions. A request over --max-request-bytes is refused
+with an error, and a stdio session goes on (docs/mcp.md).
+
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the text of
 every result in the untrusted envelope, and results then carry no
