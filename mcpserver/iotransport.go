@@ -131,6 +131,7 @@ type ioConn struct {
 	versionMu   sync.Mutex
 	version     string              // the negotiated protocol version, once initialize is answered
 	expected    string              // the version the answer to the first initialize read will name
+	listens     map[jsonrpc.ID]bool // the subscriptions/listen calls not yet answered (not counted)
 	initIDs     map[jsonrpc.ID]bool // the initialize calls not yet answered
 	initPending atomic.Int32        // len(initIDs), read without the lock
 
@@ -340,6 +341,17 @@ func (c *ioConn) received(m jsonrpc.Message) {
 	if !ok || !req.IsCall() {
 		return
 	}
+	if req.Method == listenMethod {
+		// A stream, answered only when it ends: the end of input does
+		// not wait for it.
+		c.versionMu.Lock()
+		if c.listens == nil {
+			c.listens = map[jsonrpc.ID]bool{}
+		}
+		c.listens[req.ID] = true
+		c.versionMu.Unlock()
+		return
+	}
 	if c.calls != nil {
 		c.calls.n.Add(1)
 	}
@@ -396,6 +408,22 @@ func (c *ioConn) answered(r *jsonrpc.Response) {
 	}
 }
 
+// listenMethod is MCP 2026-07-28's subscription stream, a call answered
+// only when the stream ends.
+const listenMethod = "subscriptions/listen"
+
+// listenEnded reports whether id is a subscriptions/listen call (and
+// forgets it): its answer was not counted.
+func (c *ioConn) listenEnded(id jsonrpc.ID) bool {
+	c.versionMu.Lock()
+	defer c.versionMu.Unlock()
+	if !c.listens[id] {
+		return false
+	}
+	delete(c.listens, id)
+	return true
+}
+
 // negotiated returns the protocol version negotiated so far ("" before).
 func (c *ioConn) negotiated() string {
 	c.versionMu.Lock()
@@ -448,7 +476,7 @@ func (c *ioConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	var data []byte
 	if r, ok := m.(*jsonrpc.Response); ok {
 		c.answered(r)
-		if c.calls != nil {
+		if c.calls != nil && !c.listenEnded(r.ID) {
 			defer c.calls.answer()
 		}
 		all, inBatch := c.resolve(r)

@@ -592,7 +592,7 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 				if _, stopping := s.draining.Load(ss); stopping {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server is shutting down"}
 				}
-				if p, ok := s.counted.Load(ss); ok && !strings.HasPrefix(method, "notifications/") {
+				if p, ok := s.counted.Load(ss); ok && !strings.HasPrefix(method, "notifications/") && method != listenMethod {
 					p.(*pendingCalls).n.Add(1)
 					defer p.(*pendingCalls).answer()
 				}

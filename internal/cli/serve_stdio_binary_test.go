@@ -54,6 +54,47 @@ func TestServeStdioSurvivesBadInput(t *testing.T) {
 	s.close()
 }
 
+// TestServeStdioNotifiesOtherProcesses: a session of the built binary's
+// satchel serve, subscribed to a file, is notified of a write that
+// another process (satchel fs write) makes to its database: at
+// 2025-11-25 through resources/subscribe, and at 2026-07-28 (no
+// initialize) on the stream of subscriptions/listen, where
+// --max-subscriptions refuses one too many.
+func TestServeStdioNotifiesOtherProcesses(t *testing.T) {
+	bin := buildBinary(t)
+	db := filepath.Join(t.TempDir(), "s.db")
+	write := func(path, content string) {
+		t.Helper()
+		cmd := exec.Command(bin, "--db", db, "fs", "write", path)
+		cmd.Env = append(os.Environ(), "SATCHEL_DB=")
+		cmd.Stdin = strings.NewReader(content)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("satchel fs write: %v\n%s", err, out)
+		}
+	}
+	write("a.md", "zero")
+
+	s := startServe(t, bin, db)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	s.expect(`"resources":{"listChanged":true,"subscribe":true}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"satchel:///a.md"}}` + "\n")
+	s.expectLine(`{"jsonrpc":"2.0","id":2,"result":{}}`)
+	write("a.md", "one")
+	s.expectLine(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"satchel:///a.md"}}`)
+	s.close()
+
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	s = startServe(t, bin, db, "--max-subscriptions", "1")
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{` + meta + `,"notifications":{"resourceSubscriptions":["satchel:///a.md","satchel:///?glob=b/*"]}}}` + "\n")
+	s.expect(`"id":3,"error":{"code":-32600,"message":"too many subscriptions: this session holds 1, the most --max-subscriptions allows (1); unsubscribe from one first"}`)
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"subscriptions/listen","params":{` + meta + `,"notifications":{"resourceSubscriptions":["satchel:///?glob=b/*"]}}}` + "\n")
+	s.expect(`"method":"notifications/subscriptions/acknowledged"`)
+	write("b/1.md", "one")
+	s.expect(`"method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":4},"uri":"satchel:///?glob=b/*"}`)
+	s.close()
+}
+
 // served is a satchel serve process spoken to over stdio.
 type served struct {
 	t     *testing.T
@@ -62,11 +103,11 @@ type served struct {
 	lines chan string
 }
 
-func startServe(t *testing.T, bin, db string) *served {
+func startServe(t *testing.T, bin, db string, args ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bin, "--db", db, "serve")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--db", db, "serve"}, args...)...)
 	cmd.Env = append(os.Environ(), "SATCHEL_DB=")
 	in, err := cmd.StdinPipe()
 	if err != nil {
