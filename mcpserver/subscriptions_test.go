@@ -252,3 +252,35 @@ func TestSubscriptionsHTTPReplicas(t *testing.T) {
 		t.Errorf("notified %s, want %s", u, file)
 	}
 }
+
+// FuzzParseSubscription: a URI is refused or parsed into exactly one
+// form; a file's is the file's own URI, as resources/list names it.
+func FuzzParseSubscription(f *testing.F) {
+	for _, s := range []string{"satchel:///a.md", "satchel:///my%20notes/a%20b.md", "satchel:///?glob=notes/**/*.md",
+		"satchel:///?store=notes", "satchel:///?glob=a&store=b", "satchel:///%3Fglob=x", "test://x", "satchel:///?glob=%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		sub, err := parseSubscription(uri)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "cannot subscribe to ") {
+				t.Errorf("%q: %v", uri, err)
+			}
+			return
+		}
+		forms := 0
+		for _, set := range []bool{sub.path != "", sub.glob != nil, sub.store != ""} {
+			if set {
+				forms++
+			}
+		}
+		if forms != 1 || sub.uri != uri {
+			t.Errorf("%q: %+v", uri, sub)
+		}
+		if sub.path != "" {
+			if p, ok := uriPath(FileURI(sub.path)); !ok || p != sub.path {
+				t.Errorf("%q: path %q does not round-trip through FileURI", uri, sub.path)
+			}
+		}
+	})
+}
