@@ -13,57 +13,80 @@ import (
 // backend.ChangePollInterval, the header of the WAL index (a read of
 // shared memory, which every commit changes) or, where that cannot be
 // read, SQLite's data_version on a connection kept for it (a counter that
-// changes when another connection commits).
+// changes when another connection commits). What the poll compares with
+// is read before WatchChanges returns: a commit after it is seen.
 func (b *Backend) WatchChanges(ctx context.Context, changed func(scope string)) error {
 	b.changed.Watch(ctx, changed)
-	go b.pollChanges(ctx, changed)
+	p := b.newPoller(ctx, b.readHeads.idx)
+	go p.run(ctx, changed)
 	return nil
 }
 
-func (b *Backend) pollChanges(ctx context.Context, changed func(scope string)) {
+// poller looks for other processes' changes through idx, or through
+// data_version when idx is nil or cannot be read.
+type poller struct {
+	b       *Backend
+	idx     *walIndex
+	last    walHeader
+	lastOK  bool
+	conn    *sql.Conn
+	version int64 // -1: not read yet
+}
+
+// newPoller reads what the first look compares with.
+func (b *Backend) newPoller(ctx context.Context, idx *walIndex) *poller {
+	p := &poller{b: b, idx: idx, version: -1}
+	p.last, p.lastOK = idx.header()
+	if !p.lastOK {
+		p.readVersion(ctx)
+	}
+	return p
+}
+
+// readVersion returns data_version now (-1 when it cannot be read).
+func (p *poller) readVersion(ctx context.Context) int64 {
+	if p.conn == nil {
+		c, err := p.b.r.Conn(ctx)
+		if err != nil {
+			return -1 // closed, or busy: try again at the next look
+		}
+		p.conn = c
+	}
+	var v int64
+	if err := p.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		_ = p.conn.Close()
+		p.conn = nil
+		return -1
+	}
+	return v
+}
+
+func (p *poller) run(ctx context.Context, changed func(scope string)) {
 	t := time.NewTicker(backend.ChangePollInterval)
 	defer t.Stop()
-	var (
-		conn    *sql.Conn
-		version int64 = -1
-	)
 	defer func() {
-		if conn != nil {
-			_ = conn.Close()
+		if p.conn != nil {
+			_ = p.conn.Close()
 		}
 	}()
-	last, lastOK := b.readHeads.idx.header()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if h, ok := b.readHeads.idx.header(); ok {
-			if !lastOK || h != last {
+		if h, ok := p.idx.header(); ok {
+			if !p.lastOK || h != p.last {
 				changed("")
 			}
-			last, lastOK = h, true
+			p.last, p.lastOK = h, true
 			continue
 		}
-		lastOK = false
-		if conn == nil {
-			c, err := b.r.Conn(ctx)
-			if err != nil {
-				continue // closed, or busy: try again at the next tick
-			}
-			conn = c
+		p.lastOK = false
+		v := p.readVersion(ctx)
+		if v < 0 || p.version < 0 || v != p.version {
+			changed("") // changed, or what happened meanwhile is not known
 		}
-		var v int64
-		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
-			_ = conn.Close()
-			conn = nil
-			changed("") // what happened meanwhile is not known
-			continue
-		}
-		if version >= 0 && v != version {
-			changed("")
-		}
-		version = v
+		p.version = v
 	}
 }
