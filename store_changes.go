@@ -62,9 +62,9 @@ type changeHub struct {
 	ctx  context.Context // ends with the store
 	stop context.CancelFunc
 
-	mu      sync.Mutex
-	started bool
-	scopes  map[string]*scopeWatch
+	mu     sync.Mutex
+	listen context.CancelFunc // ends the backend's watch; nil while none runs
+	scopes map[string]*scopeWatch
 }
 
 // scopeWatch is one watched scope: what the feed saw of it last, and the
@@ -93,6 +93,10 @@ func (h *changeHub) watch(ctx context.Context, scope string, fn func(ChangeEvent
 	if sw == nil {
 		sw = &scopeWatch{scope: scope, wake: make(chan struct{}, 1), fns: map[int]func(ChangeEvent){}}
 		if err := h.baseline(ctx, sw); err != nil {
+			if len(h.scopes) == 0 {
+				h.listen()
+				h.listen = nil
+			}
 			return err
 		}
 		swCtx, cancel := context.WithCancel(h.ctx)
@@ -115,18 +119,27 @@ func (h *changeHub) watch(ctx context.Context, scope string, fn func(ChangeEvent
 		if empty && h.scopes[scope] == sw {
 			delete(h.scopes, scope)
 			sw.stop()
+			if len(h.scopes) == 0 && h.listen != nil {
+				// Nobody watches: the backend stops listening (on
+				// PostgreSQL, its connection is closed).
+				h.listen()
+				h.listen = nil
+			}
 		}
 	})
 	return nil
 }
 
-// start starts listening to the backend, once. h.mu is held.
+// start starts listening to the backend, unless it listens. h.mu is
+// held.
 func (h *changeHub) start() error {
-	if h.started {
+	if h.listen != nil {
 		return nil
 	}
+	ctx, cancel := context.WithCancel(h.ctx)
 	if cw, ok := backend.As[backend.ChangeWatcher](h.s.b); ok {
-		if err := cw.WatchChanges(h.ctx, h.signal); err != nil {
+		if err := cw.WatchChanges(ctx, h.signal); err != nil {
+			cancel()
 			return err
 		}
 	} else {
@@ -135,7 +148,7 @@ func (h *changeHub) start() error {
 			defer t.Stop()
 			for {
 				select {
-				case <-h.ctx.Done():
+				case <-ctx.Done():
 					return
 				case <-t.C:
 					h.signal("")
@@ -143,7 +156,7 @@ func (h *changeHub) start() error {
 			}
 		}()
 	}
-	h.started = true
+	h.listen = cancel
 	return nil
 }
 

@@ -82,11 +82,29 @@ func RunChanges(t *testing.T, open func(t *testing.T) backend.Backend) {
 		t.Fatal(err)
 	}
 	k, _ := set(t, c, `{"a": "x", "b": 12}`)
-	if !logsDocs {
-		return // no log of document changes
+	if logsDocs {
+		e := next("a document set")
+		if e.Scope != "default" || e.Store != "pairs" || !slices.Equal(e.Keys, []string{k}) || e.Thread != "" {
+			t.Errorf("a document set: %+v, want store pairs key %s", e, k)
+		}
 	}
-	e := next("a document set")
-	if e.Scope != "default" || e.Store != "pairs" || !slices.Equal(e.Keys, []string{k}) || e.Thread != "" {
-		t.Errorf("a document set: %+v, want store pairs key %s", e, k)
+
+	// Once nobody watches, the store stops listening; a new watch
+	// listens again, from where the store is then.
+	cancel()
+	must(t, "write unwatched", ws.Write(context.Background(), "unwatched.md", "x"))
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	if err := st.Watch(ctx2, "default", func(e satchel.ChangeEvent) { events <- e }); err != nil {
+		t.Fatalf("Watch again: %v", err)
+	}
+	for len(events) > 0 {
+		<-events // an event the first watch was being told of as it ended
+	}
+	must(t, "write watched again", ws.Write(ctx2, "again.md", "x"))
+	// The paths are those since the head the feed saw last: the first
+	// watch's, while it is still ending, would add unwatched.md.
+	if e := next("a write watched again"); e.Thread != "main" || e.Seq != 5 || !slices.Contains(e.Paths, "again.md") {
+		t.Errorf("a write watched again: %+v, want main seq 5 with again.md", e)
 	}
 }
