@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
 // TestServeStdioSurvivesBadInput speaks to the built binary's satchel
@@ -62,10 +65,16 @@ func TestServeStdioSurvivesBadInput(t *testing.T) {
 // --max-subscriptions refuses one too many.
 func TestServeStdioNotifiesOtherProcesses(t *testing.T) {
 	bin := buildBinary(t)
-	db := filepath.Join(t.TempDir(), "s.db")
+	t.Run("sqlite", func(t *testing.T) { notifiesOtherProcesses(t, bin, filepath.Join(t.TempDir(), "s.db"), "default") })
+	t.Run("postgres", func(t *testing.T) {
+		notifiesOtherProcesses(t, bin, testenv.PostgresURL(t), fmt.Sprintf("notify-%x", time.Now().UnixNano()))
+	})
+}
+
+func notifiesOtherProcesses(t *testing.T, bin, db, scope string) {
 	write := func(path, content string) {
 		t.Helper()
-		cmd := exec.Command(bin, "--db", db, "fs", "write", path)
+		cmd := exec.Command(bin, "--db", db, "--scope", scope, "fs", "write", path)
 		cmd.Env = append(os.Environ(), "SATCHEL_DB=")
 		cmd.Stdin = strings.NewReader(content)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -74,7 +83,7 @@ func TestServeStdioNotifiesOtherProcesses(t *testing.T) {
 	}
 	write("a.md", "zero")
 
-	s := startServe(t, bin, db)
+	s := startServe(t, bin, db, "--scope", scope)
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 	s.expect(`"resources":{"listChanged":true,"subscribe":true}`)
@@ -85,7 +94,7 @@ func TestServeStdioNotifiesOtherProcesses(t *testing.T) {
 	s.close()
 
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
-	s = startServe(t, bin, db, "--max-subscriptions", "1")
+	s = startServe(t, bin, db, "--scope", scope, "--max-subscriptions", "1")
 	s.send(`{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{` + meta + `,"notifications":{"resourceSubscriptions":["satchel:///a.md","satchel:///?glob=b/*"]}}}` + "\n")
 	s.expect(`"id":3,"error":{"code":-32600,"message":"too many subscriptions: this session holds 1, the most --max-subscriptions allows (1); unsubscribe from one first"}`)
 	s.send(`{"jsonrpc":"2.0","id":4,"method":"subscriptions/listen","params":{` + meta + `,"notifications":{"resourceSubscriptions":["satchel:///?glob=b/*"]}}}` + "\n")
