@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestIOTransportSurvivesBadInput: a message over the bound and a batch
@@ -61,9 +63,18 @@ func TestIOTransportSurvivesBadInput(t *testing.T) {
 			t.Errorf("version %s: written:\n%.3000q", v, got)
 		}
 	}
+	// Without initialize (2026-07-28 has none), the version the batch's
+	// requests name in their _meta.
+	meta := map[string]any{"_meta": map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28"}}
+	got, err := runScript(t, false, 0, []step{{"[" + rpcCall(2, "ping", meta) + "," + rpcCall(3, "ping", meta) + "]\n", 1}, {ping, 1}})
+	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batching is not supported in 2025-06-18 and later (request version: 2026-07-28)"}}`
+	if err != nil || len(got) != 2 || got[0] != want || got[1] != pong {
+		t.Errorf("a batch at 2026-07-28: %v, written:\n%.3000q", err, got)
+	}
+
 	// At a version with batches, initialize and a batch in one write: the
 	// batch is answered.
-	got, _ := runScript(t, false, 0, []step{{initAt("2025-03-26") + batch, 2}})
+	got, _ = runScript(t, false, 0, []step{{initAt("2025-03-26") + batch, 2}})
 	if len(got) != 2 || !strings.HasPrefix(got[0], `[{"jsonrpc":"2.0","id":2,"result":{}}`) { // sorted
 		t.Errorf("2025-03-26: written:\n%.3000q", got)
 	}
