@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/satchel-dev/satchel/backend"
@@ -27,6 +28,9 @@ type Store struct {
 	docs docengine.Engine // collections' documents
 
 	keyRetention time.Duration // idempotency keys (store_idempotency.go); 0: the default
+
+	changesOnce sync.Once
+	changes     *changeHub // the change feed (store_changes.go), made on first use
 }
 
 // Option configures Open and New.
@@ -92,8 +96,12 @@ func New(b backend.Backend, opts ...Option) *Store {
 	return &Store{b: b, eng: engine.New(b, engine.Options{CacheBytes: c.cacheBytes, Guard: guardArchived}), keyRetention: c.keyTTL}
 }
 
-// Close closes the store's backend.
-func (s *Store) Close() error { return s.b.Close() }
+// Close stops the change feed and closes the store's backend.
+func (s *Store) Close() error {
+	s.changesOnce.Do(func() {}) // no feed is made from now on
+	s.changes.close()
+	return s.b.Close()
+}
 
 // Actor says who makes the commits of a workspace, and through what, for
 // the audit trail every commit carries (DESIGN §2.6).

@@ -305,3 +305,26 @@ type PoolStats struct {
 	Acquires, Waits int64
 	Waited          time.Duration
 }
+
+// ChangeWatcher is implemented by backends that can tell a process, soon
+// after it lands, that a commit or a document write was made, by this
+// process or another on the same database: memory in process, SQLite by
+// polling its WAL index or data_version (a read of a counter, every
+// ChangePollInterval) and in process, PostgreSQL with LISTEN and a
+// NOTIFY each write sends once it has committed. WatchChanges starts
+// watching and returns; from then until ctx ends it calls changed, from
+// goroutines of its own, soon after each change: with the change's scope
+// when the backend knows it, else "" (some scope changed). Calls may be
+// merged and may come without a change (after a lost connection, say);
+// changed must return quickly. The store's change feed (Store.Watch)
+// reads what changed from the store itself, so a signal is all it needs.
+// Without it the feed polls every watched scope every
+// ChangePollInterval.
+type ChangeWatcher interface {
+	WatchChanges(ctx context.Context, changed func(scope string)) error
+}
+
+// ChangePollInterval is how often a change is looked for where nothing
+// signals it: SQLite's data_version, and the store's feed on a backend
+// without ChangeWatcher.
+const ChangePollInterval = 100 * time.Millisecond

@@ -85,7 +85,9 @@
 //
 // IOTransport is satchel serve's stdio transport: it speaks as the SDK's
 // mcp.IOTransport and mcp.StdioTransport do (either works with Run), but
-// decodes each incoming message once where they decode it three times.
+// decodes each incoming message once where they decode it three times,
+// and answers a request over its bound, or a batch where batches are
+// refused, with an error where they end the session.
 //
 // # Tools
 //
@@ -129,7 +131,11 @@
 // Each file of the session's thread is a resource satchel:///PATH (each
 // segment percent-encoded): resources/list lists them in path order,
 // resources/read reads one, and the template satchel:///{+path} lets a
-// client name any path.
+// client name any path. A session may subscribe to a file, a glob
+// (satchel:///?glob=PATTERN) or a store's documents
+// (satchel:///?store=STORE), and is sent notifications/resources/updated
+// when any process on the database changes them (Config.MaxSubscriptions
+// bounds a session's; docs/mcp.md).
 //
 // # Collections
 //

@@ -2,11 +2,13 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -30,12 +32,20 @@ import (
 // What it accepts and refuses is what mcp.IOTransport accepts and
 // refuses: a message may span lines and may be followed by "\r\n"; the
 // value must be followed by a line end (or the end of input); an
-// incoming message that is not JSON-RPC, nests deeper than 1,000 levels
-// or is larger than MaxMessageBytes ends the connection with an error, as
-// a batch that repeats a request's id does. A batch's responses are
-// written together, as one array, once all of its calls are answered.
-// Batches are accepted until a protocol version of 2025-06-18 or later is
-// negotiated, and refused from then on (MCP 2025-06-18 removed them).
+// incoming message that is not JSON-RPC or nests deeper than 1,000
+// levels ends the connection with an error, as a batch that repeats a
+// request's id does. A batch's responses are written together, as one
+// array, once all of its calls are answered. Batches are accepted until a
+// protocol version of 2025-06-18 or later is negotiated (MCP 2025-06-18
+// removed them).
+//
+// Where the SDK's transport ends the connection, two refusals are
+// answered and the session goes on (decision 0138): a message larger
+// than MaxMessageBytes gets a JSON-RPC error for its id (id null when it
+// cannot be read), its line skipped without being kept; a batch at
+// 2025-06-18 or later gets one error, id null, -32600, including one read
+// before the answer to initialize is written, judged by the version that
+// answer will name.
 //
 // The SDK tells its own transport the negotiated version through an
 // unexported hook no other transport can implement; IOTransport reads it
@@ -89,7 +99,8 @@ func (t *IOTransport) Connect(context.Context) (mcp.Connection, error) {
 			case <-c.closed:
 				return
 			}
-			if err != nil {
+			var over *oversizedError
+			if err != nil && !errors.As(err, &over) {
 				return
 			}
 		}
@@ -119,6 +130,8 @@ type ioConn struct {
 
 	versionMu   sync.Mutex
 	version     string              // the negotiated protocol version, once initialize is answered
+	expected    string              // the version the answer to the first initialize read will name
+	listens     map[jsonrpc.ID]bool // the subscriptions/listen calls not yet answered (not counted)
 	initIDs     map[jsonrpc.ID]bool // the initialize calls not yet answered
 	initPending atomic.Int32        // len(initIDs), read without the lock
 
@@ -173,7 +186,9 @@ func (c *ioConn) dispatch(id jsonrpc.ID, req *mcp.CallToolRequest) {
 	})
 }
 
-// next returns the next message and whether it came alone.
+// next returns the next message and whether it came alone. A request
+// over the size bound, and a batch where batches are refused, are
+// answered here with an error, and the session goes on.
 func (c *ioConn) next(ctx context.Context) (jsonrpc.Message, bool, error) {
 	select {
 	case <-ctx.Done():
@@ -185,17 +200,44 @@ func (c *ioConn) next(ctx context.Context) (jsonrpc.Message, bool, error) {
 		c.queue = c.queue[1:]
 		return m, false, nil
 	}
+	for {
+		m, alone, refusal, err := c.nextValue(ctx)
+		if refusal != nil {
+			if err := c.writeLine(refusal); err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		return m, alone, err
+	}
+}
+
+// writeLine writes one line of output as it is.
+func (c *ioConn) writeLine(data []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.w.Write(data)
+	return err
+}
+
+// nextValue returns the first message of the next value read, or the
+// line that answers a value refused without ending the session.
+func (c *ioConn) nextValue(ctx context.Context) (m jsonrpc.Message, alone bool, refusal []byte, err error) {
 	var in incoming
 	select {
 	case <-ctx.Done():
-		return nil, false, ctx.Err()
+		return nil, false, nil, ctx.Err()
 	case in = <-c.incoming:
+		var over *oversizedError
+		if errors.As(in.err, &over) {
+			return nil, false, over.response(), nil
+		}
 		if in.err != nil {
 			select {
 			case <-c.closed:
 				// Close closed the reader under the read loop: its
 				// error is Close's doing, not the input's.
-				return nil, false, io.EOF
+				return nil, false, nil, io.EOF
 			default:
 			}
 			if in.err == io.EOF && c.calls != nil {
@@ -204,14 +246,17 @@ func (c *ioConn) next(ctx context.Context) (jsonrpc.Message, bool, error) {
 				// answer every call read first.
 				c.calls.awaitAnswers(ctx)
 			}
-			return nil, false, in.err
+			return nil, false, nil, in.err
 		}
 	case <-c.closed:
-		return nil, false, io.EOF
+		return nil, false, nil, io.EOF
 	}
 	if in.batch {
-		if v := c.negotiated(); v >= batchlessVersion {
-			return nil, false, fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchlessVersion, v)
+		if v := c.batchVersion(in.msgs); v >= batchlessVersion {
+			// Answered with one error (id null: a batch has no one id),
+			// as a streamable HTTP session answers it; the session goes on.
+			return nil, false, errorLine(nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchlessVersion, v)), nil
 		}
 		var b *batch
 		for _, m := range in.msgs {
@@ -225,19 +270,65 @@ func (c *ioConn) next(ctx context.Context) (jsonrpc.Message, bool, error) {
 				b = &batch{unresolved: map[jsonrpc.ID]int{}}
 			}
 			if _, dup := b.unresolved[req.ID]; dup {
-				return nil, false, fmt.Errorf("duplicate message ID %q", req.ID)
+				return nil, false, nil, fmt.Errorf("duplicate message ID %q", req.ID)
 			}
 			b.unresolved[req.ID] = len(b.responses)
 			b.responses = append(b.responses, nil)
 		}
 		if b != nil {
 			if err := c.addBatch(b); err != nil {
-				return nil, false, err
+				return nil, false, nil, err
 			}
 		}
 	}
 	c.queue = in.msgs[1:]
-	return in.msgs[0], !in.batch, nil
+	return in.msgs[0], !in.batch, nil, nil
+}
+
+// batchVersion returns the protocol version a batch of msgs arrives at:
+// the negotiated one; before the answer to initialize is written, the
+// version that answer will name (an initialize read before the batch, as
+// when a client writes both at once, decides it); without initialize,
+// the version the batch's requests name in their _meta (MCP 2026-07-28
+// and later carry it in every request). "" when none says.
+func (c *ioConn) batchVersion(msgs []jsonrpc.Message) string {
+	c.versionMu.Lock()
+	v := cmp.Or(c.version, c.expected)
+	c.versionMu.Unlock()
+	if v != "" {
+		return v
+	}
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && len(req.Params) > 0 {
+			var p struct {
+				Meta map[string]any `json:"_meta"`
+			}
+			if stdjson.Unmarshal(req.Params, &p) == nil {
+				if s, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string); ok && s > v {
+					v = s
+				}
+			}
+		}
+	}
+	return v
+}
+
+// errorLine is the line of a JSON-RPC error response to id (the JSON of
+// a number or a string), or with id null when id is nil.
+func errorLine(id []byte, code int64, msg string) []byte {
+	if id == nil {
+		id = []byte("null")
+	}
+	m, _ := stdjson.Marshal(msg)
+	b := make([]byte, 0, 64+len(id)+len(m))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, code, 10)
+	b = append(b, `,"message":`...)
+	b = append(b, m...)
+	b = append(b, "}}\n"...)
+	return b
 }
 
 // batchlessVersion is the first protocol version without JSON-RPC batches.
@@ -250,6 +341,17 @@ func (c *ioConn) received(m jsonrpc.Message) {
 	if !ok || !req.IsCall() {
 		return
 	}
+	if req.Method == listenMethod {
+		// A stream, answered only when it ends: the end of input does
+		// not wait for it.
+		c.versionMu.Lock()
+		if c.listens == nil {
+			c.listens = map[jsonrpc.ID]bool{}
+		}
+		c.listens[req.ID] = true
+		c.versionMu.Unlock()
+		return
+	}
 	if c.calls != nil {
 		c.calls.n.Add(1)
 	}
@@ -260,8 +362,25 @@ func (c *ioConn) received(m jsonrpc.Message) {
 		}
 		c.initIDs[req.ID] = true
 		c.initPending.Store(int32(len(c.initIDs)))
+		if c.expected == "" {
+			c.expected = expectedVersion(req.Params)
+		}
 		c.versionMu.Unlock()
 	}
+}
+
+// expectedVersion returns the protocol version the answer to an
+// initialize of params will name: the version asked for when the server
+// speaks it with a handshake, else the newest version that has one.
+func expectedVersion(params []byte) string {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = stdjson.Unmarshal(params, &p)
+	if slices.Contains(knownVersions, p.ProtocolVersion) {
+		return p.ProtocolVersion
+	}
+	return slices.Max(knownVersions)
 }
 
 // answered notes a response before it is written: the answer to an
@@ -287,6 +406,22 @@ func (c *ioConn) answered(r *jsonrpc.Response) {
 	if stdjson.Unmarshal(r.Result, &res) == nil {
 		c.version = res.ProtocolVersion
 	}
+}
+
+// listenMethod is MCP 2026-07-28's subscription stream, a call answered
+// only when the stream ends.
+const listenMethod = "subscriptions/listen"
+
+// listenEnded reports whether id is a subscriptions/listen call (and
+// forgets it): its answer was not counted.
+func (c *ioConn) listenEnded(id jsonrpc.ID) bool {
+	c.versionMu.Lock()
+	defer c.versionMu.Unlock()
+	if !c.listens[id] {
+		return false
+	}
+	delete(c.listens, id)
+	return true
 }
 
 // negotiated returns the protocol version negotiated so far ("" before).
@@ -341,7 +476,7 @@ func (c *ioConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	var data []byte
 	if r, ok := m.(*jsonrpc.Response); ok {
 		c.answered(r)
-		if c.calls != nil {
+		if c.calls != nil && !c.listenEnded(r.ID) {
 			defer c.calls.answer()
 		}
 		all, inBatch := c.resolve(r)
@@ -429,8 +564,6 @@ type frameReader struct {
 	scan    valueScanner
 }
 
-var errMessageTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
-
 // next returns the messages of the next JSON value of the input (one, or
 // a batch's), io.EOF at the end of the input, or why the input is not
 // JSON-RPC.
@@ -440,10 +573,17 @@ func (f *frameReader) next() ([]jsonrpc.Message, bool, error) {
 			f.start++
 		}
 		data := f.buf[f.start:]
+		if f.limit > 0 && len(data) > f.limit && f.scanned == 0 && bytes.IndexByte(data[:f.limit+1], '\n') < 0 {
+			return nil, false, f.skipLine()
+		}
 		if len(data) > 0 {
 			msgs, batch, n, err := f.frame(data)
 			if f.limit > 0 && n > f.limit {
-				return nil, false, errMessageTooLarge
+				var id idFinder
+				id.feed(data[:n])
+				f.start += n
+				f.scanned, f.scan = 0, valueScanner{}
+				return nil, false, &oversizedError{id: id.id(), size: int64(n), limit: int64(f.limit)}
 			}
 			if n > 0 || err != nil {
 				f.start += n
@@ -451,7 +591,7 @@ func (f *frameReader) next() ([]jsonrpc.Message, bool, error) {
 				return msgs, batch, err
 			}
 			if f.limit > 0 && len(data) > f.limit {
-				return nil, false, errMessageTooLarge
+				return nil, false, f.skipLine()
 			}
 		}
 		if f.err != nil {
@@ -462,6 +602,40 @@ func (f *frameReader) next() ([]jsonrpc.Message, bool, error) {
 		}
 		f.fill()
 	}
+}
+
+// skipLine consumes the rest of the line at start, a message over the
+// bound, a buffer at a time (what it skips is not kept), and returns the
+// refusal to answer it with: its id, when the line has one at its top
+// level, and its size.
+func (f *frameReader) skipLine() *oversizedError {
+	var id idFinder
+	var size int64
+	for {
+		data := f.buf[f.start:]
+		if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
+			line := trimRightSpace(data[:nl])
+			id.feed(line)
+			size += int64(len(line))
+			f.start += nl + 1
+			break
+		}
+		id.feed(data)
+		size += int64(len(data))
+		f.buf, f.start = f.buf[:0], 0
+		if f.err != nil {
+			break // the line ends the input
+		}
+		f.fill()
+	}
+	f.scanned, f.scan = 0, valueScanner{}
+	if cap(f.buf) > 1<<20 {
+		// Give back what reading the line grew the buffer to.
+		rest := f.buf[f.start:]
+		f.buf = append(make([]byte, 0, max(64<<10, len(rest))), rest...)
+		f.start = 0
+	}
+	return &oversizedError{id: id.id(), size: size, limit: int64(f.limit)}
 }
 
 // fill reads more input into buf.

@@ -123,6 +123,11 @@ type Config struct {
 	// inspector, which authenticates its own requests.
 	UI http.Handler
 
+	// MaxSubscriptions bounds the resource subscriptions one session
+	// holds (0: DefaultMaxSubscriptions); one more is refused, naming the
+	// bound (subscriptions.go).
+	MaxSubscriptions int
+
 	// StaleWrites says what a session's change to a file it has not seen
 	// as it is now does (satchel.TrackReads): StaleRefuse (the default,
 	// also ""), StaleWarn (apply it, and add the refusal's sentence as a
@@ -172,6 +177,7 @@ type Server struct {
 	sessions sync.Map // *mcp.ServerSession -> *session
 	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
 	counted  sync.Map // *mcp.ServerSession -> *pendingCalls, counted by the middleware
+	subs     sync.Map // *mcp.ServerSession -> *sessionSubs (subscriptions.go)
 
 	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
 	guards   *guard       // the HTTP server's bounds
@@ -210,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxInlineBytes < 0 || cfg.CallTimeout < 0 || cfg.MaxRequestBytes < 0 || cfg.ShutdownTimeout < 0 ||
 		cfg.MaxSessions < 0 || cfg.MaxSessionsPerToken < 0 || cfg.SessionIdleTimeout < 0 || cfg.MaxInflightBytes < 0 ||
-		cfg.BodyReadTimeout < 0 {
+		cfg.BodyReadTimeout < 0 || cfg.MaxSubscriptions < 0 {
 		problems = append(problems, "limits and timeouts must not be negative")
 	}
 	switch cfg.StaleWrites {
@@ -244,6 +250,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxInflightBytes = cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)
 	cfg.BodyReadTimeout = cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout)
 	cfg.TokenCheckInterval = cmp.Or(cfg.TokenCheckInterval, DefaultTokenCheckInterval)
+	cfg.MaxSubscriptions = cmp.Or(cfg.MaxSubscriptions, DefaultMaxSubscriptions)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -428,9 +435,13 @@ func (s *Server) build(key serverKey) (*mcp.Server, error) {
 	if version == "" {
 		version = buildversion.Get().String()
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "satchel", Title: "satchel workspace", Version: version}, &mcp.ServerOptions{
+	var srv *mcp.Server
+	srv = mcp.NewServer(&mcp.Implementation{Name: "satchel", Title: "satchel workspace", Version: version}, &mcp.ServerOptions{
 		Instructions: prefixed(serverInstructions, s.cfg.ToolPrefix),
 		Capabilities: &mcp.ServerCapabilities{},
+		// Resources may be subscribed to (subscriptions.go).
+		SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.subscribe(srv)(ctx, req) },
+		UnsubscribeHandler: s.unsubscribe,
 		// Every result depends on the caller's scope and agent (files,
 		// resources, granted tools): no shared cache may reuse one.
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
@@ -473,6 +484,7 @@ func (s *Server) build(key serverKey) (*mcp.Server, error) {
 	s.addResources(srv)
 	mw := s.middleware(key, names)
 	srv.AddReceivingMiddleware(mw)
+	srv.AddSendingMiddleware(s.dueFilter)
 	s.fast[srv] = newFastCalls(handlers, mw)
 	return srv, nil
 }
@@ -580,13 +592,14 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 				if _, stopping := s.draining.Load(ss); stopping {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server is shutting down"}
 				}
-				if p, ok := s.counted.Load(ss); ok && !strings.HasPrefix(method, "notifications/") {
+				if p, ok := s.counted.Load(ss); ok && !strings.HasPrefix(method, "notifications/") && method != listenMethod {
 					p.(*pendingCalls).n.Add(1)
 					defer p.(*pendingCalls).answer()
 				}
 			}
 			switch method {
-			case "initialize", "tools/call", "resources/list", "resources/read":
+			case "initialize", "tools/call", "resources/list", "resources/read",
+				"resources/subscribe", "resources/unsubscribe", "subscriptions/listen":
 			default:
 				return next(ctx, method, req)
 			}

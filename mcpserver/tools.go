@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,6 +134,14 @@ const (
 )
 
 // fileTools returns the file tools of DESIGN §6, named with cfg's prefix.
+// limitsSentence states the bounds of a write: one request's size
+// (content given in base64 counts a third more) and one file's.
+func limitsSentence(cfg Config) string {
+	req := cmp.Or(cfg.MaxRequestBytes, DefaultMaxRequestBytes)
+	return fmt.Sprintf(" Limits: one request is at most %s (the server's --max-request-bytes), so write larger content in parts: this tool with the first part, then %s with the rest; "+
+		"a file is at most its workspace's max file bytes (%s unless set otherwise).", sizeText(req, true), withPrefix(cfg, "append_file"), sizeText(satchel.DefaultMaxFileBytes, true))
+}
+
 func fileTools(cfg Config) []fileTool {
 	p := func(n string) string { return withPrefix(cfg, n) }
 	// stale is the read ledger's sentence and extra, unless the server
@@ -194,7 +203,8 @@ func fileTools(cfg Config) []fileTool {
 				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
 				"For binary content give it in base64 with encoding \"base64\". " +
 				"With if_hash, the write applies only if the file still has that content hash (see stat_file). " +
-				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does." + stale(" A new file needs no read."),
+				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does." + stale(" A new file needs no read.") +
+				limitsSentence(cfg),
 			props: []prop{
 				req("path", str(pathDesc)),
 				req("content", str("The file's entire new content.")),

@@ -41,6 +41,7 @@ func runWhole(t *testing.T, open func(t *testing.T) backend.Backend) {
 	t.Run("Behaviour", func(t *testing.T) { RunBehaviour(t, open) })
 	t.Run("Documents", func(t *testing.T) { RunDocuments(t, open) })
 	t.Run("Quotas", func(t *testing.T) { RunQuotas(t, open) })
+	t.Run("Changes", func(t *testing.T) { RunChanges(t, open) })
 }
 
 // RunBehaviour checks every file behaviour of DESIGN §2 (paths, lines,

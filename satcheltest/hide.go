@@ -77,6 +77,7 @@ var capabilities = []capability{
 	},
 	hiding[backend.Keys]("Keys", runWhole),
 	hiding[backend.ThreadLocker]("ThreadLocker", runWhole),
+	hiding[backend.ChangeWatcher]("ChangeWatcher", RunChanges),
 }
 
 // runHidden runs, for each capability that a backend from open offers, the

@@ -59,8 +59,8 @@ declare -A skip=(
   [resources-read-text]="reads the fixture resource test://static-text; the same checks run on satchel:///notes/hello.md in the extra checks"
   [resources-read-binary]="reads the fixture resource test://static-binary: satchel's files are text"
   [resources-templates-read]="reads the fixture template test://template/{id}/data; the same checks run on satchel:///{+path} in the extra checks"
-  [resources-subscribe]="subscribes to the fixture test://watched-resource; satchel declares no subscribe capability"
-  [resources-unsubscribe]="unsubscribes from the fixture test://watched-resource; satchel declares no subscribe capability"
+  [resources-subscribe]="subscribes to the fixture test://watched-resource, which satchel does not serve: it declares the subscribe capability and refuses a subscription that names none of its files, globs or stores (its subscriptions are checked by mcpserver/subscriptions_test.go)"
+  [resources-unsubscribe]="subscribes to, then unsubscribes from, the fixture test://watched-resource, which satchel does not serve (as resources-subscribe)"
   [prompts-list]="satchel has no prompts and declares no prompts capability"
   [prompts-get-simple]="fixture prompt test_simple_prompt"
   [prompts-get-with-args]="fixture prompt test_prompt_with_arguments"
@@ -203,6 +203,7 @@ for s in "${unclassified[@]}"; do echo "  ? $s: not classified: decide whether i
 echo "extra checks (the official TypeScript SDK client on satchel's own resources, a token, and stdio):"
 extra=0
 "$node" "$root/scripts/mcp-conformance-extra.mjs" "$cache" "$satchel" "$db" "$work/project" "$url" "$token" || extra=1
+"$node" "$root/scripts/mcp-e2e-notify.mjs" "$cache" "$satchel" "$db" "$work/project" "$url" "$token" || extra=1
 
 echo "conformance: $((${#passed[@]} + ${#stdio_passed[@]})) passed, $((${#failed[@]} + ${#stdio_failed[@]} + ${#unclassified[@]} + extra)) failed, ${#skip[@]} skipped"
 [ "${#failed[@]}" -eq 0 ] && [ "${#stdio_failed[@]}" -eq 0 ] && [ "${#unclassified[@]}" -eq 0 ] && [ "$extra" -eq 0 ]

@@ -82,6 +82,7 @@ func current(key string, d *memDoc, now time.Time) backend.Doc {
 }
 
 func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
+	defer b.changed.Notify("")
 	now, err := b.docsNow()
 	if err != nil {
 		return backend.Doc{}, err
@@ -96,6 +97,7 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 // under one hold of the lock: readers see all of them or none
 // (backend.DocBatcher).
 func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]backend.DocResult, error) {
+	defer b.changed.Notify("")
 	now, err := b.docsNow()
 	if err != nil {
 		return nil, err
@@ -187,6 +189,7 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (b
 }
 
 func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	defer b.changed.Notify("")
 	return b.deleteDoc(id, nil)
 }
 

@@ -30,6 +30,8 @@ type Backend struct {
 	keys     keyStore // idempotency keys, document changes (keys.go)
 	// clock is overridable for tests.
 	clock backend.Clock
+	// changed tells the watchers of changes (WatchChanges).
+	changed backend.Signal
 }
 
 type scopeName struct{ scope, name string }
@@ -308,6 +310,7 @@ func (b *Backend) Log(ctx context.Context, id, before int64, limit int) ([]backe
 }
 
 func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]backend.AppendResult, error) {
+	defer b.changed.Notify("")
 	return b.append(commits, nil)
 }
 
@@ -317,7 +320,15 @@ func (b *Backend) Append(ctx context.Context, commits []backend.NewCommit) ([]ba
 // is read (backend.PartsAppender): the engine's writes then neither copy
 // file content into a pack nor allocate one.
 func (b *Backend) AppendParts(ctx context.Context, commits []backend.NewCommit, packs [][]string) ([]backend.AppendResult, error) {
+	defer b.changed.Notify("")
 	return b.append(commits, packs)
+}
+
+// WatchChanges implements backend.ChangeWatcher: a memory store changes
+// only in its process.
+func (b *Backend) WatchChanges(ctx context.Context, changed func(scope string)) error {
+	b.changed.Watch(ctx, changed)
+	return nil
 }
 
 func (b *Backend) append(commits []backend.NewCommit, parts [][]string) ([]backend.AppendResult, error) {

@@ -248,3 +248,34 @@ func BenchmarkPack(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendNotify measures what the NOTIFY each commit sends in its
+// transaction costs (changes.go): one writer, and 16 on 16 threads, each
+// with and without it, side by side.
+func BenchmarkAppendNotify(b *testing.B) {
+	pack := packSizes[0].pack
+	for _, notify := range []bool{false, true} {
+		name := fmt.Sprintf("notify=%v", notify)
+		b.Run("writers=1/"+name, func(b *testing.B) {
+			notifyCommits = notify
+			defer func() { notifyCommits = true }()
+			be := openTest(b)
+			b.Cleanup(func() { be.Close() })
+			th := benchThread(b, be, "main")
+			var seq int64
+			for b.Loop() {
+				seq++
+				res, err := be.Append(b.Context(), []backend.NewCommit{packNC(th, seq, pack)})
+				if err != nil || res[0].Err != nil {
+					b.Fatal(err, res[0].Err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+		})
+		b.Run("writers=16/"+name, func(b *testing.B) {
+			notifyCommits = notify
+			defer func() { notifyCommits = true }()
+			benchAppend16(b, pack, false)
+		})
+	}
+}

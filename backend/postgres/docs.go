@@ -112,6 +112,7 @@ UNION ALL SELECT true, version, updated, expires, false FROM ins
 UNION ALL SELECT false, version, updated, expires, expired FROM old WHERE NOT EXISTS (SELECT 1 FROM ok)`
 
 func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
+	defer b.changed(r.Scope)
 	d := backend.Doc{Key: r.Key, JSON: r.JSON}
 	if r.Change != nil {
 		return b.replaceDocAs(ctx, r, d)
@@ -166,6 +167,7 @@ func (b *Backend) replaced(ctx context.Context, r backend.DocReplace, d backend.
 // connection fails before the transaction's outcome is known, every entry
 // gets that error, as a lone ReplaceDoc would.
 func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]backend.DocResult, error) {
+	defer b.changed("")
 	out := make([]backend.DocResult, len(rs))
 	order := make([]int, 0, len(rs))
 	for i := range rs {
@@ -357,6 +359,7 @@ h AS (DELETE FROM doc_history WHERE store = $1 AND scope = $2 AND key = $3)
 SELECT version, updated, expires, expired FROM del`
 
 func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	defer b.changed(id.Scope)
 	d := backend.Doc{Key: id.Key}
 	var exp *time.Time
 	err := b.pool.QueryRow(ctx, deleteDoc, id.Store, id.Scope, id.Key, b.nowArg()).Scan(&d.Version, &d.Updated, &exp, &d.Expired)

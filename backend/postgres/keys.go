@@ -230,6 +230,7 @@ func (b *Backend) replaceDocAs(ctx context.Context, r backend.DocReplace, d back
 }
 
 func (b *Backend) DeleteDocAs(ctx context.Context, id backend.DocID, ch backend.DocChange) (backend.Doc, bool, error) {
+	defer b.changed(id.Scope)
 	d := backend.Doc{Key: id.Key}
 	var exp *time.Time
 	found := false

@@ -162,6 +162,9 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 		}
 		return nil, fmt.Errorf("postgres: append: %w", err)
 	}
+	if notifyCommits {
+		b.changed("") // after the commit, off the writer's path (changes.go)
+	}
 	return res, nil
 }
 

@@ -106,6 +106,8 @@ type Backend struct {
 	reg *sqlmigrate.Registration
 	// locks are the connections of thread locks (lock.go).
 	locks locks
+	// notes sends the notifications of committed writes (changes.go).
+	notes notifier
 }
 
 // Open connects to the database at url (postgres://...) and brings its

@@ -314,6 +314,7 @@ func (b *Backend) Fork(ctx context.Context, scope, name string, c backend.NewCom
 	}
 	nonce := rand.Int64()
 	unknown := false // an earlier attempt may have committed
+	defer b.changed(scope)
 	for attempt := 1; ; attempt++ {
 		t, cm, err, lost := b.forkOnce(ctx, scope, name, c, nonce)
 		if unknown && errors.Is(err, backend.ErrThreadExists) {

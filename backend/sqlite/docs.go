@@ -87,6 +87,7 @@ func expiresArg(now time.Time, ttl time.Duration) any {
 }
 
 func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend.Doc, error) {
+	defer b.changed.Notify("")
 	if b.readOnly {
 		return backend.Doc{}, b.readOnlyErr() // the insert below bypasses write
 	}
@@ -156,6 +157,7 @@ func (b *Backend) ReplaceDoc(ctx context.Context, r backend.DocReplace) (backend
 // versions of the batch's keys, one insert of its new documents, one of
 // its entries in the log of changes.
 func (b *Backend) ReplaceDocs(ctx context.Context, rs []backend.DocReplace) ([]backend.DocResult, error) {
+	defer b.changed.Notify("")
 	if b.readOnly {
 		return nil, b.putDocErr(ctx, rs, b.readOnlyErr()) // before any statement is prepared on the writer
 	}
@@ -384,6 +386,7 @@ func (b *Backend) GetDoc(ctx context.Context, id backend.DocID, history bool) (b
 }
 
 func (b *Backend) DeleteDoc(ctx context.Context, id backend.DocID) (backend.Doc, bool, error) {
+	defer b.changed.Notify("")
 	return b.deleteDoc(ctx, id, nil)
 }
 

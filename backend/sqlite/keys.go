@@ -178,5 +178,6 @@ func (b *Backend) DocChanges(ctx context.Context, q backend.DocChangeQuery) ([]b
 }
 
 func (b *Backend) DeleteDocAs(ctx context.Context, id backend.DocID, ch backend.DocChange) (backend.Doc, bool, error) {
+	defer b.changed.Notify("")
 	return b.deleteDoc(ctx, id, &ch)
 }

@@ -28,6 +28,7 @@ func (b *Backend) Append(ctx context.Context, ncs []backend.NewCommit) ([]backen
 	if len(ncs) == 0 {
 		return res, nil
 	}
+	defer b.changed.Notify("")
 	now := nanos(b.now())
 	err := b.appendTx(ctx, func(st *writeTx) (headsKnown, error) {
 		known, err := b.heads.load(st, ncs)

@@ -135,6 +135,9 @@ type Backend struct {
 	// readHeads answers Head between commits (readheads.go).
 	readHeads readHeads
 
+	// changed tells this process's watchers of its changes (changes.go).
+	changed backend.Signal
+
 	clock     atomic.Pointer[func() time.Time]
 	closeOnce sync.Once
 	closeErr  error

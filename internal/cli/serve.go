@@ -64,6 +64,7 @@ type serveFlags struct {
 	sessionIdle, bodyReadTimeout           time.Duration
 	maxInflight                            int64
 	maxStreamsPerToken                     int
+	maxSubscriptions                       int
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -122,6 +123,12 @@ its own, under --script-timeout and --script-max-memory; --max-runs (32)
 and --max-runs-per-token (4) bound the runs at once, and a run ends with
 its session unless started with detach (docs/lua.md).
 
+A session may subscribe to a file (satchel:///PATH), a glob
+(satchel:///?glob=PATTERN) or a store's documents (satchel:///?store=STORE)
+and is notified of the changes any process or replica makes there; it holds
+at most --max-subscriptions. A request over --max-request-bytes is refused
+with an error, and a stdio session goes on (docs/mcp.md).
+
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the text of
 every result in the untrusted envelope, and results then carry no
@@ -153,6 +160,7 @@ structured content.`,
 	fl.Int64Var(&f.maxInflight, "max-inflight-bytes", mcpserver.DefaultMaxInflightBytes, "with --http: most request bytes held at once, over all requests")
 	fl.DurationVar(&f.bodyReadTimeout, "body-read-timeout", mcpserver.DefaultBodyReadTimeout, "with --http: longest a request's body may take to arrive")
 	fl.IntVar(&f.maxStreamsPerToken, "max-streams-per-token", inspector.DefaultMaxStreamsPerToken, "with --ui: most live inspector pages one token keeps open")
+	fl.IntVar(&f.maxSubscriptions, "max-subscriptions", mcpserver.DefaultMaxSubscriptions, "most resource subscriptions one session holds")
 	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.IntVar(&f.maxRuns, "max-runs", luahost.DefaultMaxRuns, "with --scripts: most script runs at once, across the server")
 	fl.IntVar(&f.maxRunsPerToken, "max-runs-per-token", luahost.DefaultMaxRunsPerToken, "with --scripts: most script runs of one token at once")
@@ -173,7 +181,8 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		"max-sessions": int64(f.maxSessions), "max-sessions-per-token": int64(f.maxSessionsPerToken),
 		"session-idle-timeout": int64(f.sessionIdle), "max-inflight-bytes": f.maxInflight,
 		"body-read-timeout": int64(f.bodyReadTimeout), "max-streams-per-token": int64(f.maxStreamsPerToken),
-		"max-runs": int64(f.maxRuns), "max-runs-per-token": int64(f.maxRunsPerToken), "script-timeout": int64(f.scriptTimeout),
+		"max-subscriptions": int64(f.maxSubscriptions),
+		"max-runs":          int64(f.maxRuns), "max-runs-per-token": int64(f.maxRunsPerToken), "script-timeout": int64(f.scriptTimeout),
 	} {
 		if v <= 0 {
 			return usagef("--%s must be positive", name)
@@ -255,6 +264,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
 		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools, StaleWrites: f.staleWrites,
+		MaxSubscriptions: f.maxSubscriptions,
 	})
 	if err != nil {
 		return err

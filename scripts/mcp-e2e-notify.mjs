@@ -1,0 +1,88 @@
+// Change notifications end to end, with the official TypeScript SDK
+// client (run by scripts/mcp-conformance.sh): a session subscribed to a
+// file and a glob, over stdio and over HTTP (its GET event stream), is
+// sent notifications/resources/updated for a write another session makes
+// through another transport; a session holds at most --max-subscriptions
+// (64), the next refused naming the bound.
+//
+// usage: node mcp-e2e-notify.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+
+const [cacheDir, satchel, db, projectDir, url, token] = process.argv.slice(2);
+if (!token) {
+  console.error("usage: mcp-e2e-notify.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN");
+  process.exit(2);
+}
+const require = createRequire(cacheDir + "/package.json");
+const load = (p) => import(pathToFileURL(require.resolve(p)).href);
+const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
+const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
+const { ResourceUpdatedNotificationSchema } = await load("@modelcontextprotocol/sdk/types.js");
+
+let passed = 0, failed = 0;
+function check(name, ok, why) {
+  if (ok) { passed++; console.log(`  ✓ ${name}`); }
+  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
+}
+async function attempt(name, fn) {
+  try { await fn(); } catch (e) { check(name, false, e?.message ?? String(e)); }
+}
+
+// connect returns a client whose resource updates are collected.
+async function connect(transport) {
+  const client = new Client({ name: "satchel-e2e-notify", version: "1.0.0" });
+  const updates = [];
+  let wake = () => {};
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updates.push(n.params.uri); wake(); });
+  await client.connect(transport);
+  // next waits for the next update (at most 10 s).
+  client.next = () => new Promise((resolve, reject) => {
+    const take = () => { if (updates.length) { clearTimeout(timer); resolve(updates.shift()); return true; } return false; };
+    const timer = setTimeout(() => reject(new Error("no notification within 10 s")), 10000);
+    if (!take()) wake = take;
+  });
+  return client;
+}
+const write = (client, path, content) => client.callTool({ name: "write_file", arguments: { path, content } });
+
+const stdio = () => new StdioClientTransport({
+  command: satchel,
+  args: ["--db", db, "--scope", "conformance", "serve", "--agent", "agent", "--dir", projectDir, "--log-level", "warn"],
+  stderr: "inherit",
+});
+const http = () => new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+
+console.log("change notifications:");
+const overStdio = await connect(stdio());
+const overHTTP = await connect(http());
+await attempt("the subscribe capability", async () => {
+  const caps = overStdio.getServerCapabilities();
+  check("the subscribe capability", caps?.resources?.subscribe === true, JSON.stringify(caps?.resources));
+});
+await attempt("stdio: a write over HTTP is notified", async () => {
+  await overStdio.subscribeResource({ uri: "satchel:///e2e/a.md" });
+  await overStdio.subscribeResource({ uri: "satchel:///?glob=e2e/**" });
+  await write(overHTTP, "e2e/a.md", "one");
+  const got = [await overStdio.next(), await overStdio.next()].sort();
+  check("stdio: a write over HTTP is notified", JSON.stringify(got) === JSON.stringify(["satchel:///?glob=e2e/**", "satchel:///e2e/a.md"]), JSON.stringify(got));
+});
+await attempt("http: a write over stdio is notified on the GET stream", async () => {
+  await overHTTP.subscribeResource({ uri: "satchel:///e2e/b.md" });
+  await write(overStdio, "e2e/b.md", "two");
+  const got = await overHTTP.next();
+  check("http: a write over stdio is notified on the GET stream", got === "satchel:///e2e/b.md", got);
+});
+await attempt("at most --max-subscriptions a session", async () => {
+  for (let i = 0; i < 62; i++) await overHTTP.subscribeResource({ uri: `satchel:///e2e/many/${i}.md` });
+  await overHTTP.subscribeResource({ uri: "satchel:///e2e/64.md" }); // the 64th
+  let err;
+  try { await overHTTP.subscribeResource({ uri: "satchel:///e2e/65.md" }); } catch (e) { err = e; }
+  check("at most --max-subscriptions a session", err?.message?.includes("too many subscriptions: this session holds 64, the most --max-subscriptions allows (64)"),
+    err ? err.message : "the 65th subscription was accepted");
+});
+await overStdio.close();
+await overHTTP.close();
+console.log(`change notifications: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
