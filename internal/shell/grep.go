@@ -1,0 +1,335 @@
+package shell
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// breToRE2 turns a POSIX basic regular expression into RE2 syntax: in a
+// BRE, \( \) \{ \} \| \+ \? are operators and ( ) { } | + ? are literal.
+func breToRE2(s string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if inClass {
+			b.WriteByte(ch)
+			if ch == ']' {
+				inClass = false
+			}
+			continue
+		}
+		switch {
+		case ch == '[':
+			inClass = true
+			b.WriteByte(ch)
+			if i+1 < len(s) && s[i+1] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			if i+1 < len(s) && s[i+1] == ']' {
+				b.WriteString(`\]`)
+				i++
+			}
+		case ch == '\\' && i+1 < len(s):
+			i++
+			switch n := s[i]; n {
+			case '(', ')', '{', '}', '|', '+', '?':
+				b.WriteByte(n)
+			case '<', '>':
+				b.WriteString(`\b`)
+			default:
+				b.WriteByte('\\')
+				b.WriteByte(n)
+			}
+		case strings.IndexByte("(){}|+?", ch) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte(ch)
+		case ch == '*' && (b.Len() == 0 || strings.HasSuffix(b.String(), "^")):
+			b.WriteString(`\*`)
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
+}
+
+// ereToRE2 adapts a POSIX extended regular expression: \< and \> are
+// word boundaries.
+func ereToRE2(s string) string {
+	s = strings.ReplaceAll(s, `\<`, `\b`)
+	return strings.ReplaceAll(s, `\>`, `\b`)
+}
+
+// compileRE compiles a sed or grep pattern.
+func compileRE(pat string, ere, fixed, icase, word, line bool) (*regexp.Regexp, error) {
+	switch {
+	case fixed:
+		pat = regexp.QuoteMeta(pat)
+	case ere:
+		pat = ereToRE2(pat)
+	default:
+		pat = breToRE2(pat)
+	}
+	if word {
+		pat = `\b(?:` + pat + `)\b`
+	}
+	if line {
+		pat = `^(?:` + pat + `)$`
+	}
+	if icase {
+		pat = "(?i)" + pat
+	}
+	return regexp.Compile(pat)
+}
+
+func cmdEgrep(c *cmd, args []string) int { return cmdGrep(c, append([]string{"-E"}, args...)) }
+func cmdFgrep(c *cmd, args []string) int { return cmdGrep(c, append([]string{"-F"}, args...)) }
+
+func cmdGrep(c *cmd, args []string) int {
+	c.name = "grep"
+	f, err := parseFlags(args, "nivclLrREFowxqshHG", "emABC",
+		"line-number:n", "ignore-case:i", "invert-match:v", "count:c", "files-with-matches:l",
+		"files-without-match:L", "recursive:r", "extended-regexp:E", "fixed-strings:F",
+		"only-matching:o", "word-regexp:w", "line-regexp:x", "quiet:q", "silent:q",
+		"no-messages:s", "with-filename:H", "no-filename:h", "regexp=:e", "max-count=:m",
+		"include=", "exclude=", "exclude-dir=")
+	if err != nil {
+		c.errf("%v", err)
+		return 2
+	}
+	pats := f.vals["e"]
+	operands := f.args
+	if len(pats) == 0 {
+		if len(operands) == 0 {
+			c.errf("usage: grep [OPTION]... PATTERNS [FILE]...")
+			return 2
+		}
+		pats, operands = strings.Split(operands[0], "\n"), operands[1:]
+	}
+	alts := make([]string, len(pats))
+	for i, p := range pats {
+		switch {
+		case f.has("F"):
+			alts[i] = regexp.QuoteMeta(p)
+		case f.has("E"):
+			alts[i] = ereToRE2(p)
+		default:
+			alts[i] = breToRE2(p)
+		}
+	}
+	pat := "(?:" + strings.Join(alts, ")|(?:") + ")"
+	re, err := compileRE(pat, true, false, f.has("i"), f.has("w"), f.has("x"))
+	if err != nil {
+		c.errf("invalid regular expression: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return 2
+	}
+	maxCount := -1
+	if m, ok := f.val("m"); ok {
+		fmt.Sscan(m, &maxCount)
+	}
+	recursive := f.has("r") || f.has("R")
+	if len(operands) == 0 && recursive {
+		operands = []string{""}
+	}
+	multi := len(operands) > 1 || recursive
+	if f.has("H") {
+		multi = true
+	}
+	if f.has("h") {
+		multi = false
+	}
+	includes, excludes := f.vals["include"], f.vals["exclude"]
+	matched, trouble := false, false
+	do := func(name string, b []byte) {
+		n, count := 0, 0
+		for len(b) > 0 && !(maxCount >= 0 && count >= maxCount) {
+			n++
+			var line []byte
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				line, b = b[:i], b[i+1:]
+			} else {
+				line, b = b, nil
+			}
+			hit := re.Match(line)
+			if hit == f.has("v") {
+				continue
+			}
+			count++
+			matched = true
+			if f.has("q") {
+				return
+			}
+			if f.has("l") || f.has("L") || f.has("c") {
+				continue
+			}
+			prefix := ""
+			if multi {
+				prefix = name + ":"
+			}
+			if f.has("n") {
+				prefix += fmt.Sprint(n) + ":"
+			}
+			if f.has("o") && !f.has("v") {
+				for _, m := range re.FindAll(line, -1) {
+					if len(m) > 0 {
+						c.out.WriteString(prefix)
+						c.out.Write(m)
+						c.out.WriteByte('\n')
+					}
+				}
+				continue
+			}
+			c.out.WriteString(prefix)
+			c.out.Write(line)
+			c.out.WriteByte('\n')
+		}
+		switch {
+		case f.has("q"):
+		case f.has("l"):
+			if count > 0 {
+				c.out.WriteString(name + "\n")
+			}
+		case f.has("L"):
+			if count == 0 {
+				c.out.WriteString(name + "\n")
+			}
+		case f.has("c"):
+			if multi {
+				c.out.WriteString(name + ":")
+			}
+			fmt.Fprintf(c.out, "%d\n", count)
+		}
+	}
+	if len(operands) == 0 {
+		b, err := c.readAll(c.stdin)
+		if err != nil {
+			return 2
+		}
+		do("(standard input)", b)
+	}
+	for _, op := range operands {
+		if c.stopped() {
+			return 2
+		}
+		if op == "-" {
+			b, err := c.readAll(c.stdin)
+			if err != nil {
+				return 2
+			}
+			do("(standard input)", b)
+			continue
+		}
+		p := c.path(op)
+		fi, err := c.e.v.stat(p)
+		if err != nil {
+			if !f.has("s") {
+				c.errf("%s: %v", op, errText(err))
+			}
+			trouble = true
+			continue
+		}
+		if !fi.IsDir() {
+			b, err := c.e.v.readFile(p)
+			if err != nil {
+				trouble = true
+				continue
+			}
+			do(op, b)
+			continue
+		}
+		if !recursive {
+			if !f.has("s") {
+				c.errf("%s: Is a directory", op)
+			}
+			trouble = true
+			continue
+		}
+		err = c.e.v.walk(p, func(q string, isDir bool) error {
+			if c.stopped() {
+				return c.ctx.Err()
+			}
+			if isDir {
+				if q != p {
+					for _, x := range f.vals["exclude-dir"] {
+						if ok, _ := path.Match(x, path.Base(q)); ok {
+							return errSkipDir
+						}
+					}
+				}
+				return nil
+			}
+			base := path.Base(q)
+			if len(includes) > 0 && !anyMatch(includes, base) {
+				return nil
+			}
+			if anyMatch(excludes, base) {
+				return nil
+			}
+			b, err := c.e.v.readFile(q)
+			if err != nil {
+				return nil
+			}
+			name := joinOperand(op, p, q)
+			do(name, b)
+			if f.has("q") && matched {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && err != errStop && c.stopped() {
+			return 2
+		}
+		if f.has("q") && matched {
+			break
+		}
+	}
+	switch {
+	case trouble && !(f.has("q") && matched):
+		return 2
+	case matched:
+		return 0
+	}
+	return 1
+}
+
+func anyMatch(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// joinOperand spells workspace path q, found under operand op (whose
+// workspace path is p), as GNU's tools do: the operand and the rest.
+func joinOperand(op, p, q string) string {
+	if op == "" {
+		if p == "." {
+			return q
+		}
+		return q[len(p)+1:]
+	}
+	if q == p {
+		return op
+	}
+	rest := q
+	if p != "." {
+		rest = q[len(p)+1:]
+	}
+	if strings.HasSuffix(op, "/") {
+		return op + rest
+	}
+	return op + "/" + rest
+}
+
+var (
+	errSkipDir = fs.SkipDir
+	errStop    = errors.New("stop")
+)
