@@ -98,6 +98,7 @@ func isPipeErr(err error) bool {
 
 // errf writes "name: message" to stderr.
 func (c *cmd) errf(format string, args ...any) {
+	c.out.Flush() // what was printed before the message comes first
 	fmt.Fprintf(c.stderr, c.name+": "+format+"\n", args...)
 }
 
