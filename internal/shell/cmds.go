@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -298,6 +299,13 @@ func cmdCat(c *cmd, args []string) int {
 				continue
 			}
 		}
+		if name == "-" && !f.has("n") {
+			if _, err := io.Copy(c.out, stopReader{c, c.stdin}); err != nil && !c.stopped() && !isPipeErr(err) {
+				c.errf("-: %v", err)
+				st = 1
+			}
+			continue
+		}
 		if s := c.inputs([]string{name}, func(_ string, b []byte) bool {
 			if !f.has("n") {
 				_, err := c.out.Write(b)
@@ -477,11 +485,11 @@ func cmdWc(c *cmd, args []string) int {
 		show = []bool{true, true, false, true}
 	}
 	type row struct {
-		n    [4]int64
+		n    counts
 		name string
 	}
 	var rows []row
-	var total [4]int64
+	var total counts
 	files := f.args
 	stdinOnly := len(files) == 0
 	if stdinOnly {
@@ -489,24 +497,34 @@ func cmdWc(c *cmd, args []string) int {
 	}
 	width, minWidth := 1, 1
 	var regular int64
-	st := c.inputs(files, func(name string, b []byte) bool {
+	st := 0
+	for _, name := range files {
 		var r row
-		r.n[0] = int64(bytes.Count(b, []byte("\n")))
-		r.n[1] = int64(len(bytes.Fields(b)))
-		r.n[2] = int64(len([]rune(string(b))))
-		r.n[3] = int64(len(b))
+		var err error
 		if name == "-" {
 			minWidth = 7
+			r.n, err = countReader(c, c.stdin)
 		} else {
-			r.name = name
-			regular += int64(len(b))
+			var b []byte
+			if b, err = c.open(name); err == nil {
+				r.n, err = countReader(c, bytes.NewReader(b))
+				r.name = name
+				regular += int64(len(b))
+			}
+		}
+		if err != nil {
+			if c.stopped() {
+				return 1
+			}
+			c.errf("%s: %v", name, errText(err))
+			st = 1
+			continue
 		}
 		for i := range total {
 			total[i] += r.n[i]
 		}
 		rows = append(rows, r)
-		return true
-	})
+	}
 	for ; regular >= 10; regular /= 10 {
 		width++
 	}
@@ -711,4 +729,55 @@ func cmdCommandV(c *cmd, args []string) int {
 		}
 	}
 	return st
+}
+
+// stopReader ends a read when the run is stopped.
+type stopReader struct {
+	c *cmd
+	r io.Reader
+}
+
+func (s stopReader) Read(b []byte) (int, error) {
+	if s.c.stopped() {
+		return 0, io.EOF
+	}
+	return s.r.Read(b)
+}
+
+// counts are wc's: lines, words, characters, bytes.
+type counts [4]int64
+
+// countReader counts r as wc does, streaming.
+func countReader(c *cmd, r io.Reader) (counts, error) {
+	var n counts
+	br := bufio.NewReaderSize(stopReader{c, r}, 64<<10)
+	inWord := false
+	for {
+		b, err := br.ReadSlice('\n')
+		n[3] += int64(len(b))
+		n[2] += int64(utf8.RuneCount(b))
+		for _, ch := range b {
+			switch ch {
+			case '\n':
+				n[0]++
+				inWord = false
+			case ' ', '\t', '\r', '\v', '\f':
+				inWord = false
+			default:
+				if !inWord {
+					n[1]++
+				}
+				inWord = true
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }

@@ -1,9 +1,11 @@
 package shell
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"regexp"
@@ -146,16 +148,14 @@ func cmdGrep(c *cmd, args []string) int {
 	}
 	includes, excludes := f.vals["include"], f.vals["exclude"]
 	matched, trouble := false, false
-	do := func(name string, b []byte) {
+	do := func(name string, next func() ([]byte, bool)) {
 		n, count := 0, 0
-		for len(b) > 0 && !(maxCount >= 0 && count >= maxCount) {
-			n++
-			var line []byte
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				line, b = b[:i], b[i+1:]
-			} else {
-				line, b = b, nil
+		for !(maxCount >= 0 && count >= maxCount) {
+			line, ok := next()
+			if !ok {
+				break
 			}
+			n++
 			hit := re.Match(line)
 			if hit == f.has("v") {
 				continue
@@ -187,7 +187,9 @@ func cmdGrep(c *cmd, args []string) int {
 			}
 			c.out.WriteString(prefix)
 			c.out.Write(line)
-			c.out.WriteByte('\n')
+			if c.out.WriteByte('\n') != nil {
+				return // the reader went away (grep ... | head)
+			}
 		}
 		switch {
 		case f.has("q"):
@@ -207,22 +209,17 @@ func cmdGrep(c *cmd, args []string) int {
 		}
 	}
 	if len(operands) == 0 {
-		b, err := c.readAll(c.stdin)
-		if err != nil {
+		do("(standard input)", c.readerLines(c.stdin))
+		if c.stopped() {
 			return 2
 		}
-		do("(standard input)", b)
 	}
 	for _, op := range operands {
 		if c.stopped() {
 			return 2
 		}
 		if op == "-" {
-			b, err := c.readAll(c.stdin)
-			if err != nil {
-				return 2
-			}
-			do("(standard input)", b)
+			do("(standard input)", c.readerLines(c.stdin))
 			continue
 		}
 		p := c.path(op)
@@ -240,7 +237,7 @@ func cmdGrep(c *cmd, args []string) int {
 				trouble = true
 				continue
 			}
-			do(op, b)
+			do(op, bytesLines(b))
 			continue
 		}
 		if !recursive {
@@ -276,7 +273,7 @@ func cmdGrep(c *cmd, args []string) int {
 				return nil
 			}
 			name := joinOperand(op, p, q)
-			do(name, b)
+			do(name, bytesLines(b))
 			if f.has("q") && matched {
 				return errStop
 			}
@@ -333,3 +330,50 @@ var (
 	errSkipDir = fs.SkipDir
 	errStop    = errors.New("stop")
 )
+
+// bytesLines iterates over the lines of b, without their "\n".
+func bytesLines(b []byte) func() ([]byte, bool) {
+	return func() ([]byte, bool) {
+		if len(b) == 0 {
+			return nil, false
+		}
+		var line []byte
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			line, b = b, nil
+		}
+		return line, true
+	}
+}
+
+// readerLines iterates over the lines of r as they arrive, each within
+// the memory limit; it ends when the run is stopped or output fails.
+func (c *cmd) readerLines(r io.Reader) func() ([]byte, bool) {
+	br := bufio.NewReaderSize(stopReader{c, r}, 64<<10)
+	var long []byte
+	return func() ([]byte, bool) {
+		long = long[:0]
+		for {
+			if c.stopped() {
+				return nil, false
+			}
+			b, err := br.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				long = append(long, b...)
+				if int64(len(long)) > c.e.lim.memory {
+					c.e.lim.fail(&LimitError{Msg: fmt.Sprintf("sh: %s: a line is over the memory limit (%s): the run was stopped", c.name, sizeText(c.e.lim.memory))})
+					return nil, false
+				}
+				continue
+			}
+			if len(long) > 0 {
+				b = append(long, b...)
+			}
+			if len(b) == 0 && err != nil {
+				return nil, false
+			}
+			return bytes.TrimSuffix(b, []byte("\n")), true
+		}
+	}
+}

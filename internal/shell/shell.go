@@ -39,6 +39,9 @@ const (
 	// MaxDepth bounds the Go stack a run may use, in frames: a recursive
 	// function ends with an error before it can exhaust the stack.
 	MaxDepth = 40_000
+	// MaxPipelines bounds the goroutines a run may add to the process's,
+	// each a pipeline stage holding two file descriptors.
+	MaxPipelines = 1_000
 )
 
 // Options configure a run. Zero values take the defaults.
@@ -196,6 +199,7 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (*Result, er
 		return nil, err
 	}
 	env.runner = r
+	env.goroutines = runtime.NumGoroutine()
 	runErr := r.Run(ctx, file)
 	if cause := context.Cause(ctx); cause != nil {
 		var le *LimitError
@@ -250,9 +254,12 @@ type environment struct {
 	now    time.Time
 	out    *capture
 	runner *interp.Runner
+	// goroutines is the process's count when the run started.
+	goroutines int
 }
 
-var depthCheck atomic.Int64
+// pcPool holds the buffers the stack depth is measured with.
+var pcPool = sync.Pool{New: func() any { b := make([]uintptr, MaxDepth); return &b }}
 
 // call counts every command (builtins and functions too) against the
 // cap, and checks the stack depth now and then.
@@ -262,10 +269,18 @@ func (e *environment) call(ctx context.Context, args []string) ([]string, error)
 		return nil, e.lim.fail(&LimitError{Msg: fmt.Sprintf("sh: the run was stopped after %d commands (the cap on commands run)", e.lim.commands)})
 	}
 	if n%64 == 0 {
-		pcs := make([]uintptr, MaxDepth)
-		if runtime.Callers(0, pcs) == MaxDepth {
+		pcs := pcPool.Get().(*[]uintptr)
+		deep := runtime.Callers(0, *pcs) == MaxDepth
+		pcPool.Put(pcs)
+		if deep {
 			return nil, e.lim.fail(&LimitError{Msg: "sh: the calls nest too deeply (a recursive function?): the run was stopped"})
 		}
+	}
+	// Each stage of a pipeline runs in a goroutine of its own, with a
+	// pipe: a function that pipes into itself would take every file
+	// descriptor of the process.
+	if g := runtime.NumGoroutine(); g > e.goroutines+MaxPipelines {
+		return nil, e.lim.fail(&LimitError{Msg: fmt.Sprintf("sh: more than %d commands run at once (a function that pipes into itself?): the run was stopped", MaxPipelines)})
 	}
 	switch args[0] {
 	case "type", "hash":

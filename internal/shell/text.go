@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bufio"
 	"fmt"
 	"slices"
 	"strconv"
@@ -480,13 +481,13 @@ func cmdTr(c *cmd, args []string) int {
 			squeeze[r] = true
 		}
 	}
-	b, err := c.readAll(c.stdin)
-	if err != nil {
-		return 1
-	}
-	var sb strings.Builder
+	br := bufio.NewReader(stopReader{c, c.stdin})
 	last, hasLast := rune(0), false
-	for _, r := range string(b) {
+	for {
+		r, _, err := br.ReadRune()
+		if err != nil {
+			break
+		}
 		if f.has("d") && member(r) {
 			continue
 		}
@@ -498,10 +499,11 @@ func cmdTr(c *cmd, args []string) int {
 		if f.has("s") && hasLast && r == last && (squeeze[r] || complement && len(set2) == 0 && member(r)) {
 			continue
 		}
-		sb.WriteRune(r)
+		if _, err := c.out.WriteRune(r); err != nil {
+			return 1
+		}
 		last, hasLast = r, true
 	}
-	c.out.WriteString(sb.String())
 	return 0
 }
 
