@@ -80,7 +80,7 @@ func (e *environment) exec(ctx context.Context, args []string) error {
 	if c.stdin == nil {
 		c.stdin = strings.NewReader("")
 	}
-	st := f(c, args[1:])
+	st := c.safe(f, args[1:])
 	if err := c.out.Flush(); err != nil && st == 0 && !isPipeErr(err) {
 		st = 1
 	}
@@ -91,6 +91,17 @@ func (e *environment) exec(ctx context.Context, args []string) error {
 		return interp.NewExitStatus(uint8(st))
 	}
 	return nil
+}
+
+// safe runs f, turning a panic into a failure of the command alone.
+func (c *cmd) safe(f command, args []string) (st int) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.errf("internal error: %v", r)
+			st = 2
+		}
+	}()
+	return f(c, args)
 }
 
 func isPipeErr(err error) bool {
@@ -627,7 +638,9 @@ func cmdSeq(c *cmd, args []string) int {
 		if wrote {
 			c.out.WriteString(sep)
 		}
-		c.out.WriteString(strconv.FormatInt(i, 10))
+		if _, err := c.out.WriteString(strconv.FormatInt(i, 10)); err != nil {
+			return 1 // the reader went away (seq ... | head)
+		}
 		wrote = true
 		if k++; k%4096 == 0 && c.stopped() {
 			return 1

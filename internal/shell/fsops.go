@@ -19,14 +19,17 @@ import (
 // run runs one command of the table, or a builtin, with c's streams, as
 // xargs and find -exec do.
 func (c *cmd) run(args []string) int {
+	if n := c.e.lim.ran.Add(1); n > c.e.lim.commands {
+		c.e.lim.fail(&LimitError{Msg: fmt.Sprintf("sh: the run was stopped after %d commands (the cap on commands run)", c.e.lim.commands)})
+		return 255
+	}
+	if c.stopped() {
+		return 255
+	}
 	if f, ok := commands[args[0]]; ok && !strings.HasPrefix(args[0], "satchel-") {
 		c.out.Flush()
 		sub := &cmd{ctx: c.ctx, e: c.e, hc: c.hc, name: args[0], dir: c.dir, stdin: strings.NewReader(""), out: c.out, stderr: c.stderr}
-		if n := c.e.lim.ran.Add(1); n > c.e.lim.commands {
-			c.e.lim.fail(&LimitError{Msg: fmt.Sprintf("sh: the run was stopped after %d commands (the cap on commands run)", c.e.lim.commands)})
-			return 1
-		}
-		return f(sub, args[1:])
+		return sub.safe(f, args[1:])
 	}
 	if interp.IsBuiltin(args[0]) {
 		c.out.Flush()

@@ -65,6 +65,8 @@ type Options struct {
 	CheckPath func(path string) error
 	// Now is the clock `date` shows (time.Now when zero).
 	Now time.Time
+	// MaxDepth bounds the Go stack frames of the run (MaxDepth when 0).
+	MaxDepth int
 }
 
 // Result is what a run did.
@@ -88,6 +90,7 @@ type limits struct {
 	memory, fileBytes, output, commands int64
 	validPath                           func(string) error
 
+	depth  int
 	ran    atomic.Int64
 	cancel context.CancelCauseFunc
 }
@@ -150,7 +153,12 @@ func Parse(script string) (*syntax.File, error) {
 // Run runs script over the files of base (a workspace's files at one
 // commit). The error is a *ParseError, a *LimitError, or the context's;
 // a script that fails has an exit status, not an error.
-func Run(ctx context.Context, script string, base fs.FS, o Options) (*Result, error) {
+func Run(ctx context.Context, script string, base fs.FS, o Options) (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("sh: internal error: %v", r)
+		}
+	}()
 	file, err := Parse(script)
 	if err != nil {
 		return nil, err
@@ -170,6 +178,9 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (*Result, er
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = 64 << 20
 	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = MaxDepth
+	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -177,7 +188,7 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (*Result, er
 	defer cancelT()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	lim := &limits{memory: o.MaxMemory, fileBytes: o.MaxFileBytes, output: o.MaxOutput, commands: o.MaxCommands, validPath: o.CheckPath, cancel: cancel}
+	lim := &limits{memory: o.MaxMemory, fileBytes: o.MaxFileBytes, output: o.MaxOutput, commands: o.MaxCommands, validPath: o.CheckPath, depth: o.MaxDepth, cancel: cancel}
 	out := &capture{lim: lim}
 	env := &environment{v: newVFS(base, lim, o.Now), lim: lim, now: o.Now, out: out}
 	stdin := o.Stdin
@@ -211,7 +222,7 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (*Result, er
 	if le := (*LimitError)(nil); errors.As(runErr, &le) {
 		return nil, le
 	}
-	res := &Result{Stdout: out.stdout.String(), Stderr: out.stderr.String()}
+	res = &Result{Stdout: out.stdout.String(), Stderr: out.stderr.String()}
 	if st, ok := interp.IsExitStatus(runErr); ok {
 		res.Exit = int(st)
 	} else if runErr != nil {
@@ -270,7 +281,7 @@ func (e *environment) call(ctx context.Context, args []string) ([]string, error)
 	}
 	if n%64 == 0 {
 		pcs := pcPool.Get().(*[]uintptr)
-		deep := runtime.Callers(0, *pcs) == MaxDepth
+		deep := runtime.Callers(0, (*pcs)[:min(e.lim.depth, MaxDepth)]) == min(e.lim.depth, MaxDepth)
 		pcPool.Put(pcs)
 		if deep {
 			return nil, e.lim.fail(&LimitError{Msg: "sh: the calls nest too deeply (a recursive function?): the run was stopped"})

@@ -387,9 +387,8 @@ func trSet(s string) ([]rune, error) {
 	}
 	for i := 0; i < len(r); i++ {
 		if r[i] == '[' && i+1 < len(r) && r[i+1] == ':' {
-			end := strings.Index(string(r[i:]), ":]")
-			if end > 0 {
-				name := string(r[i+2 : i+len([]rune(string(r[i:])[:end]))])
+			if end := strings.Index(string(r[i+2:]), ":]"); end >= 0 {
+				name := string(r[i+2:])[:end]
 				fn, ok := classes[name]
 				if !ok {
 					return nil, fmt.Errorf("invalid character class '%s'", name)
@@ -399,7 +398,7 @@ func trSet(s string) ([]rune, error) {
 						out = append(out, ch)
 					}
 				}
-				i += len([]rune(string(r[i:])[:end])) + 1
+				i += 2 + len([]rune(name)) + 1
 				continue
 			}
 		}
