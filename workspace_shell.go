@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
 	"github.com/satchel-dev/satchel/internal/shell"
 	"github.com/satchel-dev/satchel/internal/vpath"
@@ -99,7 +100,7 @@ func (w *Workspace) shellRun(ctx context.Context, script string, o ShellOptions)
 	if err != nil {
 		return nil, nil, err
 	}
-	var base fs.FS = fsys
+	var base fs.FS = shellFS{fsys}
 	res, err := shell.Run(ctx, script, base, shell.Options{
 		Stdin: o.Stdin, Timeout: o.Timeout, MaxOutput: o.MaxOutput, MaxMemory: o.MaxMemory,
 		MaxCommands: o.MaxCommands, MaxFileBytes: limits.MaxFileBytes, CheckPath: vpath.Validate,
@@ -215,4 +216,23 @@ func (w *Workspace) shellAtomic(ctx context.Context, script string, o ShellOptio
 	}
 	res.Commit = &pub
 	return res, nil
+}
+
+// shellFS is the files a run starts from, with the bulk read grep -r uses
+// (shell.ContentScanner): the files under a directory in path order, with
+// their packs read ahead as Workspace.Grep reads them.
+type shellFS struct{ *FS }
+
+func (f shellFS) ScanContent(dir string, fn func(path, content string) (bool, error)) error {
+	from := ""
+	if dir != "." {
+		from = dir + "/"
+	}
+	return f.view.ScanFiles(f.ctx, from, upper(from), nil, func(ent *engine.Entry) (bool, error) {
+		content, err := f.view.Content(f.ctx, ent)
+		if err != nil {
+			return false, err
+		}
+		return fn(ent.Path, content)
+	})
 }

@@ -131,6 +131,10 @@ func cmdGrep(c *cmd, args []string) int {
 		c.errf("invalid regular expression: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 		return 2
 	}
+	// Lines without the pattern's literal prefix cannot match: a
+	// substring search skips them.
+	litStr, _ := re.LiteralPrefix()
+	lit := []byte(litStr)
 	maxCount := -1
 	if m, ok := f.val("m"); ok {
 		fmt.Sscan(m, &maxCount)
@@ -156,7 +160,7 @@ func cmdGrep(c *cmd, args []string) int {
 				break
 			}
 			n++
-			hit := re.Match(line)
+			hit := (len(lit) == 0 || bytes.Contains(line, lit)) && re.Match(line)
 			if hit == f.has("v") {
 				continue
 			}
@@ -247,20 +251,7 @@ func cmdGrep(c *cmd, args []string) int {
 			trouble = true
 			continue
 		}
-		err = c.e.v.walk(p, func(q string, isDir bool) error {
-			if c.stopped() {
-				return c.ctx.Err()
-			}
-			if isDir {
-				if q != p {
-					for _, x := range f.vals["exclude-dir"] {
-						if ok, _ := path.Match(x, path.Base(q)); ok {
-							return errSkipDir
-						}
-					}
-				}
-				return nil
-			}
+		file := func(q string, b []byte) error {
 			base := path.Base(q)
 			if len(includes) > 0 && !anyMatch(includes, base) {
 				return nil
@@ -268,17 +259,44 @@ func cmdGrep(c *cmd, args []string) int {
 			if anyMatch(excludes, base) {
 				return nil
 			}
-			b, err := c.e.v.readFile(q)
-			if err != nil {
-				return nil
-			}
-			name := joinOperand(op, p, q)
-			do(name, bytesLines(b))
+			do(joinOperand(op, p, q), bytesLines(b))
 			if f.has("q") && matched {
 				return errStop
 			}
 			return nil
+		}
+		fast, err := c.e.v.scanContent(p, func(q string, b []byte) (bool, error) {
+			if c.stopped() {
+				return false, c.ctx.Err()
+			}
+			for d := path.Dir(q); d != "." && d != p && len(f.vals["exclude-dir"]) > 0; d = path.Dir(d) {
+				if anyMatch(f.vals["exclude-dir"], path.Base(d)) {
+					return true, nil
+				}
+			}
+			if err := file(q, b); err != nil {
+				return false, err
+			}
+			return true, nil
 		})
+		if !fast {
+			err = c.e.v.walk(p, func(q string, isDir bool) error {
+				if c.stopped() {
+					return c.ctx.Err()
+				}
+				if isDir {
+					if q != p && anyMatch(f.vals["exclude-dir"], path.Base(q)) {
+						return errSkipDir
+					}
+					return nil
+				}
+				b, err := c.e.v.readFile(q)
+				if err != nil {
+					return nil
+				}
+				return file(q, b)
+			})
+		}
 		if err != nil && err != errStop && c.stopped() {
 			return 2
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // vfs is the run's view of the workspace: the files of the commit the run
@@ -409,3 +410,32 @@ func (i dirInfo) IsDir() bool        { return true }
 func (i dirInfo) Sys() any           { return nil }
 
 var _ = os.O_RDONLY
+
+// A ContentScanner is a base file system that reads the files under a
+// directory at once, in path order ("." is the root): grep -r uses it
+// where the run changed nothing under the directory.
+type ContentScanner interface {
+	ScanContent(dir string, fn func(path, content string) (bool, error)) error
+}
+
+// scanContent calls fn with every file under directory p and its
+// content, in path order, when the base can read them at once and the
+// run changed nothing under p; ok is false when it cannot.
+func (v *vfs) scanContent(p string, fn func(q string, data []byte) (bool, error)) (ok bool, err error) {
+	sc, can := v.base.(ContentScanner)
+	if !can {
+		return false, nil
+	}
+	prefix := p + "/"
+	v.mu.Lock()
+	for q := range v.files {
+		if p == "." || strings.HasPrefix(q, prefix) {
+			v.mu.Unlock()
+			return false, nil
+		}
+	}
+	v.mu.Unlock()
+	return true, sc.ScanContent(p, func(q, content string) (bool, error) {
+		return fn(q, unsafe.Slice(unsafe.StringData(content), len(content)))
+	})
+}
