@@ -14,7 +14,7 @@ import (
 // most shellMaxRuns runs at once, each within shellMaxMemory, so that the
 // runs together stay well inside the server's memory bound.
 const (
-	shellMaxRuns   = 4
+	shellMaxRuns   = 2
 	shellMaxMemory = 32 << 20
 )
 
