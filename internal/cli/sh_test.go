@@ -93,6 +93,14 @@ func TestServeShell(t *testing.T) {
 			t.Errorf("after %q the server answers %q (error %v)", script, text, isErr)
 		}
 	}
+	// Output over the inline limit is spilled as every tool's is.
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_shell", Arguments: map[string]any{"script": "seq 50000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp, _ := r.StructuredContent.(map[string]any)["spilled"].(map[string]any); r.IsError || sp == nil || !strings.HasPrefix(sp["path"].(string), "spill/") {
+		t.Errorf("seq 50000: not spilled: %+v", r.StructuredContent)
+	}
 	if ok, _ := h.store.Workspace(context.Background(), "default", "main"); ok != nil {
 		if e, _ := ok.Exists(context.Background(), "f"); e {
 			t.Error("a stopped run committed f")
