@@ -2,11 +2,13 @@ package shell
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -263,7 +265,7 @@ func regexpQuote(s string) string {
 }
 
 func cmdLs(c *cmd, args []string) int {
-	f, err := parseFlags(args, "laA1RdFh", "", "all:a", "almost-all:A", "recursive:R", "directory:d")
+	f, err := parseFlags(args, "laA1RdFhrtS", "", "all:a", "almost-all:A", "recursive:R", "directory:d", "reverse:r")
 	if err != nil {
 		return c.usage(err)
 	}
@@ -286,8 +288,27 @@ func cmdLs(c *cmd, args []string) int {
 			files = append(files, op)
 		}
 	}
-	sortStrings(files)
-	sortStrings(dirs)
+	order := func(names []string, info func(string) fs.FileInfo) {
+		sortStrings(names)
+		switch {
+		case f.has("t"):
+			slices.SortStableFunc(names, func(a, b string) int { return info(b).ModTime().Compare(info(a).ModTime()) })
+		case f.has("S"):
+			slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(info(b).Size(), info(a).Size()) })
+		}
+		if f.has("r") {
+			slices.Reverse(names)
+		}
+	}
+	statOf := func(op string) fs.FileInfo {
+		fi, err := c.e.v.stat(c.path(op))
+		if err != nil {
+			return dirInfo{name: op}
+		}
+		return fi
+	}
+	order(files, statOf)
+	order(dirs, statOf)
 	line := func(name string, fi fs.FileInfo) {
 		if f.has("l") {
 			mode, links := "-rw-r--r--", 1
@@ -330,12 +351,20 @@ func cmdLs(c *cmd, args []string) int {
 			line("..", dirInfo{name: ".."})
 		}
 		var subs []string
+		infos := map[string]fs.FileInfo{}
+		names := make([]string, 0, len(ents))
 		for _, e := range ents {
+			fi, _ := e.Info()
+			infos[e.Name()] = fi
+			names = append(names, e.Name())
+		}
+		order(names, func(n string) fs.FileInfo { return infos[n] })
+		for _, name := range names {
+			e := fs.FileInfoToDirEntry(infos[name])
 			if strings.HasPrefix(e.Name(), ".") && !f.has("a") && !f.has("A") {
 				continue
 			}
-			fi, _ := e.Info()
-			line(e.Name(), fi)
+			line(e.Name(), infos[name])
 			if e.IsDir() {
 				subs = append(subs, e.Name())
 			}
@@ -801,8 +830,48 @@ func cmdDiff(c *cmd, args []string) int {
 		fmt.Fprintf(c.out, "Files %s and %s differ\n", f.args[0], f.args[1])
 		return 1
 	}
-	c.out.WriteString(udiff.Unified(f.args[0], f.args[1], texts[0], texts[1], ctxLines))
+	if f.has("u") || f.has("U") {
+		c.out.WriteString(udiff.Unified(f.args[0], f.args[1], texts[0], texts[1], ctxLines))
+		return 1
+	}
+	c.out.WriteString(normalDiff(texts[0], texts[1]))
 	return 1
 }
 
 var _ = bufio.NewReader
+
+// normalDiff is diff's default output: "2c2", "< old", "---", "> new".
+func normalDiff(a, b string) string {
+	al, bl := splitKeep([]byte(a)), splitKeep([]byte(b))
+	rng := func(lo, hi int) string { // 1-based lo..hi
+		if hi <= lo {
+			return strconv.Itoa(lo)
+		}
+		return strconv.Itoa(lo) + "," + strconv.Itoa(hi)
+	}
+	var out strings.Builder
+	side := func(lines []string, mark string) {
+		for _, l := range lines {
+			out.WriteString(mark + l)
+			if !strings.HasSuffix(l, "\n") {
+				out.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+	}
+	for _, bk := range udiff.Blocks(a, b) {
+		switch {
+		case bk.B0 == bk.B1:
+			fmt.Fprintf(&out, "%sd%d\n", rng(bk.A0+1, bk.A1), bk.B0)
+			side(al[bk.A0:bk.A1], "< ")
+		case bk.A0 == bk.A1:
+			fmt.Fprintf(&out, "%da%s\n", bk.A0, rng(bk.B0+1, bk.B1))
+			side(bl[bk.B0:bk.B1], "> ")
+		default:
+			fmt.Fprintf(&out, "%sc%s\n", rng(bk.A0+1, bk.A1), rng(bk.B0+1, bk.B1))
+			side(al[bk.A0:bk.A1], "< ")
+			out.WriteString("---\n")
+			side(bl[bk.B0:bk.B1], "> ")
+		}
+	}
+	return out.String()
+}

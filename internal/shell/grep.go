@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -95,12 +96,12 @@ func cmdFgrep(c *cmd, args []string) int { return cmdGrep(c, append([]string{"-F
 
 func cmdGrep(c *cmd, args []string) int {
 	c.name = "grep"
-	f, err := parseFlags(args, "nivclLrREFowxqshHG", "emABC",
+	f, err := parseFlags(args, "nivclLrREFPowxqshHG", "emABC",
 		"line-number:n", "ignore-case:i", "invert-match:v", "count:c", "files-with-matches:l",
 		"files-without-match:L", "recursive:r", "extended-regexp:E", "fixed-strings:F",
 		"only-matching:o", "word-regexp:w", "line-regexp:x", "quiet:q", "silent:q",
 		"no-messages:s", "with-filename:H", "no-filename:h", "regexp=:e", "max-count=:m",
-		"include=", "exclude=", "exclude-dir=")
+		"include=", "exclude=", "exclude-dir=", "after-context=:A", "before-context=:B", "context=:C", "perl-regexp:P")
 	if err != nil {
 		c.errf("%v", err)
 		return 2
@@ -119,7 +120,7 @@ func cmdGrep(c *cmd, args []string) int {
 		switch {
 		case f.has("F"):
 			alts[i] = regexp.QuoteMeta(p)
-		case f.has("E"):
+		case f.has("E") || f.has("P"):
 			alts[i] = ereToRE2(p)
 		default:
 			alts[i] = breToRE2(p)
@@ -152,8 +153,40 @@ func cmdGrep(c *cmd, args []string) int {
 	}
 	includes, excludes := f.vals["include"], f.vals["exclude"]
 	matched, trouble := false, false
+	ctxA, ctxB := 0, 0
+	if v, ok := f.val("C"); ok {
+		fmt.Sscan(v, &ctxA)
+		ctxB = ctxA
+	}
+	if v, ok := f.val("A"); ok {
+		fmt.Sscan(v, &ctxA)
+	}
+	if v, ok := f.val("B"); ok {
+		fmt.Sscan(v, &ctxB)
+	}
+	printedAny := false
 	do := func(name string, next func() ([]byte, bool)) {
 		n, count := 0, 0
+		type held struct {
+			n    int
+			line []byte
+		}
+		var ring []held
+		lastPrinted, afterLeft := 0, 0
+		emit := func(n int, line []byte, sep string) bool {
+			if (ctxA > 0 || ctxB > 0) && printedAny && (lastPrinted == 0 || n > lastPrinted+1) {
+				c.out.WriteString("--\n")
+			}
+			if multi {
+				c.out.WriteString(name + sep)
+			}
+			if f.has("n") {
+				c.out.WriteString(strconv.Itoa(n) + sep)
+			}
+			c.out.Write(line)
+			printedAny, lastPrinted = true, n
+			return c.out.WriteByte('\n') == nil
+		}
 		for !(maxCount >= 0 && count >= maxCount) {
 			line, ok := next()
 			if !ok {
@@ -162,6 +195,17 @@ func cmdGrep(c *cmd, args []string) int {
 			n++
 			hit := (len(lit) == 0 || bytes.Contains(line, lit)) && re.Match(line)
 			if hit == f.has("v") {
+				if afterLeft > 0 {
+					afterLeft--
+					if !emit(n, line, "-") {
+						return
+					}
+				} else if ctxB > 0 {
+					ring = append(ring, held{n, append([]byte(nil), line...)})
+					if len(ring) > ctxB {
+						ring = ring[1:]
+					}
+				}
 				continue
 			}
 			count++
@@ -172,14 +216,21 @@ func cmdGrep(c *cmd, args []string) int {
 			if f.has("l") || f.has("L") || f.has("c") {
 				continue
 			}
-			prefix := ""
-			if multi {
-				prefix = name + ":"
+			for _, h := range ring {
+				if !emit(h.n, h.line, "-") {
+					return
+				}
 			}
-			if f.has("n") {
-				prefix += fmt.Sprint(n) + ":"
-			}
+			ring = ring[:0]
+			afterLeft = ctxA
 			if f.has("o") && !f.has("v") {
+				prefix := ""
+				if multi {
+					prefix = name + ":"
+				}
+				if f.has("n") {
+					prefix += strconv.Itoa(n) + ":"
+				}
 				for _, m := range re.FindAll(line, -1) {
 					if len(m) > 0 {
 						c.out.WriteString(prefix)
@@ -189,9 +240,7 @@ func cmdGrep(c *cmd, args []string) int {
 				}
 				continue
 			}
-			c.out.WriteString(prefix)
-			c.out.Write(line)
-			if c.out.WriteByte('\n') != nil {
+			if !emit(n, line, ":") {
 				return // the reader went away (grep ... | head)
 			}
 		}

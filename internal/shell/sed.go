@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -477,6 +478,25 @@ func sedSubst(c *sedCmd, pat string) (string, bool) {
 }
 
 func cmdSed(c *cmd, args []string) int {
+	// -iSUFFIX (and --in-place=SUFFIX) keep a copy of each file first.
+	suffix := ""
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--in-place="); ok {
+			suffix, a = v, "-i"
+		} else if len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a, 'i') > 0 {
+			j := strings.IndexByte(a, 'i')
+			if strings.Trim(a[1:j], "nErsuz") == "" && j+1 < len(a) {
+				suffix, a = a[j+1:], a[:j+1]
+			}
+		}
+		rest = append(rest, a)
+	}
+	args = rest
 	f, err := parseFlags(args, "niErsuz", "ef", "quiet:n", "silent:n", "in-place:i", "regexp-extended:E", "expression=:e", "separate:s")
 	if err != nil {
 		return c.usage(err)
@@ -514,6 +534,18 @@ func cmdSed(c *cmd, args []string) int {
 			}
 			var out strings.Builder
 			sedRun(cmds, string(b), quiet, &out, c.stopped)
+			if suffix != "" {
+				backup := strings.ReplaceAll(suffix, "*", path.Base(name))
+				if !strings.Contains(suffix, "*") {
+					backup = name + suffix
+				} else if strings.Contains(name, "/") {
+					backup = path.Dir(name) + "/" + backup
+				}
+				if err := c.e.v.writeFile(c.path(backup), b); err != nil {
+					c.errf("couldn't open file %s: %v", backup, errText(err))
+					return 4
+				}
+			}
 			if err := c.e.v.writeFile(c.path(name), []byte(out.String())); err != nil {
 				if isLimit(err) {
 					return 1

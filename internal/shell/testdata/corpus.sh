@@ -530,3 +530,27 @@ grep '\(a\)\1' <<< 'aa'
 cat <(echo hi)
 ## host-command ! no host program runs: uname is not one of satchel sh's commands
 uname
+## grep-A
+grep -A1 banana a.txt
+## grep-B
+grep -n -B2 'line 5$' lines.txt
+## grep-C-groups
+grep -C1 -e 'line 3$' -e 'line 9$' lines.txt
+## grep-A-multi
+grep -A1 TODO src/main.go src/util/helper.go
+## grep-context-adjacent
+grep -A2 'line 1[34]$' lines.txt
+## sed-i-suffix
+sed -i.bak 's/apple/pear/' a.txt; cat a.txt a.txt.bak
+## ls-r
+ls -r
+## ls-S
+ls -S src/util
+## diff-normal
+diff a.txt b.txt; echo "status $?"
+## diff-normal-add
+printf 'x\ny\n' > p.txt; printf 'x\nnew\ny\nz\n' > q.txt; diff p.txt q.txt
+## diff-normal-delete
+printf 'a\nb\nc\n' > p.txt; printf 'a\nc\n' > q.txt; diff p.txt q.txt
+## grep-P
+grep -P '\d{2}' nums.txt
