@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -46,6 +47,7 @@ func init() {
 		"touch": cmdTouch, "tee": cmdTee, "xargs": cmdXargs,
 		"basename": cmdBasename, "dirname": cmdDirname, "seq": cmdSeq,
 		"date": cmdDate, "yes": cmdYes, "tac": cmdTac, "rev": cmdRev,
+		"sh": cmdSh, "bash": cmdSh,
 		"satchel-type": cmdType, "satchel-hash": cmdHash, "satchel-command": cmdCommandV,
 	}
 }
@@ -793,4 +795,92 @@ func countReader(c *cmd, r io.Reader) (counts, error) {
 			return n, err
 		}
 	}
+}
+
+// cmdSh runs a script in a new shell over the same files, bounds and
+// commands: sh -c SCRIPT [NAME [ARGS...]], sh FILE [ARGS...], or the
+// script on standard input. It gets the exported variables.
+func cmdSh(c *cmd, args []string) int {
+	for len(args) > 0 && (args[0] == "-e" || args[0] == "-u" || args[0] == "-x" || args[0] == "-o" && len(args) > 1 && args[1] == "pipefail") {
+		if args[0] == "-o" {
+			args = args[1:]
+		}
+		args = args[1:] // options the nested shell takes as given: set them in the script
+	}
+	var script string
+	var params []string
+	switch {
+	case len(args) >= 2 && args[0] == "-c":
+		script = args[1]
+		if len(args) > 3 {
+			params = args[3:]
+		}
+	case len(args) == 1 && args[0] == "-c":
+		c.errf("-c: option requires an argument")
+		return 2
+	case len(args) >= 1 && !strings.HasPrefix(args[0], "-"):
+		b, err := c.open(args[0])
+		if err != nil {
+			c.errf("%s: %v", args[0], errText(err))
+			return 127
+		}
+		script, params = string(b), args[1:]
+	case len(args) == 0 || args[0] == "-s":
+		b, err := c.readAll(c.stdin)
+		if err != nil {
+			return 2
+		}
+		script = string(b)
+	default:
+		c.errf("%s: invalid option", args[0])
+		return 2
+	}
+	file, err := Parse(script)
+	if err != nil {
+		fmt.Fprintln(c.stderr, err)
+		return 2
+	}
+	file.Name = c.name // $0
+	if len(args) >= 3 && args[0] == "-c" {
+		file.Name = args[2]
+	} else if len(args) >= 1 && args[0] != "-c" && args[0] != "-s" {
+		file.Name = args[0]
+	}
+	var exported []string
+	c.hc.Env.Each(func(name string, vr expand.Variable) bool {
+		if vr.Exported && vr.IsSet() {
+			exported = append(exported, name+"="+vr.String())
+		}
+		return true
+	})
+	c.out.Flush()
+	r, err := interp.New(append(c.e.runnerOptions(expand.ListEnviron(append(append([]string{}, baseEnv...), exported...)...), c.stdin, c.hc.Stdout, c.stderr),
+		interp.Params(append([]string{"--"}, params...)...))...)
+	if err != nil {
+		c.errf("%v", err)
+		return 2
+	}
+	if c.dir != "/" {
+		cd, _ := syntax.NewParser().Parse(strings.NewReader("cd "+syntaxQuote(c.dir)), "")
+		if err := r.Run(c.ctx, cd.Stmts[0]); err != nil {
+			return 1
+		}
+	}
+	err = r.Run(c.ctx, file)
+	if cause := context.Cause(c.ctx); cause != nil {
+		return 2
+	}
+	if st, ok := interp.IsExitStatus(err); ok {
+		return int(st)
+	}
+	if err != nil {
+		c.errf("%v", err)
+		return 2
+	}
+	return 0
+}
+
+// syntaxQuote quotes s for the shell.
+func syntaxQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

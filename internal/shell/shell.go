@@ -163,6 +163,7 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (res *Result
 	if err != nil {
 		return nil, err
 	}
+	file.Name = "sh" // $0
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -195,17 +196,7 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (res *Result
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	r, err := interp.New(
-		interp.Env(expand.ListEnviron("HOME=/", "PATH=/bin", "PWD=/", "UID=0", "EUID=0", "GID=0", "USER=satchel", "SHELL=/bin/sh", "LANG=C.UTF-8", "TMPDIR=/tmp")),
-		interp.Dir("/"),
-		interp.StdIO(stdin, out.w(&out.stdout), out.w(&out.stderr)),
-		interp.OpenHandler(env.open),
-		interp.StatHandler(env.statHandler),
-		interp.ReadDirHandler2(env.readDirHandler),
-		interp.AccessHandler(env.access),
-		interp.CallHandler(env.call),
-		interp.ExecHandler(env.exec),
-	)
+	r, err := interp.New(env.runnerOptions(expand.ListEnviron(baseEnv...), stdin, out.w(&out.stdout), out.w(&out.stderr))...)
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +222,24 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (res *Result
 	}
 	res.Changes = env.v.changes()
 	return res, nil
+}
+
+// baseEnv is a run's environment: nothing of the host's.
+var baseEnv = []string{"HOME=/", "PATH=/bin", "PWD=/", "UID=0", "EUID=0", "GID=0", "USER=satchel", "SHELL=/bin/sh", "LANG=C.UTF-8", "TMPDIR=/tmp"}
+
+// runnerOptions bind an interpreter to the run's files and commands.
+func (e *environment) runnerOptions(env expand.Environ, stdin io.Reader, stdout, stderr io.Writer) []interp.RunnerOption {
+	return []interp.RunnerOption{
+		interp.Env(env),
+		interp.Dir("/"), // the host's root, only stat'ed: every path is the workspace's
+		interp.StdIO(stdin, stdout, stderr),
+		interp.OpenHandler(e.open),
+		interp.StatHandler(e.statHandler),
+		interp.ReadDirHandler2(e.readDirHandler),
+		interp.AccessHandler(e.access),
+		interp.CallHandler(e.call),
+		interp.ExecHandler(e.exec),
+	}
 }
 
 // capture holds a run's stdout and stderr, up to the output limit

@@ -554,3 +554,15 @@ printf 'x\ny\n' > p.txt; printf 'x\nnew\ny\nz\n' > q.txt; diff p.txt q.txt
 printf 'a\nb\nc\n' > p.txt; printf 'a\nc\n' > q.txt; diff p.txt q.txt
 ## grep-P
 grep -P '\d{2}' nums.txt
+## sh-c
+sh -c 'echo inner; exit 3'; echo "status $?"
+## bash-c-args
+bash -c 'echo "$0 $1 $2"' name one two
+## xargs-sh-c
+printf 'a.txt\nb.txt\n' | xargs -I{} sh -c 'wc -l < {}'
+## sh-c-export
+export GREETING=hi; sh -c 'echo $GREETING'
+## sh-c-cd
+cd src && sh -c 'ls'
+## sh-c-write
+sh -c 'echo nested > nested.txt'; cat nested.txt
