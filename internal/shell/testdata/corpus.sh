@@ -566,3 +566,66 @@ export GREETING=hi; sh -c 'echo $GREETING'
 cd src && sh -c 'ls'
 ## sh-c-write
 sh -c 'echo nested > nested.txt'; cat nested.txt
+## model-sed-range
+sed -n '3,6p' lines.txt
+## model-head-tail
+head -n 8 lines.txt | tail -n 3
+## model-grep-include-dot
+grep -rn "TODO" --include="*.go" . | sort
+## model-find-xargs-grep
+find . -name "*.go" -type f | sort | xargs grep -l "TODO"
+## model-wc-glob
+wc -l *.txt
+## model-count-sort
+cut -d, -f3 data.csv | tail -n +2 | sort | uniq -c | sort -nr
+## model-grep-v-comments
+grep -v '^#' src/util/notes.md | grep -v '^$'
+## model-sed-indent
+sed 's/^/  /' b.txt
+## model-cut-space
+cut -d' ' -f2 b.txt
+## model-tr-cr
+printf 'a\r\nb\r\n' | tr -d '\r'
+## model-jq-map-select
+jq -r '.items[] | "\(.id): \(.tag)"' j.json
+## model-jq-length-keys
+jq '.items | map(.id) | add' j.json
+## model-awk-sum-col
+awk -F, 'NR>1 {sum += $2} END {print sum / (NR-1)}' data.csv
+## model-for-files-wc
+for f in src/*.go src/util/*.go; do echo "$f: $(wc -l < "$f")"; done
+## model-if-file
+if [ -f docs/readme.md ]; then head -1 docs/readme.md; fi
+## model-cat-heredoc-append
+cat >> a.txt <<'EOT'
+date
+EOT
+tail -n 2 a.txt
+## model-sed-replace-file-multi
+sed -i 's/TODO/DONE/g' src/main.go src/util/helper.go && grep -rn DONE src | sort
+## model-grep-count-total
+grep -ro TODO . | wc -l
+## model-ls-grep
+ls src/util | grep '\.go$'
+## model-find-maxdepth-name
+find . -maxdepth 2 -name '*.md' | sort
+## model-printf-loop
+for i in $(seq 1 3); do printf 'item %02d\n' "$i"; done
+## model-test-and-or
+[ -d nope ] && echo yes || echo no
+## model-grep-w-count
+grep -ow 'line' lines.txt | wc -l
+## model-sort-k-numeric
+sort -t, -k2,2n data.csv | head -2
+## model-tee-pipe
+grep apple a.txt | tee apples.txt | wc -l; cat apples.txt
+## model-mv-rename-loop
+for f in *.txt; do mv "$f" "${f%.txt}.text"; done; ls
+## model-rm-glob
+rm src/util/*.go && find src | sort
+## model-diff-after-edit
+cp a.txt a2.txt; sed -i '2d' a2.txt; diff a.txt a2.txt
+## model-echo-redirect-mkdir
+mkdir -p notes/2024 && echo "# Day" > notes/2024/day.md && cat notes/2024/day.md
+## model-grep-i-l-r
+grep -ril hello . | sort
