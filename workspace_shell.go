@@ -220,7 +220,8 @@ func (w *Workspace) shellAtomic(ctx context.Context, script string, o ShellOptio
 
 // shellFS is the files a run starts from, with the bulk read grep -r uses
 // (shell.ContentScanner): the files under a directory in path order, with
-// their packs read ahead as Workspace.Grep reads them.
+// their packs read ahead as Workspace.Grep reads them. It reads the view
+// directly: a rule that hides paths from FS must hide them here too.
 type shellFS struct{ *FS }
 
 func (f shellFS) ScanContent(dir string, fn func(path, content string) (bool, error)) error {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -141,17 +142,39 @@ func (c *cmd) stopped() bool { return c.ctx.Err() != nil }
 // path is the workspace path of shell path p.
 func (c *cmd) path(p string) string { return rel(c.dir, p) }
 
-// readAll reads r whole, within the memory limit.
+// readAll reads r whole, within the memory limit. It reads in blocks (64
+// KiB, growing to 1 MiB) and joins them once, so that it holds at most twice what it read
+// (a slice grown by doubling would hold three times as much at its peak).
 func (c *cmd) readAll(r io.Reader) ([]byte, error) {
 	lim := c.e.lim.memory
-	b, err := io.ReadAll(io.LimitReader(r, lim+1))
-	if err != nil {
-		return nil, err
+	var blocks [][]byte
+	total, size := int64(0), 64<<10
+	for {
+		b := make([]byte, size)
+		size = min(2*size, 1<<20)
+		n, err := io.ReadFull(stopReader{c, r}, b)
+		if n > 0 {
+			blocks = append(blocks, b[:n])
+			total += int64(n)
+		}
+		if total > lim {
+			return nil, c.e.lim.fail(&LimitError{Msg: fmt.Sprintf("sh: %s: its input is over the memory limit (%s): the run was stopped", c.name, sizeText(lim))})
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if int64(len(b)) > lim {
-		return nil, c.e.lim.fail(&LimitError{Msg: fmt.Sprintf("sh: %s: its input is over the memory limit (%s): the run was stopped", c.name, sizeText(lim))})
+	if len(blocks) == 1 {
+		return blocks[0], nil
 	}
-	return b, nil
+	out := make([]byte, 0, total)
+	for _, b := range blocks {
+		out = append(out, b...)
+	}
+	return out, nil
 }
 
 // open returns the content of operand p ("-" is stdin).
@@ -201,7 +224,7 @@ func splitLines(b []byte) []string {
 	if len(b) == 0 {
 		return nil
 	}
-	s := string(b)
+	s := bytesString(b)
 	s = strings.TrimSuffix(s, "\n")
 	return strings.Split(s, "\n")
 }
@@ -424,7 +447,7 @@ func cmdHead(c *cmd, args []string) int {
 // splitKeep splits b into lines keeping their "\n".
 func splitKeep(b []byte) []string {
 	var out []string
-	s := string(b)
+	s := bytesString(b)
 	for s != "" {
 		i := strings.IndexByte(s, '\n')
 		if i < 0 {
@@ -883,4 +906,14 @@ func cmdSh(c *cmd, args []string) int {
 // syntaxQuote quotes s for the shell.
 func syntaxQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// bytesString is b as a string without a copy: the bytes a command reads
+// are never changed afterwards (a file's content in the overlay is only
+// ever appended to or replaced, never written over).
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }

@@ -383,6 +383,14 @@ func (f *wfile) Write(b []byte) (int, error) {
 	if err := v.grow(f.path, int64(len(b))); err != nil {
 		return 0, err
 	}
+	if cap(n.data)-len(n.data) < len(b) {
+		// Grow by a quarter, not by doubling: a file held in memory
+		// takes at most 1.25 times its size (and the old copy until the
+		// collector frees it).
+		grown := make([]byte, len(n.data), len(n.data)+len(b)+max(len(n.data)/4, 4<<10))
+		copy(grown, n.data)
+		n.data = grown
+	}
 	n.data = append(n.data, b...)
 	return len(b), nil
 }
