@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -837,8 +836,6 @@ func cmdDiff(c *cmd, args []string) int {
 	c.out.WriteString(normalDiff(texts[0], texts[1]))
 	return 1
 }
-
-var _ = bufio.NewReader
 
 // normalDiff is diff's default output: "2c2", "< old", "---", "> new".
 func normalDiff(a, b string) string {

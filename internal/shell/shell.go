@@ -200,7 +200,6 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (res *Result
 	if err != nil {
 		return nil, err
 	}
-	env.runner = r
 	env.goroutines = runtime.NumGoroutine()
 	runErr := r.Run(ctx, file)
 	if cause := context.Cause(ctx); cause != nil {
@@ -269,11 +268,10 @@ func (w *captureWriter) Write(p []byte) (int, error) {
 
 // environment binds the interpreter's handlers to the run's files.
 type environment struct {
-	v      *vfs
-	lim    *limits
-	now    time.Time
-	out    *capture
-	runner *interp.Runner
+	v   *vfs
+	lim *limits
+	now time.Time
+	out *capture
 	// goroutines is the process's count when the run started.
 	goroutines int
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -94,7 +93,7 @@ func isDirErr(err error) bool {
 	return false
 }
 
-// kind says whether p is a file, a directory, or nothing.
+// stat describes p: a file, a directory, or fs.ErrNotExist.
 func (v *vfs) stat(p string) (fs.FileInfo, error) {
 	if p == "." {
 		return dirInfo{name: "/"}, nil
@@ -416,8 +415,6 @@ func (i dirInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o755 }
 func (i dirInfo) ModTime() time.Time { return time.Time{} }
 func (i dirInfo) IsDir() bool        { return true }
 func (i dirInfo) Sys() any           { return nil }
-
-var _ = os.O_RDONLY
 
 // A ContentScanner is a base file system that reads the files under a
 // directory at once, in path order ("." is the root): grep -r uses it
