@@ -33,6 +33,7 @@ func TestLimits(t *testing.T) {
 		{"10 GiB seq to a file", "seq 10737418240 > f", Options{MaxMemory: 1 << 20}, "sh: the run's pending writes are over the memory limit (1 MiB): the run was stopped"},
 		{"file size", "seq 10737418240 > f", Options{MaxFileBytes: 1000}, "sh: file f is over the largest file size (1000 bytes): the run was stopped"},
 		{"sort of too much", "seq 10737418240 | sort", Options{MaxMemory: 1 << 20}, "sh: sort: its input is over the memory limit (1 MiB): the run was stopped"},
+		{"jq building a value", "jq -n '[range(100000000) | \"" + strings.Repeat("x", 200) + "\" + tostring] | length'", Options{MaxMemory: 1 << 20, Timeout: 10 * time.Minute}, "sh: the run took more memory than its limit allows (68 MiB): the run was stopped"},
 		{"xargs loop", "seq 100000 | xargs -n 1 true", Options{MaxCommands: 1000}, "sh: the run was stopped after 1000 commands (the cap on commands run)"},
 	}
 	for _, c := range cases {

@@ -19,6 +19,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,6 +190,12 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (res *Result
 	defer cancelT()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// A watchdog for what the byte counts cannot see (a jq or awk
+	// program building a value in memory): the heap may not grow past
+	// 4 × MaxMemory + 64 MiB while the run lasts.
+	go watchHeap(ctx, 4*o.MaxMemory+64<<20, func(n int64) {
+		cancel(&LimitError{Msg: fmt.Sprintf("sh: the run took more memory than its limit allows (%s): the run was stopped", sizeText(n))})
+	})
 	lim := &limits{memory: o.MaxMemory, fileBytes: o.MaxFileBytes, output: o.MaxOutput, commands: o.MaxCommands, validPath: o.CheckPath, depth: o.MaxDepth, cancel: cancel}
 	out := &capture{lim: lim}
 	env := &environment{v: newVFS(base, lim, o.Now), lim: lim, now: o.Now, out: out}
@@ -221,6 +228,30 @@ func Run(ctx context.Context, script string, base fs.FS, o Options) (res *Result
 	}
 	res.Changes = env.v.changes()
 	return res, nil
+}
+
+// watchHeap calls stop when the process's heap grows by more than
+// limit bytes from when it starts, checking every 10 ms until ctx ends.
+func watchHeap(ctx context.Context, limit int64, stop func(limit int64)) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() int64 {
+		metrics.Read(sample)
+		return int64(sample[0].Value.Uint64())
+	}
+	base := heap()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if heap()-base > limit {
+				stop(limit)
+				return
+			}
+		}
+	}
 }
 
 // baseEnv is a run's environment: nothing of the host's.
