@@ -106,6 +106,10 @@ func cmdGrep(c *cmd, args []string) int {
 		c.errf("%v", err)
 		return 2
 	}
+	// The flags the inner loop reads, looked up once.
+	optV, optQ, optN, optO := f.has("v"), f.has("q"), f.has("n"), f.has("o")
+	optL, optLL, optC := f.has("l"), f.has("L"), f.has("c")
+	listOnly := optL || optLL || optC
 	pats := f.vals["e"]
 	operands := f.args
 	if len(pats) == 0 {
@@ -165,7 +169,14 @@ func cmdGrep(c *cmd, args []string) int {
 		fmt.Sscan(v, &ctxB)
 	}
 	printedAny := false
-	do := func(name string, next func() ([]byte, bool)) {
+	do := func(nameOf func() string, next func() ([]byte, bool)) {
+		name, named := "", false
+		getName := func() string {
+			if !named {
+				name, named = nameOf(), true
+			}
+			return name
+		}
 		n, count := 0, 0
 		type held struct {
 			n    int
@@ -178,9 +189,9 @@ func cmdGrep(c *cmd, args []string) int {
 				c.out.WriteString("--\n")
 			}
 			if multi {
-				c.out.WriteString(name + sep)
+				c.out.WriteString(getName() + sep)
 			}
-			if f.has("n") {
+			if optN {
 				c.out.WriteString(strconv.Itoa(n) + sep)
 			}
 			c.out.Write(line)
@@ -194,7 +205,7 @@ func cmdGrep(c *cmd, args []string) int {
 			}
 			n++
 			hit := (len(lit) == 0 || bytes.Contains(line, lit)) && re.Match(line)
-			if hit == f.has("v") {
+			if hit == optV {
 				if afterLeft > 0 {
 					afterLeft--
 					if !emit(n, line, "-") {
@@ -210,10 +221,10 @@ func cmdGrep(c *cmd, args []string) int {
 			}
 			count++
 			matched = true
-			if f.has("q") {
+			if optQ {
 				return
 			}
-			if f.has("l") || f.has("L") || f.has("c") {
+			if listOnly {
 				continue
 			}
 			for _, h := range ring {
@@ -223,12 +234,12 @@ func cmdGrep(c *cmd, args []string) int {
 			}
 			ring = ring[:0]
 			afterLeft = ctxA
-			if f.has("o") && !f.has("v") {
+			if optO && !optV {
 				prefix := ""
 				if multi {
-					prefix = name + ":"
+					prefix = getName() + ":"
 				}
-				if f.has("n") {
+				if optN {
 					prefix += strconv.Itoa(n) + ":"
 				}
 				for _, m := range re.FindAll(line, -1) {
@@ -245,24 +256,24 @@ func cmdGrep(c *cmd, args []string) int {
 			}
 		}
 		switch {
-		case f.has("q"):
-		case f.has("l"):
+		case optQ:
+		case optL:
 			if count > 0 {
-				c.out.WriteString(name + "\n")
+				c.out.WriteString(getName() + "\n")
 			}
-		case f.has("L"):
+		case optLL:
 			if count == 0 {
-				c.out.WriteString(name + "\n")
+				c.out.WriteString(getName() + "\n")
 			}
-		case f.has("c"):
+		case optC:
 			if multi {
-				c.out.WriteString(name + ":")
+				c.out.WriteString(getName() + ":")
 			}
 			fmt.Fprintf(c.out, "%d\n", count)
 		}
 	}
 	if len(operands) == 0 {
-		do("(standard input)", c.readerLines(c.stdin))
+		do(stdinName, c.readerLines(c.stdin))
 		if c.stopped() {
 			return 2
 		}
@@ -272,7 +283,7 @@ func cmdGrep(c *cmd, args []string) int {
 			return 2
 		}
 		if op == "-" {
-			do("(standard input)", c.readerLines(c.stdin))
+			do(stdinName, c.readerLines(c.stdin))
 			continue
 		}
 		p := c.path(op)
@@ -290,7 +301,7 @@ func cmdGrep(c *cmd, args []string) int {
 				trouble = true
 				continue
 			}
-			do(op, bytesLines(b))
+			do(func() string { return op }, bytesLines(b))
 			continue
 		}
 		if !recursive {
@@ -301,25 +312,32 @@ func cmdGrep(c *cmd, args []string) int {
 			continue
 		}
 		file := func(q string, b []byte) error {
-			base := path.Base(q)
-			if len(includes) > 0 && !anyMatch(includes, base) {
-				return nil
+			if len(includes) > 0 || len(excludes) > 0 {
+				base := path.Base(q)
+				if len(includes) > 0 && !anyMatch(includes, base) || anyMatch(excludes, base) {
+					return nil
+				}
 			}
-			if anyMatch(excludes, base) {
-				return nil
+			if len(lit) > 0 && !optV && !bytes.Contains(b, lit) {
+				if !optC && !optLL {
+					return nil // no line can match, and nothing is said of the file
+				}
+				b = nil
 			}
-			do(joinOperand(op, p, q), bytesLines(b))
+			do(func() string { return joinOperand(op, p, q) }, bytesLines(b))
 			if f.has("q") && matched {
 				return errStop
 			}
 			return nil
 		}
+		excludeDirs := f.vals["exclude-dir"]
+		seen := 0
 		fast, err := c.e.v.scanContent(p, func(q string, b []byte) (bool, error) {
-			if c.stopped() {
+			if seen++; seen%64 == 0 && c.stopped() {
 				return false, c.ctx.Err()
 			}
-			for d := path.Dir(q); d != "." && d != p && len(f.vals["exclude-dir"]) > 0; d = path.Dir(d) {
-				if anyMatch(f.vals["exclude-dir"], path.Base(d)) {
+			for d := q; len(excludeDirs) > 0 && d != "." && d != p; {
+				if d = path.Dir(d); d != "." && d != p && anyMatch(excludeDirs, path.Base(d)) {
 					return true, nil
 				}
 			}
@@ -392,6 +410,8 @@ func joinOperand(op, p, q string) string {
 	}
 	return op + "/" + rest
 }
+
+func stdinName() string { return "(standard input)" }
 
 var (
 	errSkipDir = fs.SkipDir
