@@ -65,6 +65,12 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
+// exitStatus ends a command that already reported its failure (satchel
+// sh exits with its script's status) with that code and no message.
+type exitStatus struct{ code int }
+
+func (e exitStatus) Error() string { return "" }
+
 // runError marks an error returned by a command's RunE, as opposed to one
 // cobra raised before running it. See markRunErrors.
 type runError struct{ err error }
@@ -82,6 +88,10 @@ func classify(err error) (name string, code int) {
 	var u usageError
 	if errors.As(err, &u) {
 		return "usage", exitUsage
+	}
+	var es exitStatus
+	if errors.As(err, &es) {
+		return "exit_status", es.code
 	}
 	var r runError
 	if !errors.As(err, &r) {
@@ -105,6 +115,9 @@ func report(stderr io.Writer, cmd *cobra.Command, err error) int {
 		return code
 	}
 	msg := err.Error()
+	if name == "exit_status" {
+		return code // the command printed what it had to say
+	}
 	if name == "usage" && cmd != nil {
 		msg += "\n\n" + cmd.UsageString()
 	}
@@ -126,7 +139,7 @@ type jsonError struct {
 // without the usage text, so a program reads what was refused.
 func reportJSON(stderr io.Writer, err error) int {
 	name, code := classify(err)
-	if code == exitOK {
+	if code == exitOK || name == "exit_status" {
 		return code
 	}
 	enc := json.NewEncoder(stderr)

@@ -143,6 +143,7 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	root.AddCommand(newInitCmd(a))
 	root.AddCommand(newServeCmd(a), newTokenCmd(a))
 	root.AddCommand(newRunCmd(a))
+	root.AddCommand(newShCmd(a))
 	root.AddCommand(newUICmd(a))
 	root.AddCommand(newDocCmd(a), newCheckCmd(a), newSchemaCmd(a))
 	root.AddCommand(newVersionCmd(a))

@@ -54,6 +54,7 @@ type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
 	scripts, staleWrites                   string
 	wrapUntrusted, insecureNoAuth, ui      bool
+	shell                                  bool
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
 	maxRequest                             int64
@@ -129,6 +130,9 @@ and is notified of the changes any process or replica makes there; it holds
 at most --max-subscriptions. A request over --max-request-bytes is refused
 with an error, and a stdio session goes on (docs/mcp.md).
 
+With --shell, run_shell runs a shell script over the caller's workspace,
+in the server's process, as one commit (docs/shell.md).
+
 Results over --max-inline-bytes are saved under spill/ in the caller's
 thread and replaced by a preview; --wrap-untrusted wraps the text of
 every result in the untrusted envelope, and results then carry no
@@ -161,6 +165,7 @@ structured content.`,
 	fl.DurationVar(&f.bodyReadTimeout, "body-read-timeout", mcpserver.DefaultBodyReadTimeout, "with --http: longest a request's body may take to arrive")
 	fl.IntVar(&f.maxStreamsPerToken, "max-streams-per-token", inspector.DefaultMaxStreamsPerToken, "with --ui: most live inspector pages one token keeps open")
 	fl.IntVar(&f.maxSubscriptions, "max-subscriptions", mcpserver.DefaultMaxSubscriptions, "most resource subscriptions one session holds")
+	fl.BoolVar(&f.shell, "shell", false, "add the tool run_shell: a shell script over the caller's workspace, as one commit (docs/shell.md)")
 	fl.StringVar(&f.scripts, "scripts", "", "add the tools run_script and check_run over the Lua scripts of `DIR`")
 	fl.IntVar(&f.maxRuns, "max-runs", luahost.DefaultMaxRuns, "with --scripts: most script runs at once, across the server")
 	fl.IntVar(&f.maxRunsPerToken, "max-runs-per-token", luahost.DefaultMaxRunsPerToken, "with --scripts: most script runs of one token at once")
@@ -241,6 +246,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 			return err
 		}
 		defer closeScripts()
+	}
+	if f.shell {
+		tools = append(tools, shellTool(st))
 	}
 	var ui http.Handler
 	if f.ui {

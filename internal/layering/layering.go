@@ -85,6 +85,7 @@ var Packages = map[string]Layer{
 	"internal/diff3":      Semantics,
 	"internal/archive":    Semantics,
 	"internal/ignore":     Semantics,
+	"internal/shell":      Semantics,
 	"spill":               Semantics,
 
 	"internal/engine":    Engine,
