@@ -53,6 +53,7 @@ and a short line for the others; --json prints one JSON value.`,
 		newDocRmCmd(a, f),
 		newDocImportCmd(a, f),
 		newDocSweepCmd(a),
+		newDocCheckCmd(a, f),
 	)
 	return cmd
 }
@@ -396,6 +397,81 @@ Prints how many were deleted; with --json, {"swept": N}.`,
 			})
 		},
 	}
+}
+
+func newDocCheckCmd(a *app, f *docFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check [STORE...]",
+		Short: "List the documents that no longer fit their store's definition",
+		Long: `Check every stored document of the project's stores (of the STOREs
+named; of --scope only, when given), expired ones included, against its
+store's current definition in stores/*.json. A document set before the
+definition changed (a required field added, a type changed, a field
+removed) is still read as it was stored, and the read tools say it does
+not fit; this lists them, one a line (STORE (scope S) KEY: why), then a
+summary, and exits 1 if there is any. Setting a document again with the
+current fields (doc set) makes it fit; see "Changing a store" in
+docs/collections.md.
+
+With --json, {"documents": N, "misfits": [{"store", "scope", "key",
+"problems": [...]}]}.`,
+		Example: `  satchel doc check
+  satchel doc check notes --scope acme --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			p, err := satchel.LoadProject(f.dir)
+			if err != nil {
+				return err
+			}
+			s, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			scope := ""
+			if a.root != nil && a.root.PersistentFlags().Changed("scope") {
+				scope = a.scope
+			}
+			rep, err := s.Misfits(ctx, p, scope, args...)
+			if err != nil {
+				return err
+			}
+			rep.Misfits = nonEmpty(rep.Misfits)
+			if err := a.emit(rep, func(w io.Writer) error {
+				var b strings.Builder
+				for _, m := range rep.Misfits {
+					b.WriteString(m.String())
+					b.WriteByte('\n')
+				}
+				fmt.Fprintf(&b, "checked %s: %s\n", count(rep.Documents, "document", "documents"), misfitSummary(len(rep.Misfits)))
+				_, err := io.WriteString(w, b.String())
+				return err
+			}); err != nil {
+				return err
+			}
+			if n := len(rep.Misfits); n > 0 {
+				return fmt.Errorf("doc check: %s", misfitSummary(n))
+			}
+			return nil
+		},
+	}
+}
+
+func misfitSummary(n int) string {
+	switch n {
+	case 0:
+		return "every one fits its store's definition"
+	case 1:
+		return "1 does not fit its store's definition"
+	}
+	return fmt.Sprintf("%d do not fit their store's definition", n)
+}
+
+// count is "1 document", "2 documents".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // docImportResult is what `doc import --json` prints.
