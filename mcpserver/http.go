@@ -33,7 +33,8 @@ const (
 // ThreadHeader chooses the thread of an HTTP session, within the token's
 // scope: it is read when the session starts; a later request of the same
 // session may repeat it but not change it. A token bound to a thread
-// refuses any other.
+// refuses any other. A thread it names that does not exist is made by the
+// session's first write; reads before it are refused (session.checkNamed).
 const ThreadHeader = "X-Satchel-Thread"
 
 // RequestIDHeader carries a request's id: the client's when it sends a
