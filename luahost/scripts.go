@@ -207,7 +207,7 @@ type RunState struct {
 	Printed string `json:"printed,omitempty"`
 	// Error is why a failed run failed.
 	Error     string           `json:"error,omitempty"`
-	Commits   []satchel.Commit `json:"commits,omitempty"`
+	Commits   []Commit         `json:"commits,omitempty"`
 	Published *satchel.Commit  `json:"published,omitempty"`
 	Detached  bool             `json:"detached,omitempty"`
 	Started   time.Time        `json:"started"`
