@@ -43,7 +43,7 @@ func TestBinary(t *testing.T) {
 	steps := []step{
 		{args: []string{"--help"}, code: 0, out: "*", err: ""},
 		{stdin: "one\ntwo\n", args: []string{"fs", "write", "a.md"}},
-		{args: []string{"fs", "read", "a.md", "--start", "2"}, out: "two", state: true},
+		{args: []string{"fs", "read", "a.md", "--start", "2"}, out: "two\n", state: true},
 		{args: []string{"fs", "exists", "a.md"}, out: "true\n", state: true},
 		{args: []string{"fs", "exists", "b.md"}, out: "false\n"},
 		{args: []string{"fs", "read", "b.md"}, code: 1, err: "file not found: b.md\n"},

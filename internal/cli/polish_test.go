@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestFSReadEndsWithNewline: a read of lines ends with a newline; a whole
+// file is printed byte for byte when piped, and on a terminal gets the
+// final newline it lacks.
+func TestFSReadEndsWithNewline(t *testing.T) {
+	h := newHarness(t)
+	h.ok("fs", "write", "a.md", "one\ntwo")
+	equal(t, "lines", h.ok("fs", "read", "a.md", "--start", "1", "--end", "2", "--numbered"), "1| one\n2| two\n")
+	equal(t, "piped", h.ok("fs", "read", "a.md"), "one\ntwo")
+	tty := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = tty }()
+	equal(t, "terminal", h.ok("fs", "read", "a.md"), "one\ntwo\n")
+	h.ok("fs", "write", "b.md", "ends\n")
+	equal(t, "terminal, a final newline already", h.ok("fs", "read", "b.md"), "ends\n")
+}
+
+// TestCommitColumns: checkpoint, restore and fork print a commit in log's
+// columns (SEQ, TIME, CHECKPOINTS, AGENT, SUMMARY), the same line log
+// shows for it.
+func TestCommitColumns(t *testing.T) {
+	h := newHarness(t)
+	h.ok("fs", "write", "a.md", "one\n")
+	cp := h.ok("checkpoint", "v1")
+	equal(t, "checkpoint", cp, strings.SplitAfter(h.ok("log"), "\n")[0])
+	if f := strings.Split(strings.TrimSuffix(cp, "\n"), "\t"); len(f) != 5 || f[2] != "v1" || f[3] != "-" || f[4] != "write a.md" {
+		t.Errorf("checkpoint: %q", cp)
+	}
+	h.ok("fs", "write", "a.md", "two\n")
+	rs := h.ok("restore", "v1")
+	equal(t, "restore", rs, strings.SplitAfter(h.ok("log"), "\n")[0])
+	fk := h.ok("fork", "try", "--from", "main@v1")
+	equal(t, "fork", fk, strings.SplitAfter(h.ok("--thread", "try", "log"), "\n")[0])
+}
