@@ -24,11 +24,11 @@ starts on a line of its own.
 
 --start N and --end N read lines N to M (1-based, inclusive), each printed
 as a line, ending with a newline; --end defaults to the last line and is
-clamped to it; a start past the last line prints nothing. --start 0 and an --end without --start
-are refused. --numbered prefixes each line with its number ("  9| ...").
---at REF reads at a retained commit (a sequence number or a checkpoint).
---max-chars N caps the output at N characters and says on standard error
-where to continue.
+clamped to it; a start past the last line prints nothing. --start 0 and an
+--end without --start are refused. --numbered prefixes each line with its
+number (" 9| ..."). --at REF reads at a retained commit (a sequence number
+or a checkpoint). --max-chars N caps the output at N characters and says on
+standard error where to continue.
 
 With --json, the ReadResult: {"text": ...}, plus "truncated", "next_line"
 and "notice" when --max-chars cut it.`,

@@ -71,9 +71,8 @@ func newLogCmd(a *app) *cobra.Command {
 		Long: `List the retained commits of the workspace (--scope, --thread), newest
 first, one a line: SEQ, TIME (RFC 3339, UTC), CHECKPOINTS (the names given
 to the commit, comma-separated, or empty), AGENT (the agent that made it,
-"-" for an operator) and SUMMARY, separated by tabs;
-on a terminal, in aligned columns under a header row. --limit N lists the
-newest N.
+"-" for an operator) and SUMMARY, separated by tabs; on a terminal, in
+aligned columns under a header row. --limit N lists the newest N.
 
 With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 [...], "op": ..., "summary": ..., "agent": ..., "via": ...}] ([] when none).`,
