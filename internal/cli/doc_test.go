@@ -229,5 +229,5 @@ func TestCheckAndSchema(t *testing.T) {
 			t.Errorf("schema %s: not a JSON Schema: %v", kind, err)
 		}
 	}
-	h.usage(`unknown command "nope" for "satchel schema"`, "schema", "nope")
+	h.refusedUsage(`unknown command "nope" for "satchel schema"`+"\n\nRun 'satchel schema --help' for its commands.", "schema", "nope")
 }
