@@ -82,7 +82,7 @@ func TestBinary(t *testing.T) {
 		if s.err != "*" && stderr.String() != s.err {
 			t.Errorf("satchel %q: stderr %q, want %q", s.args, stderr.String(), s.err)
 		}
-		if s.code == 2 && !strings.Contains(stderr.String(), "Usage:") {
+		if s.code == 2 && !strings.Contains(stderr.String(), "Usage:") && !strings.Contains(stderr.String(), "--help' for its commands.") {
 			t.Errorf("satchel %q: a usage error without the usage: %q", s.args, stderr.String())
 		}
 	}

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,4 +40,40 @@ func TestCommitColumns(t *testing.T) {
 	equal(t, "restore", rs, strings.SplitAfter(h.ok("log"), "\n")[0])
 	fk := h.ok("fork", "try", "--from", "main@v1")
 	equal(t, "fork", fk, strings.SplitAfter(h.ok("--thread", "try", "log"), "\n")[0])
+}
+
+// TestImportExportSummaries: fs import and fs export print one summary
+// line (every path first with --verbose), and an import's commit says what
+// it imported.
+func TestImportExportSummaries(t *testing.T) {
+	h := newHarness(t)
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{"a.md": "a", "sub/b.md": "b", "c.md": "c"})
+	equal(t, "import", h.ok("fs", "import", src, "--under", "docs"), "imported 3 files under docs/\n")
+	if l := h.ok("log"); !strings.HasSuffix(l, "\t-\timport 3 files under docs/\n") {
+		t.Errorf("the import's commit: %q", l)
+	}
+	h.ok("fs", "write", "one/x.md", "x")
+	equal(t, "import --verbose", h.ok("fs", "import", filepath.Join(src, "sub"), "--under", "one", "--verbose"), "one/b.md\nimported 1 file under one/\n")
+	dst := filepath.Join(t.TempDir(), "out")
+	equal(t, "export", h.ok("fs", "export", dst), "exported 5 files to "+dst+"\n")
+}
+
+// TestExportCountsSpillAreas: satchel export counts a thread's spill area
+// as a spill area, not as another thread.
+func TestExportCountsSpillAreas(t *testing.T) {
+	h := newHarness(t)
+	h.ok("fs", "write", "a.md", "a\n")
+	ws, err := h.store.Workspace(context.Background(), "default", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.SaveSpill(context.Background(), "spill/x.txt", "big\n"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "e.satchel")
+	got := h.ok("export", "-o", out)
+	if !strings.HasPrefix(got, "exported 1 threads (and 1 spill area), ") {
+		t.Errorf("export: %q", got)
+	}
 }
