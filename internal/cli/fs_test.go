@@ -143,7 +143,7 @@ func TestStatExistsRmMv(t *testing.T) {
 
 	out := h.ok("fs", "stat", "dir/a.md")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 5 {
+	if len(lines) != 6 || lines[5] != "type: text/plain; charset=utf-8" {
 		t.Fatalf("stat printed %q", out)
 	}
 	equal(t, "stat", []string{lines[0], lines[1], lines[2], lines[4]},

@@ -77,3 +77,14 @@ func TestExportCountsSpillAreas(t *testing.T) {
 		t.Errorf("export: %q", got)
 	}
 }
+
+// TestStatShowsType: fs stat shows the content's type, and a line count
+// only for text.
+func TestStatShowsType(t *testing.T) {
+	h := newHarness(t)
+	h.ok("fs", "write", "p.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\n\n\n")
+	out := h.ok("fs", "stat", "p.png")
+	if !strings.Contains(out, "\ntype: image/png\n") || strings.Contains(out, "lines:") {
+		t.Errorf("stat of a PNG: %q", out)
+	}
+}
