@@ -88,3 +88,26 @@ func TestStatShowsType(t *testing.T) {
 		t.Errorf("stat of a PNG: %q", out)
 	}
 }
+
+// TestTokenCreateAgentAndHelp: token create warns about an agent the
+// project of the working directory does not define, and its help does not
+// show --scope with the default it does not have.
+func TestTokenCreateAgentAndHelp(t *testing.T) {
+	h := newHarness(t)
+	dir := seedProject(t)
+	t.Chdir(dir)
+	r := h.run("token", "create", "--agent", "reserch", "--scope", "acme")
+	if r.Code != 0 || !strings.Contains(r.Err, "warning: the project at "+dir+" defines no agent reserch (agents: research); satchel serve --dir "+dir+" refuses this token's sessions") {
+		t.Errorf("an agent the project does not define: %+v", r)
+	}
+	if r := h.run("token", "create", "--agent", "research", "--scope", "acme"); r.Code != 0 || strings.Contains(r.Err, "warning") {
+		t.Errorf("an agent the project defines: %+v", r)
+	}
+	help := h.ok("token", "create", "--help")
+	if strings.Contains(help, `(default "default")`) || !strings.Contains(help, "--scope string    the one scope the token can touch (required without --operator)") {
+		t.Errorf("token create --help:\n%s", help)
+	}
+	if !strings.Contains(h.ok("fs", "--help"), `scope (tenant) of the workspace (default "default")`) {
+		t.Errorf("other commands lost --scope's default")
+	}
+}
