@@ -322,7 +322,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	return s.Serve(ctx, ln)
+	return s.serve(ctx, ln) // checked: its warnings are said once
 }
 
 // shutdownLinger is how long a shutdown leaves sessions open after the
@@ -335,6 +335,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		_ = ln.Close()
 		return err
 	}
+	return s.serve(ctx, ln)
+}
+
+// serve is Serve once the address is checked.
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,7 +1,11 @@
 package mcpserver
 
 import (
+	"context"
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/satchel-dev/satchel"
 )
@@ -39,4 +43,27 @@ func TestMistypedThreadHeader(t *testing.T) {
 	// A named thread in a scope without threads says how to make one.
 	named := mustDial(t, url, fresh, "work")
 	named.refused("glob", map[string]any{"pattern": "**"}, `thread "work" does not exist in scope empty; the scope has no threads yet (the first write makes one)`)
+}
+
+// TestInsecureNoAuthWarnsOnce: ListenAndServe with InsecureNoAuth logs
+// its warning once, not once for the address and again for the listener.
+func TestInsecureNoAuthWarnsOnce(t *testing.T) {
+	logs := &logBuffer{}
+	s := newServer(t, Config{InsecureNoAuth: true, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0") }()
+	for i := 0; !strings.Contains(logs.String(), "serving MCP over HTTP"); i++ {
+		if i > 500 {
+			t.Fatalf("the server did not start: %s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "serving without authentication"); n != 1 {
+		t.Errorf("the warning was logged %d times:\n%s", n, logs)
+	}
 }
