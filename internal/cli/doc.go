@@ -327,9 +327,9 @@ func newDocRmCmd(a *app, f *docFlags) *cobra.Command {
 		Use:   "rm STORE KEY",
 		Short: "Remove a document",
 		Long: `Remove the document of STORE with KEY, and its history. A store without
-"deletable": true refuses it (store "x" is not deletable) unless --force
-says an operator means it. Removing a document that does not exist is not
-an error.
+"deletable": true refuses it, unless --force says an operator means it:
+store "x" is not deletable (--force removes it anyway). Removing a
+document that does not exist is not an error.
 
 Prints "removed KEY" or "no document KEY"; with --json, {"removed": true or
 false}.`,
@@ -347,6 +347,10 @@ false}.`,
 				return err
 			}
 			ok, err := c.Remove(ctx, args[1], kf.opts()...)
+			var se *satchel.Error
+			if errors.As(err, &se) && errors.Is(err, satchel.ErrAccessDenied) && strings.HasSuffix(se.Msg, " is not deletable") {
+				return &satchel.Error{Kind: se.Kind, Msg: se.Msg + " (--force removes it anyway)"}
+			}
 			if err != nil {
 				return err
 			}

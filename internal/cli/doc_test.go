@@ -159,7 +159,7 @@ func TestDocRmSharedSweep(t *testing.T) {
 	dir := seedProject(t)
 	h.ok("doc", "--dir", dir, "--scope", "ops", "set", "company-profiles", `{"company_id": "acme", "name": "Acme"}`)
 	equal(t, "shared from another scope", h.ok("doc", "--dir", dir, "--scope", "tenant", "get", "company-profiles", "acme", "--json"), `{"company_id":"acme","name":"Acme"}`+"\n")
-	h.refused(`store "company-profiles" is not deletable`, "doc", "--dir", dir, "rm", "company-profiles", "acme")
+	h.refused(`store "company-profiles" is not deletable (--force removes it anyway)`, "doc", "--dir", dir, "rm", "company-profiles", "acme")
 	equal(t, "rm --force", h.ok("doc", "--dir", dir, "rm", "company-profiles", "acme", "--force"), "removed acme\n")
 	equal(t, "rm again", h.ok("doc", "--dir", dir, "rm", "company-profiles", "acme", "--force", "--json"), `{"removed":false}`+"\n")
 	equal(t, "sweep", h.ok("doc", "sweep"), "swept 0 expired documents\n")
