@@ -39,10 +39,11 @@ field path. Expired documents are hidden unless --include-expired is given;
 
 Plain output: a document as JSON (get), one document a line (query, list),
 and a short line for the others; --json prints one JSON value.`,
-		`  satchel doc set research-notes '{"company_id": "acme", "topic": "pricing", ...}'
-  satchel doc get research-notes acme:pricing --history
-  satchel doc query research-notes --where "confidence > 0.5 AND topic = 'pricing'" --sort -updated_at
-  satchel doc import research-notes notes.jsonl`)
+		`  satchel doc set notes '{"company_id": "acme", "topic": "pricing", "summary": "Per seat.", "confidence": 0.7, "status": "draft", "updated_at": "2026-12-01T09:00:00Z", "tags": ["pricing"]}'
+  satchel doc get notes acme:pricing --history
+  satchel doc query notes --where "status = 'draft' AND confidence >= 0.5" --sort -updated_at
+  satchel doc import notes notes.jsonl
+  satchel doc check`)
 	cmd.GroupID = groupCollections
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", ".", "project `DIR` with stores/ and agents/")
 	cmd.AddCommand(
@@ -97,8 +98,8 @@ document exits 1 with "document not found: KEY".
 With --history, {"document": ..., "history": [{"version": N, "document":
 ...}, ...]}: the previous versions, newest first, as many as the store's
 history.versions keeps.`,
-		Example: `  satchel doc get research-notes acme:pricing
-  satchel doc get research-notes acme:pricing --history --json`,
+		Example: `  satchel doc get notes acme:pricing
+  satchel doc get notes acme:pricing --history --json`,
 		Args: exactArgs("STORE", "KEY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -157,8 +158,8 @@ key comes from the store's key template. Every violation is reported, with
 its field path, and nothing is written.
 
 Prints the key and the new version; with --json, {"key": ..., "version": N}.`,
-		Example: `  satchel doc set company-profiles '{"company_id": "acme", "name": "Acme"}'
-  satchel doc set research-notes < note.json`,
+		Example: `  satchel doc set notes '{"company_id": "acme", "topic": "pricing", "summary": "Per seat.", "confidence": 0.7, "status": "draft", "updated_at": "2026-12-01T09:00:00Z", "tags": ["pricing"]}'
+  satchel doc set notes < note.json`,
 		Args: argsBetween([]string{"STORE"}, "JSON"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -245,9 +246,9 @@ is written with a dot. field = null matches null or missing fields, and
 field != v matches them too. An empty --where matches every document.
 
 With --json, {"documents": [...], "next_cursor": C or null}.`,
-		Example: `  satchel doc query research-notes --where "company_id = 'acme'"
-  satchel doc query research-notes --where "topic IN ['pricing', 'team'] AND confidence > 0.5" --sort -confidence --limit 5
-  satchel doc query research-notes --where "updated_at >= '2026-01-01T00:00:00Z'" --cursor eyJ...`,
+		Example: `  satchel doc query notes --where "company_id = 'acme'"
+  satchel doc query notes --where "topic IN ['pricing', 'team'] AND confidence > 0.5" --sort -confidence --limit 5
+  satchel doc query notes --where "updated_at >= '2026-01-01T00:00:00Z'" --cursor eyJ...`,
 		Args: exactArgs("STORE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -291,8 +292,8 @@ func newDocListCmd(a *app, f *docFlags) *cobra.Command {
 printed on standard error: pass it as --cursor.
 
 With --json, {"documents": [...], "next_cursor": C or null}.`,
-		Example: `  satchel doc list research-notes
-  satchel doc list company-profiles --limit 100 --json`,
+		Example: `  satchel doc list notes
+  satchel doc list notes --limit 100 --json`,
 		Args: exactArgs("STORE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -333,8 +334,8 @@ document that does not exist is not an error.
 
 Prints "removed KEY" or "no document KEY"; with --json, {"removed": true or
 false}.`,
-		Example: `  satchel doc rm research-notes acme:pricing
-  satchel doc rm company-profiles acme --force`,
+		Example: `  satchel doc rm notes acme:pricing
+  satchel doc rm NOT-DELETABLE-STORE KEY --force`,
 		Args: exactArgs("STORE", "KEY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -504,8 +505,8 @@ A progress bar is drawn on standard error when it is a terminal.
 
 Prints how many were imported; with --json, {"imported": N, "refused":
 [{"line": N, "error": ...}]}.`,
-		Example: `  satchel doc import research-notes notes.jsonl
-  jq -c '.[]' notes.json | satchel doc import research-notes -`,
+		Example: `  satchel doc import notes notes.jsonl
+  jq -c '.[]' notes.json | satchel doc import notes -`,
 		Args: exactArgs("STORE", "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

@@ -111,3 +111,22 @@ func TestTokenCreateAgentAndHelp(t *testing.T) {
 		t.Errorf("other commands lost --scope's default")
 	}
 }
+
+// TestDocHelpUsesInitStores: the examples of doc and its commands use the
+// store satchel init makes (notes), and the set example passes.
+func TestDocHelpUsesInitStores(t *testing.T) {
+	h := newHarness(t)
+	for _, args := range [][]string{{"doc"}, {"doc", "get"}, {"doc", "set"}, {"doc", "query"}, {"doc", "list"}, {"doc", "rm"}, {"doc", "import"}} {
+		help := h.ok(append(args, "--help")...)
+		if strings.Contains(help, "research-notes") || strings.Contains(help, "company-profiles") || !strings.Contains(help, "satchel doc ") {
+			t.Errorf("%v --help names stores init does not make:\n%s", args, help)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "p")
+	h.ok("init", dir)
+	help := h.ok("doc", "set", "--help")
+	i := strings.Index(help, "satchel doc set notes '")
+	doc := help[i+len("satchel doc set notes '"):]
+	doc = doc[:strings.Index(doc, "'")]
+	equal(t, "the example set", h.ok("doc", "--dir", dir, "set", "notes", doc), "acme:pricing version 1\n")
+}
