@@ -58,8 +58,8 @@ Run it on a quiet database: commits made meanwhile may show as faults.`,
 			}
 			r := checkProjectResult{Dir: dir, Stores: nonEmpty(p.Stores()), Agents: nonEmpty(p.Agents())}
 			return a.emit(r, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "ok: %d stores (%s), %d agents (%s)\n",
-					len(r.Stores), strings.Join(r.Stores, ", "), len(r.Agents), strings.Join(r.Agents, ", "))
+				_, err := fmt.Fprintf(w, "ok: %s (%s), %s (%s)\n",
+					count(len(r.Stores), "store", "stores"), strings.Join(r.Stores, ", "), count(len(r.Agents), "agent", "agents"), strings.Join(r.Agents, ", "))
 				return err
 			})
 		},

@@ -198,7 +198,7 @@ func TestDocImport(t *testing.T) {
 func TestCheckAndSchema(t *testing.T) {
 	h := newHarness(t)
 	dir := seedProject(t)
-	equal(t, "check", h.ok("check", "--dir", dir), "ok: 2 stores (company-profiles, research-notes), 1 agents (research)\n")
+	equal(t, "check", h.ok("check", "--dir", dir), "ok: 2 stores (company-profiles, research-notes), 1 agent (research)\n")
 	equal(t, "check --json", h.ok("check", "--dir", dir, "--json"),
 		`{"dir":"`+dir+`","stores":["company-profiles","research-notes"],"agents":["research"]}`+"\n")
 
