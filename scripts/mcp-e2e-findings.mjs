@@ -49,6 +49,9 @@ await client.connect(new StdioClientTransport({
   command: satchel,
   args: ["--db", db, "--scope", "acme", "serve", "--agent", "a", "--dir", dir, "--scripts", `${dir}/scripts`, "--log-level", "warn"],
 }));
+// The client validates structured content against the output schemas
+// that tools/list gave it.
+await client.listTools();
 const why = ["priority: must be a string, not a number", "due: required field is missing", "title: unknown field (fields here: id, priority, due)"];
 await attempt("a store's definition changed: get", async () => {
   const r = await client.callTool({ name: "store__tasks__get", arguments: { key: "t1" } });
