@@ -27,7 +27,8 @@ func newCheckCmd(a *app) *cobra.Command {
 		Long: `Check loads the definitions of the project directory --dir (default .):
 stores/*.json and agents/*/agent.json. Every problem of every file is
 reported at once, each with the file, the field path and what is wrong,
-and the command exits 1; the database is not opened.
+and the command exits 1; the database is not opened ("satchel doc check"
+lists the stored documents that no longer fit the definitions).
 
 Prints the stores and agents found; with --json, {"dir": ..., "stores":
 [...], "agents": [...]}.
