@@ -42,7 +42,7 @@ func parsePages(base string) (map[string]*template.Template, error) {
 		"stamp": stamp,
 		"bytes": humanBytes,
 		"add":   func(a, b int) int { return a + b },
-		"count": count,
+		"nouns": nouns,
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {
@@ -170,8 +170,8 @@ func refusal(kind error, format string, args ...any) error {
 	return &satchel.Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }
 
-// count writes n with its noun: "1 file", "3 files".
-func count(n any, one, many string) string {
+// nouns writes n with its noun: "1 file", "3 files".
+func nouns(n any, one, many string) string {
 	if p, ok := n.(*int64); ok && p != nil {
 		n = *p
 	}

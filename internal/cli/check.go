@@ -60,7 +60,7 @@ Run it on a quiet database: commits made meanwhile may show as faults.`,
 			r := checkProjectResult{Dir: dir, Stores: nonEmpty(p.Stores()), Agents: nonEmpty(p.Agents())}
 			return a.emit(r, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "ok: %s (%s), %s (%s)\n",
-					count(len(r.Stores), "store", "stores"), strings.Join(r.Stores, ", "), count(len(r.Agents), "agent", "agents"), strings.Join(r.Agents, ", "))
+					nouns(len(r.Stores), "store", "stores"), strings.Join(r.Stores, ", "), nouns(len(r.Agents), "agent", "agents"), strings.Join(r.Agents, ", "))
 				return err
 			})
 		},

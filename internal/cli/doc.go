@@ -447,7 +447,7 @@ With --json, {"documents": N, "misfits": [{"store", "scope", "key",
 					b.WriteString(m.String())
 					b.WriteByte('\n')
 				}
-				fmt.Fprintf(&b, "checked %s: %s\n", count(rep.Documents, "document", "documents"), misfitSummary(len(rep.Misfits)))
+				fmt.Fprintf(&b, "checked %s: %s\n", nouns(rep.Documents, "document", "documents"), misfitSummary(len(rep.Misfits)))
 				_, err := io.WriteString(w, b.String())
 				return err
 			}); err != nil {
@@ -471,8 +471,8 @@ func misfitSummary(n int) string {
 	return fmt.Sprintf("%d do not fit their store's definition", n)
 }
 
-// count is "1 document", "2 documents".
-func count(n int, one, many string) string {
+// nouns is "1 document", "2 documents".
+func nouns(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

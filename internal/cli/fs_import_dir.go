@@ -257,7 +257,7 @@ func (im *treeImport) flush(ctx context.Context) error {
 
 // filesUnder is "112 files under docs/", or "1 file" without a prefix.
 func filesUnder(n int, prefix string) string {
-	s := count(n, "file", "files")
+	s := nouns(n, "file", "files")
 	if prefix != "" {
 		s += " under " + prefix + "/"
 	}

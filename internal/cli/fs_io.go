@@ -72,7 +72,7 @@ paths.`,
 						return err
 					}
 				}
-				_, err := fmt.Fprintf(w, "exported %s to %s\n", count(len(paths), "file", "files"), args[0])
+				_, err := fmt.Fprintf(w, "exported %s to %s\n", nouns(len(paths), "file", "files"), args[0])
 				return err
 			})
 		},
