@@ -30,6 +30,10 @@ func (m Misfit) String() string {
 	return where + " " + m.Key + ": " + strings.Join(m.Problems, "; ")
 }
 
+// Misfit says why d, a document of the collection, does not fit the
+// store's current definition, one violation a string; nil when it fits.
+func (c *Collection) Misfit(d Document) []string { return c.st.Misfit(d.JSON) }
+
 // MisfitReport is what Misfits found.
 type MisfitReport struct {
 	// Documents is how many documents were checked, expired ones

@@ -111,6 +111,9 @@ history.versions keeps.`,
 			if err != nil {
 				return err
 			}
+			if why := c.Misfit(d); why != nil {
+				a.notice("%s does not fit the store's definition: %s", d.Key, strings.Join(why, "; "))
+			}
 			var v any = d.JSON
 			if history {
 				h := docHistory{Document: d.JSON, History: make([]docVersion, len(d.History))}
@@ -194,12 +197,23 @@ type docPageResult struct {
 // emitPage prints a page: one document a line, and the cursor of the next
 // page on standard error; with --json, {"documents": [...],
 // "next_cursor": ...}.
-func (a *app) emitPage(pg satchel.DocumentPage) error {
+func (a *app) emitPage(c *satchel.Collection, pg satchel.DocumentPage) error {
 	r := docPageResult{Documents: make([]json.RawMessage, len(pg.Documents))}
 	lines := make([]string, len(pg.Documents))
+	misfits := 0
 	for i, d := range pg.Documents {
 		r.Documents[i] = d.JSON
 		lines[i] = string(d.JSON)
+		if c.Misfit(d) != nil {
+			misfits++
+		}
+	}
+	if misfits > 0 {
+		what := fmt.Sprintf("%d documents of this page do not fit", misfits)
+		if misfits == 1 {
+			what = "1 document of this page does not fit"
+		}
+		defer a.notice("%s the store's definition (satchel doc check says why)", what)
 	}
 	if pg.NextCursor != "" {
 		r.NextCursor = &pg.NextCursor
@@ -263,7 +277,7 @@ With --json, {"documents": [...], "next_cursor": C or null}.`,
 			if err != nil {
 				return err
 			}
-			return a.emitPage(pg)
+			return a.emitPage(c, pg)
 		},
 	}
 	cmd.Flags().StringVar(&p.where, "where", "", "conditions joined by AND, such as \"status = 'done' AND n > 2\"")
@@ -308,7 +322,7 @@ With --json, {"documents": [...], "next_cursor": C or null}.`,
 			if err != nil {
 				return err
 			}
-			return a.emitPage(pg)
+			return a.emitPage(c, pg)
 		},
 	}
 	p.add(cmd)

@@ -34,7 +34,11 @@ func TestDocCheckListsMisfits(t *testing.T) {
 	equal(t, "exit", r.Code, 1)
 	r = h.run("--scope", "beta", "doc", "--dir", dir, "check", "research-notes", "--json")
 	equal(t, "--json", r.Out, `{"documents":1,"misfits":[{"store":"research-notes","scope":"beta","key":"beta:hiring","problems":["confidence: must be a string, not a number","owner: required field is missing"]}]}`+"\n")
-	// Still readable.
-	h.ok("--scope", "acme", "doc", "--dir", dir, "get", "research-notes", "acme:pricing")
+	// Still readable, and said not to fit.
+	r = h.run("--scope", "acme", "doc", "--dir", dir, "get", "research-notes", "acme:pricing")
+	equal(t, "get's notice", r.Err, "acme:pricing does not fit the store's definition: "+why+"\n")
+	equal(t, "get's exit", r.Code, 0)
+	r = h.run("--scope", "acme", "doc", "--dir", dir, "list", "research-notes")
+	equal(t, "list's notice", r.Err, "1 document of this page does not fit the store's definition (satchel doc check says why)\n")
 	h.refused(`store "nosuch" not found (stores: company-profiles, research-notes)`, "doc", "--dir", dir, "check", "nosuch")
 }
