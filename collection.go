@@ -714,7 +714,9 @@ func (c *Collection) change(op, key string, opts []WriteOption, args []string) (
 	}
 	var sum engine.Summary
 	sum.Add(op + " " + c.st.Name + "/" + key)
-	ch := &backend.DocChange{Op: op, Scope: c.scope, Meta: appendMeta(nil, op, sum.Bytes(), a, k)}
+	// A shared store's change belongs to no scope (its partition, ""):
+	// the caller's scope would file it under one tenant.
+	ch := &backend.DocChange{Op: op, Scope: c.part, Meta: appendMeta(nil, op, sum.Bytes(), a, k)}
 	if kc != nil {
 		ch.Key = kc.claim(c.s, c.scope)
 	}

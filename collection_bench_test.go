@@ -187,3 +187,46 @@ func setClientsBackend(b *testing.B, name string) backend.Backend {
 	b.Cleanup(func() { _ = postgres.DropSchema(context.Background(), url, schema) })
 	return bk
 }
+
+// BenchmarkCollectionToolList is store__NAME__list of 20 documents, as an
+// MCP server calls it: the page read, each document checked against the
+// definition (does_not_fit), the result encoded.
+func BenchmarkCollectionToolList(b *testing.B) {
+	for _, dsn := range []string{"memory:", "sqlite"} {
+		b.Run(dsn, func(b *testing.B) {
+			p, err := satchel.LoadProjectFS(fstest.MapFS{
+				"stores/research-notes.json": {Data: []byte(bench.W2StoreDefinition())},
+				"agents/a/agent.json":        {Data: []byte(`{"name": "A", "stores": {"research-notes": "read"}}`)},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			at := dsn
+			if dsn == "sqlite" {
+				at = filepath.Join(b.TempDir(), "b.db")
+			}
+			st, err := satchel.Open(context.Background(), at)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			ctx := context.Background()
+			c, err := st.Collection(ctx, p, "bench", "research-notes", satchel.Force())
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < 100; i++ {
+				if _, _, err := c.Set(ctx, bench.W2Doc(1, i, 0)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := st.CallCollectionTool(ctx, p, "bench", satchel.Actor{Agent: "a"}, "store__research_notes__list", []byte(`{"limit": 20}`)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -79,10 +79,13 @@ func (p *Project) toolTarget(tool string) (store, op string, err error) {
 //
 //	get     {"found": true, "key": K, "version": N, "document": {...}}, with
 //	        "history": [{"version": N, "document": {...}}, ...] when asked;
-//	        {"found": false} when there is none
+//	        {"found": false} when there is none; "does_not_fit": [...] when
+//	        the document predates the store's definition and does not fit it
 //	set     {"key": K, "version": N}
 //	query   {"documents": [...], "next_cursor": "..." or null}
 //	list    {"documents": [...], "next_cursor": "..." or null}
+//	        (query and list: "does_not_fit": {KEY: [...]} when documents
+//	        predate the store's definition and do not fit it)
 //	remove  {"removed": true or false}
 //
 // The agent's access is checked (a tool it was not granted is refused as
@@ -160,12 +163,13 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope string
 			Document json.RawMessage `json:"document"`
 		}
 		r := struct {
-			Found    bool            `json:"found"`
-			Key      string          `json:"key"`
-			Version  int64           `json:"version"`
-			Document json.RawMessage `json:"document"`
-			History  *[]version      `json:"history,omitempty"`
-		}{Found: true, Key: d.Key, Version: d.Version, Document: d.JSON}
+			Found      bool            `json:"found"`
+			Key        string          `json:"key"`
+			Version    int64           `json:"version"`
+			Document   json.RawMessage `json:"document"`
+			DoesNotFit []string        `json:"does_not_fit,omitempty"`
+			History    *[]version      `json:"history,omitempty"`
+		}{Found: true, Key: d.Key, Version: d.Version, Document: d.JSON, DoesNotFit: c.st.Misfit(d.JSON)}
 		if hist {
 			h := make([]version, len(d.History))
 			for i, v := range d.History {
@@ -201,11 +205,18 @@ func (s *Store) CallCollectionTool(ctx context.Context, p *Project, scope string
 			return nil, err
 		}
 		r := struct {
-			Documents  []json.RawMessage `json:"documents"`
-			NextCursor *string           `json:"next_cursor"`
+			Documents  []json.RawMessage   `json:"documents"`
+			NextCursor *string             `json:"next_cursor"`
+			DoesNotFit map[string][]string `json:"does_not_fit,omitempty"`
 		}{Documents: make([]json.RawMessage, len(pg.Documents))}
 		for i, d := range pg.Documents {
 			r.Documents[i] = d.JSON
+			if why := c.st.Misfit(d.JSON); why != nil {
+				if r.DoesNotFit == nil {
+					r.DoesNotFit = map[string][]string{}
+				}
+				r.DoesNotFit[d.Key] = why
+			}
 		}
 		if pg.NextCursor != "" {
 			r.NextCursor = &pg.NextCursor

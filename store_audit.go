@@ -45,8 +45,9 @@ type AuditQuery struct {
 // itself): treat them as untrusted data (wrap them with Untrusted before
 // they go into a prompt). File contents and document bodies never appear.
 type AuditEntry struct {
-	Time  time.Time `json:"time"`
-	Scope string    `json:"scope"`
+	Time time.Time `json:"time"`
+	// Scope is the scope changed; "" for a shared store's document.
+	Scope string `json:"scope"`
 	// Thread and Seq name a commit.
 	Thread string `json:"thread,omitempty"`
 	Seq    int64  `json:"seq,omitempty"`
@@ -250,7 +251,7 @@ func (e AuditEntry) String() string {
 	if e.ClientVersion != "" {
 		client += "/" + AuditText(e.ClientVersion)
 	}
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", e.Time.UTC().Format(time.RFC3339Nano), e.Scope, what,
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", e.Time.UTC().Format(time.RFC3339Nano), dash(e.Scope), what,
 		dash(e.Agent), dash(e.Credential), dash(e.Via), dash(client), dash(AuditText(e.IdempotencyKey)), AuditText(e.Summary))
 }
 

@@ -40,7 +40,10 @@ type ExportOptions struct {
 
 // ExportStats counts what an export or an import holds.
 type ExportStats struct {
+	// Threads counts the threads; SpillAreas the spill areas beside them
+	// (a thread's spills, DESIGN §4), which are not threads of their own.
 	Threads      int   `json:"threads"`
+	SpillAreas   int   `json:"spill_areas"`
 	Commits      int   `json:"commits"`
 	Blobs        int64 `json:"blobs"`
 	Documents    int   `json:"documents"`
@@ -263,7 +266,11 @@ func (ex *exporter) thread(ctx context.Context, t *exThread) error {
 	if err := ex.tw.Record(rt); err != nil {
 		return err
 	}
-	ex.st.Threads++
+	if strings.HasSuffix(t.t.Name, spillThreadSuffix) {
+		ex.st.SpillAreas++
+	} else {
+		ex.st.Threads++
+	}
 	prev := ex.s.eng.Empty()
 	for i, c := range t.log {
 		snap, err := ex.s.eng.At(ctx, c)

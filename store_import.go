@@ -661,7 +661,11 @@ func (im *importer) thread(ctx context.Context, r archive.Thread) error {
 	}
 	im.created = append(im.created, t.ID)
 	im.cur = &importThread{rec: r, id: t.ID, cps: map[string]int64{}}
-	im.res.Threads++
+	if strings.HasSuffix(r.Name, spillThreadSuffix) {
+		im.res.SpillAreas++
+	} else {
+		im.res.Threads++
+	}
 	return nil
 }
 

@@ -174,7 +174,8 @@ type Batch struct {
 
 	// meta, when set, is the commit's metadata instead of the one its
 	// operations make (a merge names its second parent).
-	meta []byte
+	meta    []byte
+	summary string // Summarize's
 }
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
@@ -233,7 +234,10 @@ func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func
 				return engine.CommitInfo{}, err
 			}
 			meta := bt.meta
-			if meta == nil {
+			switch {
+			case meta == nil && bt.summary != "":
+				meta = w.meta(op, bt.summary)
+			case meta == nil:
 				meta = w.metaOps(op, bt.ops)
 			}
 			return engine.CommitInfo{Meta: meta, Checkpoint: bt.checkpoint, Key: kc.claim(w.s, w.scope)}, nil
@@ -805,6 +809,11 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 }
 
 // Read reads path within the batch (seeing the batch's own changes).
+// Summarize gives the batch's commit the summary s instead of the list of
+// its operations ("write a.md; write b.md; ..."), for a batch that says
+// better what it does: "import 112 files under docs/".
+func (b *Batch) Summarize(s string) { b.summary = s }
+
 func (b *Batch) Read(ctx context.Context, path string, bounds ...int) (string, error) {
 	return readView(ctx, b.tx, path, false, bounds)
 }

@@ -25,8 +25,14 @@ func (w *Workspace) Head(ctx context.Context) (Commit, error) {
 // from (0: onto had no commits). Nothing is copied. When onto has moved,
 // nothing is published and the error is an ErrConflict; w is untouched,
 // so its work is not lost. This is how a run on a fork publishes all of
-// its commits at once, or none of them.
-func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) (Commit, error) {
+// its commits at once, or none of them. The commit's summary is
+// "publish THREAD@SEQ" (w's thread and head) unless PublishSummary says
+// otherwise.
+func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64, opts ...PublishOption) (Commit, error) {
+	var o publishOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if w.scope != onto.scope {
 		return Commit{}, errs.New(errs.ErrInvalidArgument, "cannot publish thread %s of scope %s onto scope %s", w.thread, w.scope, onto.scope)
 	}
@@ -53,7 +59,11 @@ func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) 
 			return Commit{}, err
 		}
 	}
-	meta := onto.meta("publish", fmt.Sprintf("publish %s@%d", w.thread, src.Seq))
+	sum := o.summary
+	if sum == "" {
+		sum = fmt.Sprintf("publish %s@%d", w.thread, src.Seq)
+	}
+	meta := onto.meta("publish", sum)
 	c, err := w.s.eng.PointAt(ctx, id, base, src, meta)
 	switch {
 	case errors.Is(err, backend.ErrStale):
@@ -65,3 +75,14 @@ func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) 
 	}
 	return w.s.commitOf(c, nil), nil
 }
+
+// PublishOption changes what PublishTo records.
+type PublishOption func(*publishOpts)
+
+type publishOpts struct{ summary string }
+
+// PublishSummary is the publish commit's summary, for a publisher that
+// says better than "publish THREAD@SEQ" what is published (an atomic Lua
+// run: "publish run of summarize.lua (3 commits)"), since the thread it
+// came from is often deleted right after.
+func PublishSummary(s string) PublishOption { return func(o *publishOpts) { o.summary = s } }

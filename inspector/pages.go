@@ -96,21 +96,21 @@ func threadURL(t threadRef) string {
 // scopesPage lists the scopes the viewer sees.
 func (in *Inspector) scopesPage(w http.ResponseWriter, r *http.Request) {
 	v := viewerOf(r.Context())
-	all, err := in.cfg.Store.ScopeNames(r.Context())
+	all, err := in.cfg.Store.ScopeUsage(r.Context())
 	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
-	scopes := []string{}
+	scopes := []satchel.ScopeInfo{}
 	for _, s := range all {
-		if v.seesScope(s) {
+		if v.seesScope(s.Scope) {
 			scopes = append(scopes, s)
 		}
 	}
 	if !v.all && len(scopes) == 0 && v.scope != "" {
-		scopes = append(scopes, v.scope) // its scope, even with no thread yet
+		scopes = append(scopes, satchel.ScopeInfo{Scope: v.scope}) // its scope, even with no thread yet
 	}
-	sort.Strings(scopes)
+	sort.Slice(scopes, func(i, j int) bool { return scopes[i].Scope < scopes[j].Scope })
 	in.render(w, r, http.StatusOK, "scopes", pageData{Title: "Scopes", Crumbs: []crumb{{"scopes", "/"}}, Data: scopes})
 }
 

@@ -42,6 +42,7 @@ func parsePages(base string) (map[string]*template.Template, error) {
 		"stamp": stamp,
 		"bytes": humanBytes,
 		"add":   func(a, b int) int { return a + b },
+		"nouns": nouns,
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {
@@ -167,4 +168,15 @@ func satchelNotFound(err error) bool { return errors.Is(err, satchel.ErrNotFound
 // fail maps it to the same status.
 func refusal(kind error, format string, args ...any) error {
 	return &satchel.Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// nouns writes n with its noun: "1 file", "3 files".
+func nouns(n any, one, many string) string {
+	if p, ok := n.(*int64); ok && p != nil {
+		n = *p
+	}
+	if fmt.Sprint(n) == "1" {
+		return "1 " + one
+	}
+	return fmt.Sprint(n) + " " + many
 }

@@ -57,7 +57,12 @@ func (s *Script) runAtomic(ctx context.Context, cfg *Config, parent *satchel.Wor
 		drop()
 		return res, nil
 	}
-	pub, err := fork.PublishTo(ctx, parent, base.Seq)
+	n := head.Seq - start.Seq
+	what := fmt.Sprintf("%d commits", n)
+	if n == 1 {
+		what = "1 commit"
+	}
+	pub, err := fork.PublishTo(ctx, parent, base.Seq, satchel.PublishSummary(fmt.Sprintf("publish run of %s (%s)", s.Name, what)))
 	if errors.Is(err, satchel.ErrConflict) {
 		return nil, &satchel.Error{Kind: satchel.ErrConflict, Msg: fmt.Sprintf(
 			"thread %s changed during the run; nothing was published (the run's work is kept on thread %s)", cfg.Thread, name)}
@@ -67,8 +72,13 @@ func (s *Script) runAtomic(ctx context.Context, cfg *Config, parent *satchel.Wor
 		return nil, err
 	}
 	drop()
+	// The run's own commits were on its fork, now deleted: their
+	// sequence numbers are the fork's, not the thread's, and say so.
+	for i := range res.Commits {
+		res.Commits[i].Fork = name
+	}
 	res.Published = &pub
-	res.Commits = append(res.Commits, pub)
+	res.Commits = append(res.Commits, Commit{Commit: pub})
 	return res, nil
 }
 

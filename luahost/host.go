@@ -79,11 +79,21 @@ type Result struct {
 	Output   string
 	Produced bool
 	// Commits are the commits the run made, oldest first (with Atomic,
-	// those it made on its fork, then Published).
-	Commits []satchel.Commit
+	// those it made on its fork, each with Fork set, then Published).
+	Commits []Commit
 	// Published is the commit that published an atomic run's work onto
 	// the thread (nil when it made no change, or without Atomic).
 	Published *satchel.Commit
+}
+
+// Commit is a commit a run made.
+type Commit struct {
+	satchel.Commit
+	// Fork is set on the commits an atomic run made on its fork: the
+	// fork's thread, deleted once the run published (or failed). Their
+	// sequence numbers are the fork's, not the thread's: the run's work
+	// reached the thread as one commit, Result.Published.
+	Fork string `json:"fork,omitempty"`
 }
 
 // Error is a run that failed: the message says why, as the script
@@ -461,10 +471,10 @@ func (s *Script) readOutput(ctx context.Context, ws *satchel.Workspace, res *Res
 
 // commitsSince returns the commits after seq that actor made, oldest
 // first (at most maxListed).
-func commitsSince(ctx context.Context, ws *satchel.Workspace, seq int64, actor satchel.Actor) ([]satchel.Commit, error) {
+func commitsSince(ctx context.Context, ws *satchel.Workspace, seq int64, actor satchel.Actor) ([]Commit, error) {
 	head, err := ws.Head(ctx)
 	if err != nil || head.Seq <= seq {
-		return []satchel.Commit{}, err
+		return []Commit{}, err
 	}
 	n := head.Seq - seq
 	if n > maxListed {
@@ -474,10 +484,10 @@ func commitsSince(ctx context.Context, ws *satchel.Workspace, seq int64, actor s
 	if err != nil {
 		return nil, err
 	}
-	out := []satchel.Commit{}
+	out := []Commit{}
 	for i := len(hist) - 1; i >= 0; i-- {
 		if c := hist[i]; c.Seq > seq && c.Actor == actor {
-			out = append(out, c)
+			out = append(out, Commit{Commit: c})
 		}
 	}
 	return out, nil

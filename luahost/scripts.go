@@ -206,12 +206,12 @@ type RunState struct {
 	// Printed is what the script printed (its first MiB).
 	Printed string `json:"printed,omitempty"`
 	// Error is why a failed run failed.
-	Error     string           `json:"error,omitempty"`
-	Commits   []satchel.Commit `json:"commits,omitempty"`
-	Published *satchel.Commit  `json:"published,omitempty"`
-	Detached  bool             `json:"detached,omitempty"`
-	Started   time.Time        `json:"started"`
-	Ended     time.Time        `json:"ended,omitzero"`
+	Error     string          `json:"error,omitempty"`
+	Commits   []Commit        `json:"commits,omitempty"`
+	Published *satchel.Commit `json:"published,omitempty"`
+	Detached  bool            `json:"detached,omitempty"`
+	Started   time.Time       `json:"started"`
+	Ended     time.Time       `json:"ended,omitzero"`
 }
 
 type job struct {

@@ -26,7 +26,9 @@ func (s *Server) customHandler(t CustomTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.handle(ctx, req, t.Name, t.Name, func(ctx context.Context, c *call) (*outcome, error) {
 			ctx = context.WithValue(ctx, sessionCtxKey{}, c.se.ctx)
-			text, structured, err := t.Call(ctx, c.se.identity(), req.Params.Arguments)
+			id := c.se.identity()
+			id.Client, id.ClientVersion = c.client, c.clientVersion
+			text, structured, err := t.Call(ctx, id, req.Params.Arguments)
 			if err != nil {
 				return nil, err
 			}

@@ -50,7 +50,10 @@
 //	}
 //
 // X-Satchel-Thread (optional) chooses the session's thread within the
-// token's scope; a token made with --thread allows only that one. Every
+// token's scope; a token made with --thread allows only that one. A thread
+// that does not exist yet is made by the session's first write; until
+// then its reads are refused with the scope's threads, as the CLI refuses
+// a mistyped --thread. Every
 // request is authenticated, so `satchel token revoke ID` ends the sessions
 // of a token at their first request once the last check of the token is
 // older than Config.TokenCheckInterval (1 s at most), and an expired token

@@ -21,6 +21,11 @@ func (s *Server) fileHandler(t fileTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.handle(ctx, req, t.tool.Name, t.base, func(ctx context.Context, c *call) (*outcome, error) {
 			c.a = parseArgs(t.tool.Name, req.Params.Arguments, t.props)
+			if t.tool.Annotations != nil && t.tool.Annotations.ReadOnlyHint && t.base != "list_threads" && t.base != "switch_thread" {
+				if err := c.se.checkNamed(ctx, s.cfg.Store); err != nil {
+					return nil, err
+				}
+			}
 			return t.run(ctx, c)
 		})
 	}

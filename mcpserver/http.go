@@ -33,7 +33,8 @@ const (
 // ThreadHeader chooses the thread of an HTTP session, within the token's
 // scope: it is read when the session starts; a later request of the same
 // session may repeat it but not change it. A token bound to a thread
-// refuses any other.
+// refuses any other. A thread it names that does not exist is made by the
+// session's first write; reads before it are refused (session.checkNamed).
 const ThreadHeader = "X-Satchel-Thread"
 
 // RequestIDHeader carries a request's id: the client's when it sends a
@@ -321,7 +322,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	return s.Serve(ctx, ln)
+	return s.serve(ctx, ln) // checked: its warnings are said once
 }
 
 // shutdownLinger is how long a shutdown leaves sessions open after the
@@ -334,6 +335,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		_ = ln.Close()
 		return err
 	}
+	return s.serve(ctx, ln)
+}
+
+// serve is Serve once the address is checked.
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -511,6 +511,10 @@ type session struct {
 	// under wsMu (read it with identity).
 	id    Identity
 	start string // the thread the session started on (ThreadHeader's)
+	// named is set while the session's thread is the one ThreadHeader
+	// named and it has not been seen to exist: its reads are refused
+	// until a write makes it (checkNamed).
+	named bool
 	run   *satchel.Run
 	label string // for logs
 
@@ -533,7 +537,29 @@ func (se *session) identity() Identity {
 func (se *session) switchTo(ws *satchel.Workspace) {
 	se.wsMu.Lock()
 	defer se.wsMu.Unlock()
-	se.ws, se.id.Thread = ws, ws.Thread()
+	se.ws, se.id.Thread, se.named = ws, ws.Thread(), false
+}
+
+// checkNamed refuses a read of the thread ThreadHeader named while that
+// thread does not exist, with the CLI's message and the scope's threads,
+// so that a mistyped header is not an empty workspace; a write creates
+// the thread, as it always has.
+func (se *session) checkNamed(ctx context.Context, st *satchel.Store) error {
+	se.wsMu.Lock()
+	named, id := se.named, se.id
+	se.wsMu.Unlock()
+	if !named {
+		return nil
+	}
+	if err := st.CheckThread(ctx, id.Scope, id.Thread); err != nil {
+		return err
+	}
+	se.wsMu.Lock()
+	if se.id.Thread == id.Thread {
+		se.named = false
+	}
+	se.wsMu.Unlock()
+	return nil
 }
 
 // workspace returns the session's workspace, opening it (and reading its
@@ -632,7 +658,11 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 		return nil, err
 	}
 	if ss == nil {
-		return s.newSession(id)
+		se, err := s.newSession(id)
+		if se != nil {
+			se.named = explicit
+		}
+		return se, err
 	}
 	if v, ok := s.sessions.Load(ss); ok {
 		se := v.(*session)
@@ -648,6 +678,7 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 	if err != nil {
 		return nil, err
 	}
+	se.named = explicit
 	se.label = ss.ID()
 	if se.label == "" {
 		se.label = "local-" + newRequestID()

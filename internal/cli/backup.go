@@ -31,11 +31,10 @@ any database (--db FILE), and restore-backup loads it.
 
 On PostgreSQL it is the export of satchel export (every scope and every
 document, with the definition files of the project DIR, --dir, default .
-when it has stores/),
-read from one REPEATABLE READ snapshot of the whole database while
-writers go on. The server's own tool is the alternative for the whole
-database, satchel's tables and all: pg_dump --format=custom DBNAME >
-satchel.dump, restored with pg_restore into an empty database.
+when it has stores/), read from one REPEATABLE READ snapshot of the whole
+database while writers go on. The server's own tool is the alternative for
+the whole database, satchel's tables and all: pg_dump --format=custom DBNAME
+> satchel.dump, restored with pg_restore into an empty database.
 
 Prints what it wrote; with --json, {"file": FILE, "kind": "sqlite" or
 "export"}.`,
@@ -96,12 +95,11 @@ A SQLite backup is checked before anything is copied: PRAGMA
 integrity_check must pass and its schema must be satchel's (migrations
 this program knows, and their tables); otherwise the restore is refused,
 naming the first problem. Restored to a SQLite path that does not exist
-yet, it is copied as it is: everything comes back, documents included.
-Into any other database it goes through an export: threads, commits,
-checkpoints, forks, settings, tokens and every document, whether or not
-the project DIR (--dir, default . when it has stores/) defines its store.
-An export file
-is imported (satchel import).
+yet, it is copied as it is: everything comes back, documents included. Into
+any other database it goes through an export: threads, commits, checkpoints,
+forks, settings, tokens and every document, whether or not the project DIR
+(--dir, default . when it has stores/) defines its store. An export file is
+imported (satchel import).
 
 The result is then verified as satchel check --storage does; a fault
 fails the restore (a copied file is removed again). A backup is the

@@ -43,7 +43,7 @@ func TestBinary(t *testing.T) {
 	steps := []step{
 		{args: []string{"--help"}, code: 0, out: "*", err: ""},
 		{stdin: "one\ntwo\n", args: []string{"fs", "write", "a.md"}},
-		{args: []string{"fs", "read", "a.md", "--start", "2"}, out: "two", state: true},
+		{args: []string{"fs", "read", "a.md", "--start", "2"}, out: "two\n", state: true},
 		{args: []string{"fs", "exists", "a.md"}, out: "true\n", state: true},
 		{args: []string{"fs", "exists", "b.md"}, out: "false\n"},
 		{args: []string{"fs", "read", "b.md"}, code: 1, err: "file not found: b.md\n"},
@@ -82,7 +82,7 @@ func TestBinary(t *testing.T) {
 		if s.err != "*" && stderr.String() != s.err {
 			t.Errorf("satchel %q: stderr %q, want %q", s.args, stderr.String(), s.err)
 		}
-		if s.code == 2 && !strings.Contains(stderr.String(), "Usage:") {
+		if s.code == 2 && !strings.Contains(stderr.String(), "Usage:") && !strings.Contains(stderr.String(), "--help' for its commands.") {
 			t.Errorf("satchel %q: a usage error without the usage: %q", s.args, stderr.String())
 		}
 	}

@@ -27,7 +27,8 @@ func newCheckCmd(a *app) *cobra.Command {
 		Long: `Check loads the definitions of the project directory --dir (default .):
 stores/*.json and agents/*/agent.json. Every problem of every file is
 reported at once, each with the file, the field path and what is wrong,
-and the command exits 1; the database is not opened.
+and the command exits 1; the database is not opened ("satchel doc check"
+lists the stored documents that no longer fit the definitions).
 
 Prints the stores and agents found; with --json, {"dir": ..., "stores":
 [...], "agents": [...]}.
@@ -58,8 +59,8 @@ Run it on a quiet database: commits made meanwhile may show as faults.`,
 			}
 			r := checkProjectResult{Dir: dir, Stores: nonEmpty(p.Stores()), Agents: nonEmpty(p.Agents())}
 			return a.emit(r, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "ok: %d stores (%s), %d agents (%s)\n",
-					len(r.Stores), strings.Join(r.Stores, ", "), len(r.Agents), strings.Join(r.Agents, ", "))
+				_, err := fmt.Fprintf(w, "ok: %s (%s), %s (%s)\n",
+					nouns(len(r.Stores), "store", "stores"), strings.Join(r.Stores, ", "), nouns(len(r.Agents), "agent", "agents"), strings.Join(r.Agents, ", "))
 				return err
 			})
 		},

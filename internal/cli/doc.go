@@ -39,10 +39,11 @@ field path. Expired documents are hidden unless --include-expired is given;
 
 Plain output: a document as JSON (get), one document a line (query, list),
 and a short line for the others; --json prints one JSON value.`,
-		`  satchel doc set research-notes '{"company_id": "acme", "topic": "pricing", ...}'
-  satchel doc get research-notes acme:pricing --history
-  satchel doc query research-notes --where "confidence > 0.5 AND topic = 'pricing'" --sort -updated_at
-  satchel doc import research-notes notes.jsonl`)
+		`  satchel doc set notes '{"company_id": "acme", "topic": "pricing", "summary": "Per seat.", "confidence": 0.7, "status": "draft", "updated_at": "2026-12-01T09:00:00Z", "tags": ["pricing"]}'
+  satchel doc get notes acme:pricing --history
+  satchel doc query notes --where "status = 'draft' AND confidence >= 0.5" --sort -updated_at
+  satchel doc import notes notes.jsonl
+  satchel doc check`)
 	cmd.GroupID = groupCollections
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", ".", "project `DIR` with stores/ and agents/")
 	cmd.AddCommand(
@@ -53,6 +54,7 @@ and a short line for the others; --json prints one JSON value.`,
 		newDocRmCmd(a, f),
 		newDocImportCmd(a, f),
 		newDocSweepCmd(a),
+		newDocCheckCmd(a, f),
 	)
 	return cmd
 }
@@ -96,8 +98,8 @@ document exits 1 with "document not found: KEY".
 With --history, {"document": ..., "history": [{"version": N, "document":
 ...}, ...]}: the previous versions, newest first, as many as the store's
 history.versions keeps.`,
-		Example: `  satchel doc get research-notes acme:pricing
-  satchel doc get research-notes acme:pricing --history --json`,
+		Example: `  satchel doc get notes acme:pricing
+  satchel doc get notes acme:pricing --history --json`,
 		Args: exactArgs("STORE", "KEY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -108,6 +110,9 @@ history.versions keeps.`,
 			d, err := c.Get(ctx, args[1], history)
 			if err != nil {
 				return err
+			}
+			if why := c.Misfit(d); why != nil {
+				a.notice("%s does not fit the store's definition: %s", d.Key, strings.Join(why, "; "))
 			}
 			var v any = d.JSON
 			if history {
@@ -156,8 +161,8 @@ key comes from the store's key template. Every violation is reported, with
 its field path, and nothing is written.
 
 Prints the key and the new version; with --json, {"key": ..., "version": N}.`,
-		Example: `  satchel doc set company-profiles '{"company_id": "acme", "name": "Acme"}'
-  satchel doc set research-notes < note.json`,
+		Example: `  satchel doc set notes '{"company_id": "acme", "topic": "pricing", "summary": "Per seat.", "confidence": 0.7, "status": "draft", "updated_at": "2026-12-01T09:00:00Z", "tags": ["pricing"]}'
+  satchel doc set notes < note.json`,
 		Args: argsBetween([]string{"STORE"}, "JSON"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -192,12 +197,23 @@ type docPageResult struct {
 // emitPage prints a page: one document a line, and the cursor of the next
 // page on standard error; with --json, {"documents": [...],
 // "next_cursor": ...}.
-func (a *app) emitPage(pg satchel.DocumentPage) error {
+func (a *app) emitPage(c *satchel.Collection, pg satchel.DocumentPage) error {
 	r := docPageResult{Documents: make([]json.RawMessage, len(pg.Documents))}
 	lines := make([]string, len(pg.Documents))
+	misfits := 0
 	for i, d := range pg.Documents {
 		r.Documents[i] = d.JSON
 		lines[i] = string(d.JSON)
+		if c.Misfit(d) != nil {
+			misfits++
+		}
+	}
+	if misfits > 0 {
+		what := fmt.Sprintf("%d documents of this page do not fit", misfits)
+		if misfits == 1 {
+			what = "1 document of this page does not fit"
+		}
+		defer a.notice("%s the store's definition (satchel doc check says why)", what)
 	}
 	if pg.NextCursor != "" {
 		r.NextCursor = &pg.NextCursor
@@ -244,9 +260,9 @@ is written with a dot. field = null matches null or missing fields, and
 field != v matches them too. An empty --where matches every document.
 
 With --json, {"documents": [...], "next_cursor": C or null}.`,
-		Example: `  satchel doc query research-notes --where "company_id = 'acme'"
-  satchel doc query research-notes --where "topic IN ['pricing', 'team'] AND confidence > 0.5" --sort -confidence --limit 5
-  satchel doc query research-notes --where "updated_at >= '2026-01-01T00:00:00Z'" --cursor eyJ...`,
+		Example: `  satchel doc query notes --where "company_id = 'acme'"
+  satchel doc query notes --where "topic IN ['pricing', 'team'] AND confidence > 0.5" --sort -confidence --limit 5
+  satchel doc query notes --where "updated_at >= '2026-01-01T00:00:00Z'" --cursor eyJ...`,
 		Args: exactArgs("STORE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -261,7 +277,7 @@ With --json, {"documents": [...], "next_cursor": C or null}.`,
 			if err != nil {
 				return err
 			}
-			return a.emitPage(pg)
+			return a.emitPage(c, pg)
 		},
 	}
 	cmd.Flags().StringVar(&p.where, "where", "", "conditions joined by AND, such as \"status = 'done' AND n > 2\"")
@@ -290,8 +306,8 @@ func newDocListCmd(a *app, f *docFlags) *cobra.Command {
 printed on standard error: pass it as --cursor.
 
 With --json, {"documents": [...], "next_cursor": C or null}.`,
-		Example: `  satchel doc list research-notes
-  satchel doc list company-profiles --limit 100 --json`,
+		Example: `  satchel doc list notes
+  satchel doc list notes --limit 100 --json`,
 		Args: exactArgs("STORE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -306,7 +322,7 @@ With --json, {"documents": [...], "next_cursor": C or null}.`,
 			if err != nil {
 				return err
 			}
-			return a.emitPage(pg)
+			return a.emitPage(c, pg)
 		},
 	}
 	p.add(cmd)
@@ -326,14 +342,14 @@ func newDocRmCmd(a *app, f *docFlags) *cobra.Command {
 		Use:   "rm STORE KEY",
 		Short: "Remove a document",
 		Long: `Remove the document of STORE with KEY, and its history. A store without
-"deletable": true refuses it (store "x" is not deletable) unless --force
-says an operator means it. Removing a document that does not exist is not
-an error.
+"deletable": true refuses it, unless --force says an operator means it:
+store "x" is not deletable (--force removes it anyway). Removing a
+document that does not exist is not an error.
 
 Prints "removed KEY" or "no document KEY"; with --json, {"removed": true or
 false}.`,
-		Example: `  satchel doc rm research-notes acme:pricing
-  satchel doc rm company-profiles acme --force`,
+		Example: `  satchel doc rm notes acme:pricing
+  satchel doc rm NOT-DELETABLE-STORE KEY --force`,
 		Args: exactArgs("STORE", "KEY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -346,6 +362,10 @@ false}.`,
 				return err
 			}
 			ok, err := c.Remove(ctx, args[1], kf.opts()...)
+			var se *satchel.Error
+			if errors.As(err, &se) && errors.Is(err, satchel.ErrAccessDenied) && strings.HasSuffix(se.Msg, " is not deletable") {
+				return &satchel.Error{Kind: se.Kind, Msg: se.Msg + " (--force removes it anyway)"}
+			}
 			if err != nil {
 				return err
 			}
@@ -398,6 +418,81 @@ Prints how many were deleted; with --json, {"swept": N}.`,
 	}
 }
 
+func newDocCheckCmd(a *app, f *docFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check [STORE...]",
+		Short: "List the documents that no longer fit their store's definition",
+		Long: `Check every stored document of the project's stores (of the STOREs
+named; of --scope only, when given), expired ones included, against its
+store's current definition in stores/*.json. A document set before the
+definition changed (a required field added, a type changed, a field
+removed) is still read as it was stored, and the read tools say it does
+not fit; this lists them, one a line (STORE (scope S) KEY: why), then a
+summary, and exits 1 if there is any. Setting a document again with the
+current fields (doc set) makes it fit; see "Changing a store" in
+docs/collections.md.
+
+With --json, {"documents": N, "misfits": [{"store", "scope", "key",
+"problems": [...]}]}.`,
+		Example: `  satchel doc check
+  satchel doc check notes --scope acme --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			p, err := satchel.LoadProject(f.dir)
+			if err != nil {
+				return err
+			}
+			s, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			scope := ""
+			if a.root != nil && a.root.PersistentFlags().Changed("scope") {
+				scope = a.scope
+			}
+			rep, err := s.Misfits(ctx, p, scope, args...)
+			if err != nil {
+				return err
+			}
+			rep.Misfits = nonEmpty(rep.Misfits)
+			if err := a.emit(rep, func(w io.Writer) error {
+				var b strings.Builder
+				for _, m := range rep.Misfits {
+					b.WriteString(m.String())
+					b.WriteByte('\n')
+				}
+				fmt.Fprintf(&b, "checked %s: %s\n", nouns(rep.Documents, "document", "documents"), misfitSummary(len(rep.Misfits)))
+				_, err := io.WriteString(w, b.String())
+				return err
+			}); err != nil {
+				return err
+			}
+			if n := len(rep.Misfits); n > 0 {
+				return fmt.Errorf("doc check: %s", misfitSummary(n))
+			}
+			return nil
+		},
+	}
+}
+
+func misfitSummary(n int) string {
+	switch n {
+	case 0:
+		return "every one fits its store's definition"
+	case 1:
+		return "1 does not fit its store's definition"
+	}
+	return fmt.Sprintf("%d do not fit their store's definition", n)
+}
+
+// nouns is "1 document", "2 documents".
+func nouns(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // docImportResult is what `doc import --json` prints.
 type docImportResult struct {
 	Imported int              `json:"imported"`
@@ -424,8 +519,8 @@ A progress bar is drawn on standard error when it is a terminal.
 
 Prints how many were imported; with --json, {"imported": N, "refused":
 [{"line": N, "error": ...}]}.`,
-		Example: `  satchel doc import research-notes notes.jsonl
-  jq -c '.[]' notes.json | satchel doc import research-notes -`,
+		Example: `  satchel doc import notes notes.jsonl
+  jq -c '.[]' notes.json | satchel doc import notes -`,
 		Args: exactArgs("STORE", "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

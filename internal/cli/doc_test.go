@@ -159,7 +159,7 @@ func TestDocRmSharedSweep(t *testing.T) {
 	dir := seedProject(t)
 	h.ok("doc", "--dir", dir, "--scope", "ops", "set", "company-profiles", `{"company_id": "acme", "name": "Acme"}`)
 	equal(t, "shared from another scope", h.ok("doc", "--dir", dir, "--scope", "tenant", "get", "company-profiles", "acme", "--json"), `{"company_id":"acme","name":"Acme"}`+"\n")
-	h.refused(`store "company-profiles" is not deletable`, "doc", "--dir", dir, "rm", "company-profiles", "acme")
+	h.refused(`store "company-profiles" is not deletable (--force removes it anyway)`, "doc", "--dir", dir, "rm", "company-profiles", "acme")
 	equal(t, "rm --force", h.ok("doc", "--dir", dir, "rm", "company-profiles", "acme", "--force"), "removed acme\n")
 	equal(t, "rm again", h.ok("doc", "--dir", dir, "rm", "company-profiles", "acme", "--force", "--json"), `{"removed":false}`+"\n")
 	equal(t, "sweep", h.ok("doc", "sweep"), "swept 0 expired documents\n")
@@ -198,7 +198,7 @@ func TestDocImport(t *testing.T) {
 func TestCheckAndSchema(t *testing.T) {
 	h := newHarness(t)
 	dir := seedProject(t)
-	equal(t, "check", h.ok("check", "--dir", dir), "ok: 2 stores (company-profiles, research-notes), 1 agents (research)\n")
+	equal(t, "check", h.ok("check", "--dir", dir), "ok: 2 stores (company-profiles, research-notes), 1 agent (research)\n")
 	equal(t, "check --json", h.ok("check", "--dir", dir, "--json"),
 		`{"dir":"`+dir+`","stores":["company-profiles","research-notes"],"agents":["research"]}`+"\n")
 
@@ -229,5 +229,5 @@ func TestCheckAndSchema(t *testing.T) {
 			t.Errorf("schema %s: not a JSON Schema: %v", kind, err)
 		}
 	}
-	h.usage(`unknown command "nope" for "satchel schema"`, "schema", "nope")
+	h.refusedUsage(`unknown command "nope" for "satchel schema"`+"\n\nRun 'satchel schema --help' for its commands.", "schema", "nope")
 }

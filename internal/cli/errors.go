@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -118,7 +119,12 @@ func report(stderr io.Writer, cmd *cobra.Command, err error) int {
 	if name == "exit_status" {
 		return code // the command printed what it had to say
 	}
-	if name == "usage" && cmd != nil {
+	switch {
+	case name == "usage" && cmd != nil && cmd.HasSubCommands() && strings.HasPrefix(msg, "unknown command "):
+		// A mistyped subcommand: the suggestion, not the whole list of
+		// commands it would scroll away.
+		msg += "\n\nRun '" + cmd.CommandPath() + " --help' for its commands."
+	case name == "usage" && cmd != nil:
 		msg += "\n\n" + cmd.UsageString()
 	}
 	if msg == "" || msg[len(msg)-1] != '\n' {

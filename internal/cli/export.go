@@ -84,8 +84,8 @@ N, "documents": N, "tokens": N, "project_files": N}.`,
 				return err
 			}
 			return a.emit(st, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "exported %d threads, %d commits, %d blobs, %d documents, %d tokens, %d project files to %s\n",
-					st.Threads, st.Commits, st.Blobs, st.Documents, st.Tokens, st.ProjectFiles, out)
+				_, err := fmt.Fprintf(w, "exported %s, %d commits, %d blobs, %d documents, %d tokens, %d project files to %s\n",
+					threadsAndSpills(st.Threads, st.SpillAreas), st.Commits, st.Blobs, st.Documents, st.Tokens, st.ProjectFiles, out)
 				return err
 			})
 		},
@@ -252,8 +252,8 @@ and "wrote" and "kept", the project files.`,
 				}
 			}
 			return a.emit(out, func(w io.Writer) error {
-				fmt.Fprintf(w, "imported %d threads, %d commits, %d blobs, %d documents, %d tokens\n",
-					res.Threads, res.Commits, res.Blobs, res.Documents, res.Tokens)
+				fmt.Fprintf(w, "imported %s, %d commits, %d blobs, %d documents, %d tokens\n",
+					threadsAndSpills(res.Threads, res.SpillAreas), res.Commits, res.Blobs, res.Documents, res.Tokens)
 				for _, t := range out.TokenList {
 					fmt.Fprintln(w, t)
 				}
@@ -422,4 +422,18 @@ func (a *app) importProgress() (func(stage string, done, total int64), func()) {
 				stop = nil
 			}
 		}
+}
+
+// threadsAndSpills is "3 threads", or "3 threads (and 1 spill area)": a
+// thread's spill area is kept beside it, not a thread of its own.
+func threadsAndSpills(threads, spills int) string {
+	s := fmt.Sprintf("%d threads", threads)
+	switch spills {
+	case 0:
+	case 1:
+		s += " (and 1 spill area)"
+	default:
+		s += fmt.Sprintf(" (and %d spill areas)", spills)
+	}
+	return s
 }

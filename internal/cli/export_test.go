@@ -56,7 +56,7 @@ func TestExportImportCLI(t *testing.T) {
 	}
 	dst := filepath.Join(dir, "dst")
 	out = mainOK(t, "", "--db", b, "import", file, "--dir", dst, "--json")
-	if !strings.Contains(out, `"threads":1,"commits":2`) || !strings.Contains(out, "notes.json") {
+	if !strings.Contains(out, `"threads":1,"spill_areas":0,"commits":2`) || !strings.Contains(out, "notes.json") {
 		t.Errorf("import printed %q", out)
 	}
 	if got, err := os.ReadFile(filepath.Join(dst, "stores", "notes.json")); err != nil || string(got) != def {

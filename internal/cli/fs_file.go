@@ -16,14 +16,17 @@ func newFSStatCmd(a *app) *cobra.Command {
 	var at string
 	cmd := &cobra.Command{
 		Use:   "stat PATH",
-		Short: "Show a file's size, lines, modification time and hash",
-		Long: `Show the size in bytes, the number of lines, the modification time and
-the content hash of the file at PATH (at the head, or at commit --at REF).
-The hash is what --if-hash expects.
+		Short: "Show a file's type, size, lines, modification time and hash",
+		Long: `Show the type, the size in bytes, the number of lines, the modification
+time and the content hash of the file at PATH (at the head, or at commit
+--at REF). The type is sniffed from the content: text/plain;
+charset=utf-8 for text, else image/png, application/octet-stream, ...;
+only text has lines. The hash is what --if-hash expects.
 
-Plain output is "key: value" lines: path, size, lines, modified (RFC 3339,
-UTC) and hash. With --json, the FileInfo:
-{"path": ..., "size": N, "lines": N, "modified": TIME, "hash": ...}.`,
+Plain output is "key: value" lines, as stat_file gives them: path, size,
+lines (text only), modified (RFC 3339, UTC), hash and type. With --json, the
+FileInfo: {"path": ..., "size": N, "lines": N, "modified": TIME, "hash":
+..., "type": ...}.`,
 		Example: `  satchel fs stat notes/a.md
   satchel fs stat notes/a.md --at draft-1 --json`,
 		Args: exactArgs("PATH"),
@@ -38,8 +41,12 @@ UTC) and hash. With --json, the FileInfo:
 				return err
 			}
 			return a.emit(fi, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "path: %s\nsize: %d\nlines: %d\nmodified: %s\nhash: %s\n",
-					fi.Path, fi.Size, fi.Lines, stamp(fi.ModTime), fi.Hash)
+				lines := ""
+				if fi.Type == satchel.TypeText {
+					lines = fmt.Sprintf("lines: %d\n", fi.Lines) // a PNG has no lines
+				}
+				_, err := fmt.Fprintf(w, "path: %s\nsize: %d\n%smodified: %s\nhash: %s\ntype: %s\n",
+					fi.Path, fi.Size, lines, stamp(fi.ModTime), fi.Hash, fi.Type)
 				return err
 			})
 		},

@@ -18,8 +18,9 @@ import (
 
 func newFSExportCmd(a *app) *cobra.Command {
 	var (
-		at    string
-		force bool
+		at      string
+		force   bool
+		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "export DIR|FILE.tar[.gz]",
@@ -37,8 +38,9 @@ that leads out of it is an error, not followed. An archive (mode 0644) is
 written complete or not at all; an existing FILE is refused unless --force. A
 progress bar shows on a terminal.
 
-Prints the workspace paths exported, one a line; with --json, an array
-of them.`,
+Prints one line, "exported 112 files to DIR"; --verbose prints every
+workspace path exported first, one a line. With --json, an array of the
+paths.`,
 		Example: `  satchel fs export ./out
   satchel fs export ./release --at v1 --force
   satchel fs export snapshot.tar.gz --at v1`,
@@ -64,9 +66,18 @@ of them.`,
 			if err != nil {
 				return err
 			}
-			return a.emit(nonEmpty(paths), lines(paths))
+			return a.emit(nonEmpty(paths), func(w io.Writer) error {
+				if verbose {
+					if err := lines(paths)(w); err != nil {
+						return err
+					}
+				}
+				_, err := fmt.Fprintf(w, "exported %s to %s\n", nouns(len(paths), "file", "files"), args[0])
+				return err
+			})
 		},
 	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print every path exported")
 	cmd.Flags().StringVar(&at, "at", "", "export commit `REF` (a sequence number or a checkpoint name)")
 	cmd.Flags().BoolVar(&force, "force", false, "write into a DIR that is not empty, or replace FILE")
 	cmd.Flags().BoolVar(&force, "overwrite", false, "the same as --force")

@@ -42,8 +42,8 @@ func TestImport(t *testing.T) {
 
 	h.ok("fs", "write", "README.md", "old")
 	h.ok("fs", "write", "keep.md", "kept")
-	r := h.run("fs", "import", src)
-	want := ".hidden/conf\nREADME.md\ndocs/deep/x.txt\ndocs/guide.md\nempty-dir/.keep2\n"
+	r := h.run("fs", "import", src, "-v")
+	want := ".hidden/conf\nREADME.md\ndocs/deep/x.txt\ndocs/guide.md\nempty-dir/.keep2\nimported 5 files\n"
 	if r.Code != 0 || r.Out != want {
 		t.Fatalf("import = %+v, want stdout %q", r, want)
 	}
@@ -68,7 +68,7 @@ func TestImport(t *testing.T) {
 
 	// An empty directory imports nothing and makes no commit.
 	h3 := newHarness(t)
-	equal(t, "import empty", h3.ok("fs", "import", t.TempDir()), "")
+	equal(t, "import empty", h3.ok("fs", "import", t.TempDir()), "imported 0 files\n")
 	equal(t, "no commit", h3.ok("log"), "")
 	equal(t, "import empty --json", h3.ok("fs", "import", t.TempDir(), "--json"), "[]\n")
 }
@@ -91,7 +91,7 @@ func TestImportSkipsBadPaths(t *testing.T) {
 		`skipped sub/CON.txt: invalid path "sub/CON.txt": uses the reserved device name CON`,
 		`skipped sub/space : invalid path "sub/space ": has a segment ending in a dot or a space`,
 	}, "\n") + "\n"
-	equal(t, "import with bad paths", r, result{Code: 0, Out: "fine/also.md\nok.md\n", Err: want})
+	equal(t, "import with bad paths", r, result{Code: 0, Out: "imported 2 files\n", Err: want})
 	equal(t, "the others imported", h.ok("fs", "ls"), "fine/also.md\nok.md\n")
 
 	r = h.run("fs", "import", filepath.Join(src, "missing"))
@@ -111,7 +111,7 @@ func TestExport(t *testing.T) {
 	h.ok("fs", "write", "c.md", "c")
 
 	dst := filepath.Join(t.TempDir(), "out")
-	equal(t, "export", h.ok("fs", "export", dst), "a.md\nc.md\nnotes/deep/b.md\n")
+	equal(t, "export", h.ok("fs", "export", dst, "--verbose"), "a.md\nc.md\nnotes/deep/b.md\nexported 3 files to "+dst+"\n")
 	for p, want := range map[string]string{"a.md": "v2", "c.md": "c", "notes/deep/b.md": "b\n"} {
 		got, err := os.ReadFile(filepath.Join(dst, filepath.FromSlash(p)))
 		if err != nil || string(got) != want {

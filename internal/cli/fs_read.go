@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
@@ -15,16 +17,18 @@ func newFSReadCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "read PATH",
 		Short: "Print a file, or some of its lines",
-		Long: `Print the file at PATH exactly as the read returns it, adding nothing (not
-even a final newline): without bounds, the content byte for byte.
+		Long: `Print the file at PATH. Without bounds, the content byte for byte when
+standard output is not a terminal (a file that does not end with a newline
+gets none); on a terminal a missing final newline is added, so the prompt
+starts on a line of its own.
 
---start N and --end N read lines N to M (1-based, inclusive), joined by
-newlines; --end defaults to the last line and is clamped to it; a start
-past the last line prints nothing. --start 0 and an --end without --start
-are refused. --numbered prefixes each line with its number ("  9| ...").
---at REF reads at a retained commit (a sequence number or a checkpoint).
---max-chars N caps the output at N characters and says on standard error
-where to continue.
+--start N and --end N read lines N to M (1-based, inclusive), each printed
+as a line, ending with a newline; --end defaults to the last line and is
+clamped to it; a start past the last line prints nothing. --start 0 and an
+--end without --start are refused. --numbered prefixes each line with its
+number (" 9| ..."). --at REF reads at a retained commit (a sequence number
+or a checkpoint). --max-chars N caps the output at N characters and says on
+standard error where to continue.
 
 With --json, the ReadResult: {"text": ...}, plus "truncated", "next_line"
 and "notice" when --max-chars cut it.`,
@@ -60,7 +64,12 @@ and "notice" when --max-chars cut it.`,
 			if a.json {
 				return a.printJSON(res)
 			}
-			if err := text(res.Text)(a.stdout); err != nil {
+			out := res.Text
+			lines := f.Changed("start") || numbered
+			if out != "" && !strings.HasSuffix(out, "\n") && (lines || isTerminal(a.stdout)) {
+				out += "\n"
+			}
+			if err := text(out)(a.stdout); err != nil {
 				return err
 			}
 			if res.Truncated {

@@ -24,13 +24,13 @@ func TestWriteAndRead(t *testing.T) {
 	h.okIn("fresh\n", "fs", "append", "new/file.txt")
 	equal(t, "append creates", h.ok("fs", "read", "new/file.txt"), "fresh\n")
 
-	// Bounds: 1-based, inclusive, joined by "\n" with no trailing newline.
-	equal(t, "lines 2-3", h.ok("fs", "read", "notes/a.md", "--start", "2", "--end", "3"), "two\nthree")
-	equal(t, "from 2", h.ok("fs", "read", "notes/a.md", "--start", "2"), "two\nthree")
-	equal(t, "end clamps", h.ok("fs", "read", "notes/a.md", "--start", "3", "--end", "99"), "three")
+	// Bounds: 1-based, inclusive, each line ending with a newline.
+	equal(t, "lines 2-3", h.ok("fs", "read", "notes/a.md", "--start", "2", "--end", "3"), "two\nthree\n")
+	equal(t, "from 2", h.ok("fs", "read", "notes/a.md", "--start", "2"), "two\nthree\n")
+	equal(t, "end clamps", h.ok("fs", "read", "notes/a.md", "--start", "3", "--end", "99"), "three\n")
 	equal(t, "start past the end", h.ok("fs", "read", "notes/a.md", "--start", "9"), "")
-	equal(t, "numbered", h.ok("fs", "read", "notes/a.md", "--numbered"), "1| one\n2| two\n3| three")
-	equal(t, "numbered slice", h.ok("fs", "read", "notes/a.md", "--numbered", "--start", "2", "--end", "2"), "2| two")
+	equal(t, "numbered", h.ok("fs", "read", "notes/a.md", "--numbered"), "1| one\n2| two\n3| three\n")
+	equal(t, "numbered slice", h.ok("fs", "read", "notes/a.md", "--numbered", "--start", "2", "--end", "2"), "2| two\n")
 
 	h.refused("start must be at least 1", "fs", "read", "notes/a.md", "--start", "0")
 	h.refused("--end requires --start", "fs", "read", "notes/a.md", "--end", "2")
@@ -143,7 +143,7 @@ func TestStatExistsRmMv(t *testing.T) {
 
 	out := h.ok("fs", "stat", "dir/a.md")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 5 {
+	if len(lines) != 6 || lines[5] != "type: text/plain; charset=utf-8" {
 		t.Fatalf("stat printed %q", out)
 	}
 	equal(t, "stat", []string{lines[0], lines[1], lines[2], lines[4]},

@@ -91,6 +91,17 @@ func (h *harness) usage(msg string, args ...string) {
 	}
 }
 
+// refusedUsage runs args and checks that they were a usage error: exit 2
+// with msg alone on stderr (a mistyped subcommand).
+func (h *harness) refusedUsage(msg string, args ...string) {
+	h.t.Helper()
+	r := h.run(args...)
+	if r.Code != 2 || r.Err != msg+"\n" || r.Out != "" {
+		h.t.Errorf("satchel %s: got exit %d, stdout %q, stderr %q; want exit 2, stderr %q",
+			strings.Join(args, " "), r.Code, r.Out, r.Err, msg+"\n")
+	}
+}
+
 // mainRun runs Main itself, as the binary does.
 func mainRun(stdin string, args ...string) result {
 	var out, errb bytes.Buffer

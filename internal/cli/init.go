@@ -152,7 +152,7 @@ func runInit(cmd *cobra.Command, a *app, dir string) error {
 			fmt.Fprintf(w, "created %s\n", p)
 		}
 		fmt.Fprintf(w, "database %s\n", r.DB)
-		fmt.Fprintf(w, "ok: %d stores (%s), %d agents (%s)\n\n", len(r.Stores), strings.Join(r.Stores, ", "), len(r.Agents), strings.Join(r.Agents, ", "))
+		fmt.Fprintf(w, "ok: %s (%s), %s (%s)\n\n", nouns(len(r.Stores), "store", "stores"), strings.Join(r.Stores, ", "), nouns(len(r.Agents), "agent", "agents"), strings.Join(r.Agents, ", "))
 		if _, err := io.WriteString(w, cfg.text()); err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ func TestInit(t *testing.T) {
 
 	// The example project passes satchel check, and the agent gets the
 	// store's tools.
-	if got, _ := mainIn(t, "check", "--dir", proj); got != "ok: 1 stores (notes), 1 agents (research)\n" {
+	if got, _ := mainIn(t, "check", "--dir", proj); got != "ok: 1 store (notes), 1 agent (research)\n" {
 		t.Errorf("check: %q", got)
 	}
 	p, err := satchel.LoadProject(proj)

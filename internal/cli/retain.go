@@ -190,8 +190,9 @@ func newGCCmd(a *app) *cobra.Command {
 		Long: `Apply every thread's retention policy, in every scope of the database, then
 reclaim the storage that no retained commit reaches. It is safe while
 writers run. Every scope is collected without a flag, as with --all; a
---scope given explicitly collects that scope only. Storage of commits dropped less than --grace ago is kept, so
-a reader at such a commit can finish (default ` + satchel.DefaultGrace.String() + `).
+--scope given explicitly collects that scope only. Storage of commits
+dropped less than --grace ago is kept, so a reader at such a commit can
+finish (default ` + satchel.DefaultGrace.String() + `).
 
 Prints what it did: "dropped N commits, deleted N packs, rewrote N packs",
 then, when the grace kept some, "; N packs dropped less than 1m ago were

@@ -16,9 +16,15 @@ import (
 
 func TestUsageErrors(t *testing.T) {
 	h := newHarness(t)
-	h.usage(`unknown command "bogus" for "satchel"`, "bogus")
-	h.usage(`unknown command "bogus" for "satchel fs"`, "fs", "bogus")
-	h.usage(`unknown command "bogus" for "satchel spill"`, "spill", "bogus")
+	// A mistyped subcommand is told where the commands are, without the
+	// whole usage.
+	for _, c := range [][]string{{"bogus"}, {"fs", "bogus"}, {"spill", "bogus"}} {
+		path := strings.Join(append([]string{"satchel"}, c[:len(c)-1]...), " ")
+		want := `unknown command "bogus" for "` + path + `"` + "\n\nRun '" + path + " --help' for its commands.\n"
+		if r := h.run(c...); r.Code != 2 || r.Err != want || r.Out != "" {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c, r.Code, r.Err, want)
+		}
+	}
 	h.usage("unknown flag: --bogus", "fs", "read", "a.md", "--bogus")
 	h.usage("unknown flag: --bogus", "--bogus", "log")
 	h.usage("satchel fs read: missing PATH", "fs", "read")

@@ -169,11 +169,12 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 // runJSON is satchel run's result with --json, as run_script's: the
 // declared output (left out when the script declares none, or with
 // --output-file), what the script printed, and the commits it made
-// (with --atomic, those on its fork, then the one that published them).
+// (with --atomic, those on its fork, each naming it as "fork", then the
+// one that published them).
 type runJSON struct {
 	Output    *string          `json:"output,omitempty"`
 	Printed   string           `json:"printed"`
-	Commits   []satchel.Commit `json:"commits"`
+	Commits   []luahost.Commit `json:"commits"`
 	Published *satchel.Commit  `json:"published,omitempty"`
 }
 

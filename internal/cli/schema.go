@@ -26,7 +26,7 @@ match their files, key fields exist, refs name stores, ...).`,
 		cmd.AddCommand(&cobra.Command{
 			Use:     s.name,
 			Short:   s.short,
-			Long:    s.short + ", for editors. The output is the same with --json.",
+			Long:    s.short + ", for editors.\nThe output is the same with --json.",
 			Example: s.example,
 			Args:    cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {

@@ -19,9 +19,9 @@ func newScopesCmd(a *app) *cobra.Command {
 		Short:   "List the scopes of the database with their usage",
 		Long: `List every scope that has threads or documents, by name, with its usage:
 threads (archived ones among them), files and live bytes at the threads'
-heads (bytes as the workspace's max_bytes bound counts them: every path
-and content as a JSON string), documents (expired ones not yet swept included), and the
-time of the last commit or document change.
+heads (bytes as the workspace's max_bytes bound counts them: every path and
+content as a JSON string), documents (expired ones not yet swept included),
+and the time of the last commit or document change.
 
 Prints one scope a line, tab-separated: scope, threads, archived, files,
 live bytes, documents, last activity (under a header on a terminal).

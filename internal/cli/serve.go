@@ -74,11 +74,11 @@ func newServeCmd(a *app) *cobra.Command {
 		Use:     "serve",
 		GroupID: groupServe,
 		Short:   "Serve the store to agents over MCP (stdio or HTTP)",
-		Long: `Serve runs the MCP server: the file tools (read_file, write_file, append_file,
-edit_file, stat_file, glob, grep, list_files, delete_file, move_file,
-checkpoint, history, diff, restore, list_threads, fork), the files as
-resources, and the
-collection tools of the agent's stores.
+		Long: `Serve runs the MCP server: the file tools (read_file, write_file,
+append_file, edit_file, stat_file, glob, grep, list_files, delete_file,
+move_file, checkpoint, history, diff, restore, list_threads, fork,
+switch_thread, merge), the files as resources, and the collection tools of
+the agent's stores.
 
 The collections are those of the project directory --dir (stores/ and
 agents/, as satchel init makes them; by default the working directory when
@@ -109,15 +109,15 @@ can then use the store; never use it to serve agents.
 
 Over HTTP, --max-sessions and --max-sessions-per-token bound the open
 sessions (the excess is refused with 503 and 429), --session-idle-timeout
-closes idle ones, --max-inflight-bytes bounds the request bytes held at
-once (charged as they arrive), and --body-read-timeout bounds the time a
+closes idle ones, --max-inflight-bytes bounds the request bytes held at once
+(charged as they arrive), and --body-read-timeout bounds the time a
 request's body may take to arrive (408 past it); with --ui,
 --max-streams-per-token bounds the live inspector pages of one token (429
 past it; docs/security.md). At start, --http restarts the binary once in the
 same process with GODEBUG=schedtrace=2147483647, which keeps the Go
-runtime's monitor thread from waking dozens of times a call after each
-idle moment (docs/mcp.md); a GODEBUG that names schedtrace is left as it
-is (GODEBUG=schedtrace=0 turns this off).
+runtime's monitor thread from waking dozens of times a call after each idle
+moment (docs/mcp.md); a GODEBUG that names schedtrace is left as it is
+(GODEBUG=schedtrace=0 turns this off).
 
 With --scripts DIR, run_script runs a script of DIR in a child process of
 its own, under --script-timeout and --script-max-memory; --max-runs (32)

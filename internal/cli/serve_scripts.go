@@ -189,15 +189,18 @@ const runOutputSchema = `{"type": "object", "properties": {
   "produced": {"type": "boolean", "description": "whether the script produced its declared output"},
   "printed": {"type": "string", "description": "what the script printed (its first MiB)"},
   "error": {"type": "string"},
-  "commits": {"type": "array", "items": {"type": "object"}, "description": "the run's commits (of the run's fork when atomic)"},
-  "published": {"type": "object", "description": "an atomic run's publish commit on your thread"},
+  "commits": {"type": "array", "items": {"type": "object"}, "description": "the run's commits, oldest first; when atomic, those made on the run's fork (each names it as fork: their seq numbers are the fork's, not your thread's), then the publish commit"},
+  "published": {"type": "object", "description": "an atomic run's publish commit on your thread: the run's work as one commit"},
   "started": {"type": "string", "format": "date-time"}, "ended": {"type": "string", "format": "date-time"},
   "runs": {"type": "array", "items": {"type": "object"}, "description": "check_run without run_id: your runs, newest first"},
   "spilled": {"type": "object", "description": "set instead when the result was saved as a file"}}}`
 
+// callerOf is the caller of a run: the run's commits and document
+// changes name the script (Via "lua:SCRIPT", which the run sets) and the
+// session's MCP client.
 func callerOf(id mcpserver.Identity) luahost.Caller {
 	return luahost.Caller{Scope: id.Scope, Thread: id.Thread, Agent: id.Agent,
-		Actor: satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:run_script"}}
+		Actor: satchel.Actor{Agent: id.Agent, Credential: id.Credential, Client: id.Client, ClientVersion: id.ClientVersion}}
 }
 
 // runResult renders a run: a failed run is a tool error with its message;

@@ -73,9 +73,16 @@ stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 			if pf.Changed("thread") {
 				thread = a.thread
 			}
+			if w := unknownAgentWarning(agent); w != "" {
+				a.notice("%s", w)
+			}
 			return createToken(cmd, a, satchel.TokenSpec{Agent: agent, Scope: a.scope, Thread: thread, Expires: expires})
 		},
 	}
+	globalHelp(cmd, map[string]string{
+		"scope":  "the one scope the token can touch (required without --operator)",
+		"thread": "the one thread the token can touch (default: any; a session picks it)",
+	})
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent the token speaks for (required without --operator)")
 	cmd.Flags().BoolVar(&operator, "operator", false, "an operator's token: reads every scope in the inspector")
 	cmd.Flags().DurationVar(&expires, "expires", 0, "expire after `DURATION` (e.g. 720h; default: never)")

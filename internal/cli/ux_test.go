@@ -152,7 +152,7 @@ func TestCompletion(t *testing.T) {
 func TestSuggestions(t *testing.T) {
 	h := newHarness(t)
 	r := h.run("fs", "raed", "a.md")
-	if r.Code != 2 || !strings.HasPrefix(r.Err, "unknown command \"raed\" for \"satchel fs\"\n\nDid you mean this?\n\tread\n") {
+	if r.Code != 2 || r.Err != "unknown command \"raed\" for \"satchel fs\"\n\nDid you mean this?\n\tread\n\nRun 'satchel fs --help' for its commands.\n" {
 		t.Errorf("fs raed: exit %d, %q", r.Code, r.Err)
 	}
 	if r := h.run("lgo"); r.Code != 2 || !strings.Contains(r.Err, "Did you mean this?\n") || !strings.Contains(r.Err, "\tlog\n") {

@@ -21,7 +21,8 @@ and its time, and the Go toolchain, as the build recorded them ("satchel
 information (go build -buildvcs=false) has no commit. The MCP server
 reports the same version to its clients.
 
-With --json: {"version": ..., "commit": ..., "time": ..., "modified": ..., "go": ...}.`,
+With --json: {"version": ..., "commit": ..., "time": ..., "modified": ...,
+"go": ...}.`,
 		Example: `  satchel version
   satchel --version
   satchel version --json`,

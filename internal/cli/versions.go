@@ -10,11 +10,9 @@ import (
 	"github.com/satchel-dev/satchel"
 )
 
-// commitLine is how plain output shows a commit: sequence, time (RFC 3339,
-// UTC), checkpoint names (comma-separated, or empty) and summary, separated
-// by tabs.
-// logRow is a line of log: commitLine with the agent ("-": an operator)
-// before the summary.
+// logRow is how plain output shows a commit, a line of log: sequence,
+// time (RFC 3339, UTC), checkpoint names (comma-separated, or empty),
+// agent ("-": an operator) and summary, separated by tabs.
 func logRow(c satchel.Commit) string {
 	agent := c.Agent
 	if agent == "" {
@@ -23,9 +21,13 @@ func logRow(c satchel.Commit) string {
 	return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\n", c.Seq, stamp(c.Time), strings.Join(c.Checkpoints, ","), agent, c.Summary)
 }
 
-func commitLine(c satchel.Commit) string {
-	return fmt.Sprintf("%d\t%s\t%s\t%s\n", c.Seq, stamp(c.Time), strings.Join(c.Checkpoints, ","), c.Summary)
-}
+// logHeader names log's columns, which every command that prints a commit
+// shares.
+var logHeader = []string{"SEQ", "TIME", "CHECKPOINTS", "AGENT", "SUMMARY"}
+
+// commitTable prints one commit as log does: its row, under log's header
+// on a terminal.
+func commitTable(c satchel.Commit) func(io.Writer) error { return table(logHeader, logRow(c)) }
 
 func newCheckpointCmd(a *app) *cobra.Command {
 	var kf *keyFlag
@@ -38,7 +40,7 @@ read, diff, fork or restore it later by name. A name is 1 to 128 letters,
 digits, '.', '_' or '-', unique in its thread, and not one a reference
 already means: not all digits, not a negative number, not head.
 
-Prints the commit as log does (SEQ, TIME, CHECKPOINTS, SUMMARY, tab
+Prints the commit as log does (SEQ, TIME, CHECKPOINTS, AGENT, SUMMARY, tab
 separated); with --json, the Commit.`,
 		Example: `  satchel checkpoint before-refactor
   satchel fs read notes/a.md --at before-refactor`,
@@ -53,7 +55,7 @@ separated); with --json, the Commit.`,
 			if err != nil {
 				return err
 			}
-			return a.emit(c, text(commitLine(c)))
+			return a.emit(c, commitTable(c))
 		},
 	}
 	kf = addKeyFlag(cmd)
@@ -69,9 +71,8 @@ func newLogCmd(a *app) *cobra.Command {
 		Long: `List the retained commits of the workspace (--scope, --thread), newest
 first, one a line: SEQ, TIME (RFC 3339, UTC), CHECKPOINTS (the names given
 to the commit, comma-separated, or empty), AGENT (the agent that made it,
-"-" for an operator) and SUMMARY, separated by tabs;
-on a terminal, in aligned columns under a header row. --limit N lists the
-newest N.
+"-" for an operator) and SUMMARY, separated by tabs; on a terminal, in
+aligned columns under a header row. --limit N lists the newest N.
 
 With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 [...], "op": ..., "summary": ..., "agent": ..., "via": ...}] ([] when none).`,
@@ -95,7 +96,7 @@ With --json, an array of commits: [{"seq": N, "time": ..., "checkpoints":
 			for _, c := range cs {
 				b.WriteString(logRow(c))
 			}
-			return a.emit(nonEmpty(cs), table([]string{"SEQ", "TIME", "CHECKPOINTS", "AGENT", "SUMMARY"}, b.String()))
+			return a.emit(nonEmpty(cs), table(logHeader, b.String()))
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list the newest `N` commits (0: all)")
@@ -240,7 +241,7 @@ Prints the new thread's first commit as log does; with --json,
 				if res.Head == nil {
 					return nil
 				}
-				return text(commitLine(*res.Head))(w)
+				return commitTable(*res.Head)(w)
 			})
 		},
 	}
@@ -278,7 +279,7 @@ Commit ("unchanged": true when none was made).`,
 			if c.Unchanged {
 				return a.emit(c, text(fmt.Sprintf("unchanged: the head (commit %d) already has the files of %s\n", c.Seq, args[0])))
 			}
-			return a.emit(c, text(commitLine(c)))
+			return a.emit(c, commitTable(c))
 		},
 	}
 	kf = addKeyFlag(cmd)

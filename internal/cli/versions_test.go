@@ -148,7 +148,7 @@ func TestForkAndThreads(t *testing.T) {
 	h.refused(`thread "tip" does not exist in scope default; threads: exp, exp2, main`, "threads", "rm", "tip", "--yes")
 	equal(t, "threads after rm", h.ok("threads"), "exp\nexp2\nmain\n")
 	equal(t, "other scope", h.ok("--scope", "other", "threads"), "")
-	h.usage(`unknown command "bogus" for "satchel threads"`, "threads", "bogus")
+	h.refusedUsage(`unknown command "bogus" for "satchel threads"`+"\n\nRun 'satchel threads --help' for its commands.", "threads", "bogus")
 }
 
 func TestRetainAndGC(t *testing.T) {

@@ -416,8 +416,13 @@ func (s *Store) queryHelp() string {
 func (s *Store) tool(op string) ToolSpec {
 	t := ToolSpec{Name: ToolPrefix(s.Name) + op, Store: s.Name, Op: op}
 	doc := s.docSchema()
+	// A stored document may predate the store's current definition: the
+	// read tools return it as it was stored, and say in does_not_fit why
+	// it does not fit (DESIGN §3).
+	stored := jobj{{"anyOf", []any{doc, jobj{{"type", "object"}, {"description", storedHelp}}}}}
 	keyProp := jobj{{"type", "string"}, {"description", "The document's key, " + s.Key + "."}}
-	docs := jobj{{"type", "array"}, {"items", doc}}
+	docs := jobj{{"type", "array"}, {"items", stored}}
+	misfits := jobj{{"type", "object"}, {"additionalProperties", jobj{{"type", "array"}, {"items", jobj{{"type", "string"}}}}}, {"description", misfitsHelp}}
 	cursor := jobj{{"type", []string{"string", "null"}}, {"description", "Pass as cursor to get the next page; null on the last page."}}
 	limit := jobj{{"type", "integer"}, {"minimum", 1}, {"maximum", MaxLimit}, {"default", DefaultLimit}, {"description", "Documents per page."}}
 	cursorIn := jobj{{"type", "string"}, {"description", "next_cursor of the previous page."}}
@@ -438,12 +443,13 @@ func (s *Store) tool(op string) ToolSpec {
 		}
 		t.Description += s.descNote() + s.sharedNote()
 		t.InputSchema = obj(props, "key")
-		version := jobj{{"type", "object"}, {"properties", jobj{{"version", jobj{{"type", "integer"}}}, {"document", doc}}}, {"required", []string{"version", "document"}}}
+		version := jobj{{"type", "object"}, {"properties", jobj{{"version", jobj{{"type", "integer"}}}, {"document", stored}}}, {"required", []string{"version", "document"}}}
 		t.OutputSchema = obj(jobj{
 			{"found", jobj{{"type", "boolean"}}},
 			{"key", jobj{{"type", "string"}}},
 			{"version", jobj{{"type", "integer"}}},
-			{"document", doc},
+			{"document", stored},
+			{"does_not_fit", jobj{{"type", "array"}, {"items", jobj{{"type", "string"}}}, {"description", misfitHelp}}},
 			{"history", jobj{{"type", "array"}, {"items", version}}},
 		}, "found")
 	case OpSet:
@@ -473,12 +479,12 @@ func (s *Store) tool(op string) ToolSpec {
 			{"limit", limit},
 			{"cursor", cursorIn},
 		})
-		t.OutputSchema = obj(jobj{{"documents", docs}, {"next_cursor", cursor}}, "documents", "next_cursor")
+		t.OutputSchema = obj(jobj{{"documents", docs}, {"next_cursor", cursor}, {"does_not_fit", misfits}}, "documents", "next_cursor")
 	case OpList:
 		t.ReadOnly, t.Idempotent = true, true
 		t.Description = fmt.Sprintf("List the %s in key order (%s).%s%s %s", s.what(), s.Key, s.descNote(), s.sharedNote(), listPagingHelp)
 		t.InputSchema = obj(jobj{{"limit", limit}, {"cursor", cursorIn}})
-		t.OutputSchema = obj(jobj{{"documents", docs}, {"next_cursor", cursor}}, "documents", "next_cursor")
+		t.OutputSchema = obj(jobj{{"documents", docs}, {"next_cursor", cursor}, {"does_not_fit", misfits}}, "documents", "next_cursor")
 	case OpRemove:
 		t.Destructive, t.Idempotent = true, true
 		t.Description = fmt.Sprintf("Remove one of the %s by its key. %s Returns removed: false when there was none.%s", s.what(), s.keyHelp(), s.descNote())
@@ -488,6 +494,12 @@ func (s *Store) tool(op string) ToolSpec {
 	}
 	return t
 }
+
+const (
+	storedHelp  = "A document stored before the store's definition changed, as it was stored; does_not_fit says why it does not fit the current definition."
+	misfitHelp  = "Only when the document was stored before the store's definition changed and does not fit it now: what does not fit, with field paths. Setting it again takes the current fields."
+	misfitsHelp = "Only when some documents were stored before the store's definition changed and do not fit it now: by key, what does not fit, with field paths."
+)
 
 // KeyArg is the optional argument of the set and remove tools that makes a
 // call idempotent (satchel.IdempotencyKey). A store with a field of that

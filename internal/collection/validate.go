@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	sjson "github.com/segmentio/encoding/json"
+
 	"github.com/satchel-dev/satchel/internal/errs"
 )
 
@@ -525,4 +527,35 @@ func CheckNoNUL(field, s string) error {
 		return errs.New(errs.ErrInvalidArgument, "%s %s", field, nulRefusal)
 	}
 	return nil
+}
+
+// Misfit says why a stored document does not fit the store's current
+// definition, one violation a string ("priority: must be a string, not
+// number"), as Validate reports them; nil when it fits. A document stored
+// before its store's definition changed (a required field added, a type
+// changed, a field removed) is read as it was stored, and Misfit is how a
+// reader learns it. Refs are not looked up: a stored document is not
+// refused for a document that was removed since.
+func (s *Store) Misfit(doc []byte) []string {
+	if fits(s.root, doc) {
+		return nil
+	}
+	var m map[string]any
+	if _, err := sjson.Parse(doc, &m, sjson.UseNumber); err != nil || m == nil {
+		return []string{"not a JSON object"}
+	}
+	v := validator{}
+	var path [8]seg
+	v.object(path[:0], s.root, m)
+	if v.count == 0 {
+		return nil
+	}
+	if v.count > maxViolations {
+		v.viol = append(v.viol, errs.Violation{Msg: fmt.Sprintf("and %d more violations", v.count-maxViolations)})
+	}
+	out := make([]string, len(v.viol))
+	for i, x := range v.viol {
+		out[i] = x.String()
+	}
+	return out
 }

@@ -509,3 +509,23 @@ func BenchmarkPrepareCopyW2(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMisfitW2 is the check a read tool makes of each document it
+// returns: decode the stored JSON and validate it.
+func BenchmarkMisfitW2(b *testing.B) {
+	s := researchNotes(b)
+	docs := make([][]byte, 64)
+	for i := range docs {
+		var err error
+		if docs[i], err = json.Marshal(w2Doc(i*997, i%3)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if why := s.Misfit(docs[i%len(docs)]); why != nil {
+			b.Fatal(why)
+		}
+	}
+}

@@ -116,10 +116,16 @@ func docFields(all []*mcp.Tool, name string) map[string]bool {
 			continue
 		}
 		b, _ := json.Marshal(tl.OutputSchema)
+		// The document is the definition's schema, or any object (a
+		// document stored under an earlier definition): anyOf both.
+		type object struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
 		var s struct {
 			Properties struct {
 				Document struct {
-					Properties map[string]json.RawMessage `json:"properties"`
+					object
+					AnyOf []object `json:"anyOf"`
 				} `json:"document"`
 			} `json:"properties"`
 		}
@@ -127,6 +133,11 @@ func docFields(all []*mcp.Tool, name string) map[string]bool {
 		out := map[string]bool{}
 		for k := range s.Properties.Document.Properties {
 			out[k] = true
+		}
+		for _, o := range s.Properties.Document.AnyOf {
+			for k := range o.Properties {
+				out[k] = true
+			}
 		}
 		return out
 	}

@@ -1,0 +1,69 @@
+package mcpserver
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// TestMistypedThreadHeader: a session whose X-Satchel-Thread names a
+// thread that does not exist has its reads refused with the CLI's message
+// and the scope's threads, instead of an empty workspace; a write still
+// creates the thread, whose reads then work.
+func TestMistypedThreadHeader(t *testing.T) {
+	st := newStore(t)
+	s := newServer(t, Config{Store: st})
+	url := serveHTTP(t, s)
+	secret, _ := token(t, st, satchel.TokenSpec{Agent: "a", Scope: "acme"})
+
+	main := mustDial(t, url, secret, "")
+	main.ok("write_file", map[string]any{"path": "notes/plan.md", "content": "plan\n"})
+	draft := mustDial(t, url, secret, "draft-2")
+	draft.ok("write_file", map[string]any{"path": "a.md", "content": "a\n"})
+
+	typo := mustDial(t, url, secret, "drfat-2")
+	const refusal = `thread "drfat-2" does not exist in scope acme; threads: draft-2, main`
+	typo.refused("read_file", map[string]any{"path": "a.md"}, refusal)
+	typo.refused("glob", map[string]any{"pattern": "**"}, refusal)
+	typo.refused("history", map[string]any{}, refusal)
+	// The scope's threads can still be listed, and a write creates the
+	// thread, as it always did.
+	typo.ok("list_threads", map[string]any{})
+	typo.ok("write_file", map[string]any{"path": "b.md", "content": "b\n"})
+	typo.is("read_file", map[string]any{"path": "b.md", "numbered": false}, "b\n")
+
+	// The default thread (no header) is never refused, even before a write.
+	fresh, _ := token(t, st, satchel.TokenSpec{Agent: "a", Scope: "empty"})
+	none := mustDial(t, url, fresh, "")
+	none.is("glob", map[string]any{"pattern": "**"}, "no files match **")
+	// A named thread in a scope without threads says how to make one.
+	named := mustDial(t, url, fresh, "work")
+	named.refused("glob", map[string]any{"pattern": "**"}, `thread "work" does not exist in scope empty; the scope has no threads yet (the first write makes one)`)
+}
+
+// TestInsecureNoAuthWarnsOnce: ListenAndServe with InsecureNoAuth logs
+// its warning once, not once for the address and again for the listener.
+func TestInsecureNoAuthWarnsOnce(t *testing.T) {
+	logs := &logBuffer{}
+	s := newServer(t, Config{InsecureNoAuth: true, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0") }()
+	for i := 0; !strings.Contains(logs.String(), "serving MCP over HTTP"); i++ {
+		if i > 500 {
+			t.Fatalf("the server did not start: %s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "serving without authentication"); n != 1 {
+		t.Errorf("the warning was logged %d times:\n%s", n, logs)
+	}
+}
