@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
 // The audit trail (docs/operations.md): every commit records who made it
@@ -33,6 +35,21 @@ type AuditQuery struct {
 	Tool string
 	// Since keeps the changes made at or after it.
 	Since time.Time
+	// Until keeps the changes made before it.
+	Until time.Time
+	// Thread keeps the commits of one thread (and no document change).
+	Thread string
+	// Client keeps the changes made through one MCP client: the name its
+	// initialize request gave.
+	Client string
+	// Path keeps the commits whose summary names a path that the glob
+	// (DESIGN §2.3's syntax) matches, and no document change. A summary
+	// longer than its bound is cut, so a commit of many paths may name only
+	// the first of them.
+	Path string
+	// SkipOps drops the changes of these operations ("append" hides the
+	// appends).
+	SkipOps []string
 	// Limit is the page size (0: 100; at most 1,000).
 	Limit int
 	// Cursor is the NextCursor of the previous page.
@@ -97,6 +114,17 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	if err != nil {
 		return AuditPage{}, err
 	}
+	if q.Thread != "" {
+		if err := ValidThreadName(q.Thread); err != nil {
+			return AuditPage{}, err
+		}
+	}
+	var glob *vpath.Glob
+	if q.Path != "" {
+		if glob, err = vpath.Compile(q.Path); err != nil {
+			return AuditPage{}, err
+		}
+	}
 	scopes := []string{q.Scope}
 	if q.Scope == "" {
 		if scopes, err = s.b.Scopes(ctx); err != nil {
@@ -105,7 +133,7 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	}
 	var all []AuditEntry
 	keep := func(e AuditEntry) {
-		if q.matches(e) && (cur == nil || cur.after(e)) {
+		if q.matches(e, glob) && (cur == nil || cur.after(e)) {
 			all = append(all, e)
 		}
 	}
@@ -115,12 +143,15 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 			return AuditPage{}, err
 		}
 		for _, t := range ts {
+			if q.Thread != "" && t.Name != q.Thread {
+				continue
+			}
 			if err := s.auditThread(ctx, t, q.Since, keep); err != nil {
 				return AuditPage{}, err
 			}
 		}
 	}
-	if ks, ok := backend.As[backend.Keys](s.b); ok {
+	if ks, ok := backend.As[backend.Keys](s.b); ok && q.Thread == "" && q.Path == "" {
 		dq := backend.DocChangeQuery{Scope: q.Scope, Since: q.Since}
 		if cur != nil && cur.doc {
 			dq.Before = cur.order
@@ -180,14 +211,46 @@ func (s *Store) auditThread(ctx context.Context, t backend.Thread, since time.Ti
 	}
 }
 
-func (q AuditQuery) matches(e AuditEntry) bool {
+func (q AuditQuery) matches(e AuditEntry, glob *vpath.Glob) bool {
 	if q.Agent != "" && e.Agent != q.Agent && !(q.Agent == "-" && e.Agent == "") {
 		return false
 	}
 	if q.Tool != "" && e.Via != q.Tool && strings.TrimPrefix(strings.TrimPrefix(e.Via, "mcp:"), "cli:") != q.Tool {
 		return false
 	}
+	if q.Client != "" && e.Client != q.Client {
+		return false
+	}
+	if slices.Contains(q.SkipOps, e.Op) {
+		return false
+	}
+	if glob != nil && !slices.ContainsFunc(SummaryPaths(e.Summary), glob.Match) {
+		return false
+	}
+	if !q.Until.IsZero() && !e.Time.Before(q.Until) {
+		return false
+	}
 	return q.Since.IsZero() || !e.Time.Before(q.Since)
+}
+
+// SummaryPaths returns the paths a commit's summary names: it is "op
+// path", several of them separated by "; ", and a move's is "move path ->
+// to" (both paths are named). A summary with no path (a fork's "fork of
+// THREAD@SEQ") names what follows its first word, which is no valid path.
+func SummaryPaths(summary string) []string {
+	var out []string
+	for part := range strings.SplitSeq(summary, "; ") {
+		_, rest, ok := strings.Cut(part, " ")
+		if !ok || rest == "" {
+			continue
+		}
+		from, to, moved := strings.Cut(rest, " -> ")
+		out = append(out, from)
+		if moved {
+			out = append(out, to)
+		}
+	}
+	return out
 }
 
 // newer orders entries newest first: by time, then document changes

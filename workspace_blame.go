@@ -1,0 +1,238 @@
+package satchel
+
+import (
+	"context"
+	"strings"
+
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/engine"
+	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/udiff"
+	"github.com/satchel-dev/satchel/internal/vpath"
+)
+
+// MaxBlameScan bounds the commits one Blame call examines: past it, the
+// lines not yet explained are given to the oldest commit examined, marked
+// Before.
+const MaxBlameScan = 20000
+
+// BlameLine is one line of a file and the commit that last changed it.
+type BlameLine struct {
+	// Line is the line's number (from 1) at the commit blamed at.
+	Line int `json:"line"`
+	// Text is the line, without its "\n".
+	Text string `json:"text"`
+	// Thread is the thread of Commit: the source thread of a fork for a
+	// line the fork inherited.
+	Thread string `json:"thread"`
+	// Commit is the commit that wrote the line as it is.
+	Commit Commit `json:"commit"`
+	// Before is set when the walk stopped before the line's origin
+	// (retention dropped the older commits, the fork's source is out of
+	// reach, or MaxBlameScan was reached): the line was already there at
+	// Commit, which may not have written it.
+	Before bool `json:"before,omitempty"`
+}
+
+// Blame tells, for each line of the file at path at the commit at (a
+// sequence number, a checkpoint name, "" or "head"), the commit that last
+// changed it, walking the thread's retained commits back from at and,
+// from a fork's first commit, on into the commit of the source thread it
+// was forked from (not for a workspace confined by OnlyThread). A merge
+// commit is walked through its first parent: the lines it brought in are
+// its own. Bounds, as Read's, give the lines wanted (the others cost
+// nothing once their walk is done). Binary content is refused.
+func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) ([]BlameLine, error) {
+	if err := vpath.Validate(path); err != nil {
+		return nil, err
+	}
+	start, end := 1, 0
+	switch len(bounds) {
+	case 0:
+	case 1:
+		start = bounds[0]
+	case 2:
+		start, end = bounds[0], bounds[1]
+	default:
+		return nil, errs.New(errs.ErrInvalidRange, "blame takes at most two bounds (start, end), got %d", len(bounds))
+	}
+	if start < 1 || end < 0 || (end != 0 && end < start) {
+		return nil, errs.New(errs.ErrInvalidRange, "invalid blame range %d to %d: lines are numbered from 1 and the end is not before the start (0: to the last line)", start, end)
+	}
+	if strings.IndexByte(at, '@') >= 0 {
+		return nil, errs.New(errs.ErrInvalidArgument, "blame at %q: name a commit of thread %s (a sequence number, a checkpoint name or head)", at, w.thread)
+	}
+	c, err := w.resolveLocal(ctx, at)
+	if err != nil {
+		return nil, err
+	}
+	if c.Seq == 0 {
+		return nil, errs.New(errs.ErrNotFound, "file not found: %s", path)
+	}
+	ent, ok, err := w.entryAt(ctx, c, path)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errs.New(errs.ErrNotFound, "file not found: %s", path)
+	}
+	cur, err := w.s.eng.Content(ctx, &ent)
+	if err != nil {
+		return nil, err
+	}
+	if IsBinary(cur) {
+		return nil, errs.New(errs.ErrInvalidArgument, "cannot blame %s: its content is binary", path)
+	}
+	texts := splitLines(cur)
+	if end == 0 || end > len(texts) {
+		end = len(texts)
+	}
+	out := []BlameLine{}
+	// pending[i] is the index in out of line i of cur, or -1.
+	pending := make([]int, len(texts))
+	left := 0
+	for i := range pending {
+		pending[i] = -1
+		if i+1 >= start && i+1 <= end {
+			pending[i] = len(out)
+			out = append(out, BlameLine{Line: i + 1, Text: strings.TrimSuffix(texts[i], "\n")})
+			left++
+		}
+	}
+	b := blamer{w: w, tw: w}
+	if b.id, _, err = w.threadID(ctx, false); err != nil {
+		return nil, err
+	}
+	give := func(c backend.Commit, thread string, before bool, which func(i int) bool) {
+		cm := w.s.commitOf(c, nil)
+		for i, k := range pending {
+			if k >= 0 && which(i) {
+				out[k].Thread, out[k].Commit, out[k].Before = thread, cm, before
+				pending[i] = -1
+				left--
+			}
+		}
+	}
+	all := func(int) bool { return true }
+	for scanned := 0; left > 0; scanned++ {
+		ct := b.tw.thread // c's thread (prev may move the walk to a fork's source)
+		if scanned == MaxBlameScan {
+			give(c, ct, true, all)
+			break
+		}
+		p, found, cut, err := b.prev(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			give(c, ct, cut, all)
+			break
+		}
+		pent, ok, err := w.entryAt(ctx, p, path)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			give(c, ct, false, all)
+			break
+		}
+		if same, err := w.s.eng.SameContent(ctx, &ent, &pent); err != nil {
+			return nil, err
+		} else if same {
+			c = p
+			continue
+		}
+		prev, err := w.s.eng.Content(ctx, &pent)
+		if err != nil {
+			return nil, err
+		}
+		// The lines of cur inside a changed block are c's; the others are
+		// lines of prev, shifted by the blocks before them.
+		blocks := udiff.Blocks(prev, cur)
+		inserted := make([]bool, len(pending))
+		for _, bl := range blocks {
+			for j := bl.B0; j < bl.B1 && j < len(inserted); j++ {
+				inserted[j] = true
+			}
+		}
+		give(c, ct, false, func(i int) bool { return inserted[i] })
+		next := make([]int, len(splitLines(prev)))
+		for i := range next {
+			next[i] = -1
+		}
+		ai, bi := 0, 0
+		for _, bl := range append(blocks, udiff.Block{A0: len(next), A1: len(next), B0: len(pending), B1: len(pending)}) {
+			for bi < bl.B0 && ai < bl.A0 {
+				next[ai] = pending[bi]
+				ai++
+				bi++
+			}
+			ai, bi = bl.A1, bl.B1
+		}
+		pending, cur, ent, c = next, prev, pent, p
+	}
+	return out, nil
+}
+
+// blamer walks a file's commits back, across a fork into its source.
+type blamer struct {
+	w, tw *Workspace       // the workspace blamed, and the thread walked now
+	id    int64            // tw's thread ID
+	older []backend.Commit // tw's commits older than the current, newest first
+}
+
+// prev returns the commit before c: the retained commit before it in its
+// thread, or for a fork's first commit the commit forked from. found is
+// false when there is none; cut then says whether older commits were lost
+// (retention) or are out of reach.
+func (b *blamer) prev(ctx context.Context, c backend.Commit) (p backend.Commit, found, cut bool, err error) {
+	if len(b.older) == 0 || b.older[0].Seq >= c.Seq {
+		if b.older, err = b.w.s.eng.Log(ctx, b.id, c.Seq, 500); err != nil {
+			return p, false, false, err
+		}
+	}
+	if len(b.older) > 0 {
+		p, b.older = b.older[0], b.older[1:]
+		return p, true, false, nil
+	}
+	if c.Seq != 1 {
+		return p, false, true, nil // retention dropped the commits before c
+	}
+	o, ok := parseOrigin(b.w.s.commitOf(c, nil))
+	if !ok {
+		return p, false, false, nil // the thread's first commit: it added the file
+	}
+	if b.w.only && o.Thread != b.w.thread {
+		return p, false, true, nil
+	}
+	src := b.w.sibling(o.Thread)
+	id, exists, err := src.threadID(ctx, false)
+	if err != nil || !exists {
+		return p, false, true, err
+	}
+	sc, err := b.w.s.eng.CommitAt(ctx, id, o.Seq)
+	if err != nil {
+		return p, false, true, nil // dropped by the source's retention
+	}
+	b.tw, b.id, b.older = src, id, nil
+	return sc, true, false, nil
+}
+
+// entryAt returns the file at path in commit c.
+func (w *Workspace) entryAt(ctx context.Context, c backend.Commit, path string) (engine.Entry, bool, error) {
+	snap, err := w.s.eng.At(ctx, c)
+	if err != nil {
+		return engine.Entry{}, false, err
+	}
+	return snap.Get(ctx, path)
+}
+
+// splitLines splits content into its lines, each with its "\n" (a last
+// line without one is a line too).
+func splitLines(content string) []string {
+	out := make([]string, 0, strings.Count(content, "\n")+1)
+	for l := range strings.Lines(content) {
+		out = append(out, l)
+	}
+	return out
+}
