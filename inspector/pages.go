@@ -29,6 +29,8 @@ func (in *Inspector) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", in.scopesPage)
 	mux.HandleFunc("GET /s/{scope}/{$}", in.threadsPage)
 	mux.HandleFunc("GET /s/{scope}/tree", in.treePage)
+	mux.HandleFunc("GET /s/{scope}/activity", in.activityPage)
+	mux.HandleFunc("GET /s/{scope}/search", in.scopeSearchPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/{$}", in.timelinePage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/c/{seq}", in.commitPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/compare", in.comparePage)
@@ -200,6 +202,10 @@ type timelineData struct {
 	Next    string
 	Newest  string
 	AtHead  bool
+	// Filtered, when the query filters, holds the matching commits in
+	// place of Commits.
+	Filtered *activityData
+	Jump     string
 }
 
 // timelinePage shows a thread's history, newest first, a page at a time
@@ -209,6 +215,40 @@ func (in *Inspector) timelinePage(w http.ResponseWriter, r *http.Request) {
 	t, ws, err := in.workspaceOf(r)
 	if err != nil {
 		in.fail(w, r, err)
+		return
+	}
+	if jump := r.URL.Query().Get("jump"); jump != "" {
+		to, err := in.jumpTo(ctx, t, jump)
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, in.cfg.Base+to, http.StatusSeeOther)
+		return
+	}
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	f.Thread = ""
+	if f.any() {
+		f.Thread = t.Thread
+		ad, err := in.activity(r, t.Scope, f, threadURL(t)+"/")
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		ad.Thread = t.Thread
+		f.Thread = ""
+		ad.F = f
+		ad.Links = activityLinks{HideAppends: ad.Action + f.With("hide", "appends"), ShowAppends: ad.Action + f.With("hide", ""), Clear: ad.Action}
+		d := timelineData{T: t, Filtered: &ad}
+		if d.Info, err = in.threadRow(ctx, t.Scope, satchel.ThreadInfo{Name: t.Thread}); err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		in.render(w, r, http.StatusOK, "timeline", pageData{Title: "Thread " + t.Thread, Crumbs: threadCrumbs(t), Data: d})
 		return
 	}
 	before, err := intParam(r, "before", 0)
