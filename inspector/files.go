@@ -1,9 +1,13 @@
 package inspector
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"html/template"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -44,8 +48,23 @@ type fileData struct {
 	Start   int
 	Prev    string
 	Next    string
+	Last    string // the last page of lines (a log's tail)
 	History string
+	// Links of the file: its raw bytes, a download, its blame, and this
+	// page at the commit's number (a permalink).
+	Raw, Download, Blame, Permalink string
+	// Kind is how the file is shown: "text" (lines), "image", "binary"
+	// (its type, size and hash), "markdown" (Rendered) or "json" (Lines
+	// pretty-printed).
+	Kind     string
+	Rendered template.HTML
+	Source   string // the page of the source lines of a rendered file
+	View     string // the rendered view's link, on the source page
 }
+
+// maxRenderBytes bounds the files rendered (Markdown) or pretty-printed
+// (JSON); a larger one is shown as lines.
+const maxRenderBytes = 1 << 20
 
 // atQuery is the ?at= of a link ("" at the head).
 func atQuery(at string) string {
@@ -199,13 +218,60 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 		return d, err
 	}
 	d.Info = info
+	seq := strconv.FormatInt(d.Seq, 10)
+	d.Raw = threadURL(t) + "/raw/" + escapePath(p) + "?at=" + seq
+	d.Download = d.Raw + "&download=1"
+	d.Blame = threadURL(t) + "/blame/" + escapePath(p) + "?at=" + seq
+	d.Permalink = threadURL(t) + "/files/" + escapePath(p) + "?at=" + seq
+	d.Kind = "text"
 	start, err := intParam(r, "start", 1)
 	if err != nil {
 		return d, err
 	}
 	d.Start = int(max(start, 1))
+	switch {
+	case satchel.IsImage(info.Type):
+		d.Kind = "image"
+		return d, nil
+	case info.Type != satchel.TypeText:
+		d.Kind = "binary"
+		return d, nil
+	}
 	if info.Lines == 0 {
 		return d, nil
+	}
+	view := r.URL.Query().Get("view")
+	ext := strings.ToLower(path.Ext(p))
+	if (ext == ".md" || ext == ".markdown" || ext == ".json") && info.Size <= maxRenderBytes && r.URL.Query().Get("start") == "" {
+		d.Source = d.Permalink + "&view=source"
+		if view != "source" {
+			content, err := snap.Read(ctx, p)
+			if err != nil {
+				return d, err
+			}
+			if ext == ".json" {
+				var buf bytes.Buffer
+				if json.Indent(&buf, []byte(content), "", "  ") == nil {
+					d.Kind = "json"
+					for i, line := range strings.Split(buf.String(), "\n") {
+						d.Lines = append(d.Lines, fileLine{N: i + 1, Text: capLine(line)})
+					}
+					return d, nil
+				}
+			} else {
+				dir := path.Dir(p)
+				if dir == "." {
+					dir = ""
+				}
+				d.Kind = "markdown"
+				d.Rendered = renderMarkdown(content, dir,
+					func(q string) string { return in.cfg.Base + threadURL(t) + "/files/" + escapePath(q) + "?at=" + seq },
+					func(q string) string { return in.cfg.Base + threadURL(t) + "/raw/" + escapePath(q) + "?at=" + seq })
+				return d, nil
+			}
+		} else {
+			d.View, d.Source = d.Permalink, ""
+		}
 	}
 	end := d.Start + linesPerPage - 1
 	text, err := snap.ReadWith(ctx, p, satchel.ReadOptions{Bounds: satchel.Lines(d.Start, end)})
@@ -232,6 +298,7 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 	}
 	if int64(end) < info.Lines {
 		d.Next = self(end + 1)
+		d.Last = self(int(info.Lines) - linesPerPage + 1)
 	}
 	return d, nil
 }
