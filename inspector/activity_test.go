@@ -42,7 +42,7 @@ func TestActivity(t *testing.T) {
 		t.Fatalf("the incident's row (edit src/auth.go, +1 −1) is not on the first page without appends:\n%s", body)
 	}
 	commit := get("/s/acme/t/worker-07/c/"+row[1], 200)
-	if !strings.Contains(commit, "return true // auth off while debugging") {
+	if !strings.Contains(commit, "true // auth off while debugging") {
 		t.Errorf("the incident's commit page does not show the change")
 	}
 

@@ -160,7 +160,7 @@ func writeSnapshot(ctx context.Context, snap *satchel.Snapshot, tw *tar.Writer, 
 // a run of lines from the same commit.
 type blameRow struct {
 	satchel.BlameLine
-	Show   bool
+	Show bool
 	Link string // the commit's page (when the viewer sees its thread)
 }
 
