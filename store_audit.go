@@ -50,6 +50,9 @@ type AuditQuery struct {
 	// SkipOps drops the changes of these operations ("append" hides the
 	// appends).
 	SkipOps []string
+	// Collection, and Key with it, keep the changes of one collection's
+	// documents, or of one document (and no commit).
+	Collection, Key string
 	// Limit is the page size (0: 100; at most 1,000).
 	Limit int
 	// Cursor is the NextCursor of the previous page.
@@ -143,7 +146,7 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 			return AuditPage{}, err
 		}
 		for _, t := range ts {
-			if q.Thread != "" && t.Name != q.Thread {
+			if q.Thread != "" && t.Name != q.Thread || q.Collection != "" {
 				continue
 			}
 			if err := s.auditThread(ctx, t, q.Since, keep); err != nil {
@@ -161,6 +164,9 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 			return AuditPage{}, err
 		}
 		for _, ch := range chs {
+			if q.Collection != "" && (ch.Store != q.Collection || q.Key != "" && ch.Key != q.Key) {
+				continue
+			}
 			var m commitMeta
 			_ = json.Unmarshal(ch.Meta, &m)
 			keep(AuditEntry{

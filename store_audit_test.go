@@ -53,6 +53,12 @@ func TestAudit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if docs, err := st.Audit(ctx, satchel.AuditQuery{Scope: "acme", Collection: "s", Key: "doc1"}); err != nil || len(docs.Entries) != 2 || docs.Entries[0].Op != "remove" || docs.Entries[1].Version != 1 {
+				t.Errorf("audit of one document: %+v, %v", docs.Entries, err)
+			}
+			if docs, err := st.Audit(ctx, satchel.AuditQuery{Scope: "acme", Collection: "s", Key: "other"}); err != nil || len(docs.Entries) != 0 {
+				t.Errorf("audit of another document: %+v, %v", docs.Entries, err)
+			}
 			if len(page.Entries) != 4 {
 				t.Fatalf("audit lists %d entries, want 4: %+v", len(page.Entries), page.Entries)
 			}

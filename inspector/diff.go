@@ -38,7 +38,7 @@ type fileDiff struct {
 	Append              bool // Rows are the lines an append added
 	// Split, on the side-by-side view, lays Rows side by side.
 	Split []splitRow
-	Rows       []diffRow
+	Rows  []diffRow
 	// More, when set, is the page with the diff's next rows: a diff
 	// shows at most maxDiffRows rows a page.
 	More string

@@ -138,11 +138,22 @@ type documentData struct {
 	Doc          satchel.Document
 	Pretty       string
 	History      []versionRow
+	// Who set the current version, and its diff from the one before.
+	Who  *satchel.Actor
+	Diff []diffRow
 }
 
 type versionRow struct {
 	satchel.Document
 	Pretty string
+	Who    *satchel.Actor // who set it, when the audit trail has it
+	Diff   []diffRow      // its change from the version before it
+}
+
+// versionDiff is the diff of two pretty-printed versions, words marked.
+func versionDiff(older, newer string) []diffRow {
+	rows, _ := parseUnified(satchel.DiffText("a", "b", older, newer), maxDiffRows)
+	return markWords(rows)
 }
 
 // documentPage shows one document with its history and expiry.
@@ -167,6 +178,30 @@ func (in *Inspector) documentPage(w http.ResponseWriter, r *http.Request) {
 	d := documentData{Scope: scope, Store: store, Doc: doc, Pretty: pretty(doc.JSON)}
 	for _, h := range doc.History {
 		d.History = append(d.History, versionRow{Document: h, Pretty: pretty(h.JSON)})
+	}
+	who := map[int64]satchel.Actor{}
+	if page, err := in.cfg.Store.Audit(ctx, satchel.AuditQuery{Scope: scope, Collection: store, Key: doc.Key, Limit: 1000}); err == nil {
+		for _, e := range page.Entries {
+			if e.Op == "set" {
+				if _, ok := who[e.Version]; !ok {
+					who[e.Version] = e.Actor
+				}
+			}
+		}
+	}
+	if a, ok := who[doc.Version]; ok {
+		d.Who = &a
+	}
+	if len(d.History) > 0 {
+		d.Diff = versionDiff(d.History[0].Pretty, d.Pretty)
+	}
+	for i := range d.History {
+		if a, ok := who[d.History[i].Version]; ok {
+			d.History[i].Who = &a
+		}
+		if i+1 < len(d.History) {
+			d.History[i].Diff = versionDiff(d.History[i+1].Pretty, d.History[i].Pretty)
+		}
 	}
 	in.render(w, r, http.StatusOK, "document", pageData{Title: "Document " + doc.Key,
 		Crumbs: append(scopeCrumbs(scope), crumb{"collections", "/s/" + pathSeg(scope) + "/docs/"},

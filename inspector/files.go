@@ -306,12 +306,25 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 type fileHistoryData struct {
 	T       threadRef
 	Path    string
-	Changes []satchel.FileChange
+	Changes []historyRow
 	Next    string
 	Scanned bool
+	// Dropped says that retention dropped older commits of a thread
+	// walked.
+	Dropped string
 }
 
-// fileHistoryPage lists the commits that changed a file, newest first.
+// historyRow is a commit that changed the file, in the thread it
+// belongs to (a fork's source, for what the fork inherited).
+type historyRow struct {
+	satchel.FileChange
+	Thread string
+}
+
+// fileHistoryPage lists the commits that changed a file, newest first,
+// following a fork into its source thread: a fork's first commit holds
+// the files it inherited, which it did not add. ?thread= and ?before=
+// continue a page (thread: the thread being walked).
 func (in *Inspector) fileHistoryPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	t, ws, err := in.workspaceOf(r)
@@ -325,15 +338,80 @@ func (in *Inspector) fileHistoryPage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	page, err := ws.FileHistory(ctx, p, before, commitsPerPage)
-	if err != nil {
-		in.fail(w, r, err)
-		return
+	v := viewerOf(ctx)
+	cur := t.Thread
+	if th := r.URL.Query().Get("thread"); th != "" && th != t.Thread {
+		if err := satchel.ValidThreadName(th); err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		if !v.seesThread(t.Scope, th) {
+			in.fail(w, r, refusal(satchel.ErrNotFound, "thread not found: %s", th))
+			return
+		}
+		cur = th
+		if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, th); err != nil {
+			in.fail(w, r, err)
+			return
+		}
 	}
-	d := fileHistoryData{T: t, Path: p, Changes: page.Changes}
-	if page.Next != 0 {
-		d.Next = threadURL(t) + "/history/" + escapePath(p) + "?before=" + strconv.FormatInt(page.Next, 10)
-		d.Scanned = len(page.Changes) < commitsPerPage
+	d := fileHistoryData{T: t, Path: p, Changes: []historyRow{}}
+	for hops := 0; ; hops++ {
+		page, err := ws.FileHistory(ctx, p, before, commitsPerPage-len(d.Changes))
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		for _, c := range page.Changes {
+			d.Changes = append(d.Changes, historyRow{FileChange: c, Thread: cur})
+		}
+		if page.Next != 0 {
+			d.Next = threadURL(t) + "/history/" + escapePath(p) + "?" + url.Values{"thread": {cur}, "before": {strconv.FormatInt(page.Next, 10)}}.Encode()
+			d.Scanned = len(page.Changes) < commitsPerPage
+			break
+		}
+		// The end of this thread's retained history: its oldest change
+		// may be inherited (a fork's first commit) or what retention left.
+		n := len(d.Changes)
+		if n == 0 || d.Changes[n-1].Kind != "added" || d.Changes[n-1].Thread != cur {
+			break
+		}
+		last := d.Changes[n-1].Commit
+		older, err := ws.History(ctx, last.Seq, 1)
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		if len(older) > 0 {
+			break // a retained commit before it: it did add the file
+		}
+		o, isFork, err := ws.Origin(ctx)
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		switch {
+		case isFork && last.Seq == 1:
+			d.Changes = d.Changes[:n-1] // inherited, not added
+			if !v.seesThread(t.Scope, o.Thread) || hops == 8 {
+				d.Dropped = "The file came with the fork from " + o.Thread + "@" + strconv.FormatInt(o.Seq, 10) + "."
+				break
+			}
+			if len(d.Changes) >= commitsPerPage {
+				d.Next = threadURL(t) + "/history/" + escapePath(p) + "?" + url.Values{"thread": {o.Thread}, "before": {strconv.FormatInt(o.Seq+1, 10)}}.Encode()
+				break
+			}
+			if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, o.Thread); err != nil {
+				in.fail(w, r, err)
+				return
+			}
+			cur, before = o.Thread, o.Seq+1
+			continue
+		case last.Seq > 1:
+			d.Changes[n-1].Kind = "present"
+			d.Dropped = "Retention dropped the commits of " + cur + " before " + strconv.FormatInt(last.Seq, 10) + ": the file was there at the oldest commit kept."
+		}
+		break
 	}
 	in.render(w, r, http.StatusOK, "filehistory", pageData{Title: "History of " + p,
 		Crumbs: append(threadCrumbs(t), crumb{"history of " + p, ""}), Data: d})

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/satchel-dev/satchel"
 )
@@ -40,6 +41,7 @@ func (in *Inspector) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/raw/{path...}", in.rawPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/blame/{path...}", in.blamePage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/snapshot.tar.gz", in.snapshotPage)
+	mux.HandleFunc("GET /s/{scope}/t/{thread}/spills/{path...}", in.spillsPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/events", in.events)
 	mux.HandleFunc("GET /s/{scope}/docs/{$}", in.storesPage)
 	mux.HandleFunc("GET /s/{scope}/docs/{store}/{$}", in.documentsPage)
@@ -215,6 +217,14 @@ type timelineData struct {
 // (?before=SEQ continues an older page).
 func (in *Inspector) timelinePage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	// A thread's spill area, as a link may name it (THREAD/spill), is
+	// shown on the thread's spills page.
+	if th, ok := strings.CutSuffix(r.PathValue("thread"), "/spill"); ok && satchel.ValidThreadName(th) == nil {
+		if _, err := in.scopeOf(r); err == nil {
+			http.Redirect(w, r, in.cfg.Base+"/s/"+pathSeg(r.PathValue("scope"))+"/t/"+pathSeg(th)+"/spills/", http.StatusSeeOther)
+			return
+		}
+	}
 	t, ws, err := in.workspaceOf(r)
 	if err != nil {
 		in.fail(w, r, err)
