@@ -212,7 +212,7 @@ func TestBrowserLive(t *testing.T) {
 
 	do(t, ctx, "open the file", chromedp.Navigate(u+"/s/acme/t/main/files/live/new.md"), chromedp.WaitVisible(chromedp.CSS(`html[data-live="open"]`)))
 	write("live/new.md", "rewritten elsewhere\n")
-	do(t, ctx, "see the file change", chromedp.WaitVisible(chromedp.Search(`//td[contains(., "rewritten elsewhere")]`)))
+	do(t, ctx, "see the file change", chromedp.WaitVisible(chromedp.Search(`//article[contains(., "rewritten elsewhere")] | //td[contains(., "rewritten elsewhere")]`)))
 
 	// Leaving the page closes its stream.
 	do(t, ctx, "leave", chromedp.Navigate(u+"/"))
