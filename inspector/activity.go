@@ -138,6 +138,7 @@ type activityRow struct {
 	Commit         string // the commit's page
 	Run            string // the timeline page that lists a folded run
 	Doc            string // a document change's page
+	Spills         string // the spills page, for a commit of a thread's spill area
 }
 
 type activityData struct {
@@ -211,7 +212,12 @@ func (in *Inspector) activity(r *http.Request, scope string, f filter, base stri
 	d.Entries = len(page.Entries)
 	var rows []activityRow
 	for _, e := range page.Entries {
-		if e.Thread != "" && !v.seesThread(scope, e.Thread) {
+		owner, spill := strings.CutSuffix(e.Thread, "/spill")
+		if e.Thread != "" && !v.seesThread(scope, owner) {
+			continue
+		}
+		if spill {
+			rows = append(rows, activityRow{AuditEntry: e, Count: 1, Oldest: e.Seq, Spills: threadURL(threadRef{scope, owner}) + "/spills/"})
 			continue
 		}
 		if n := len(rows); n > 0 && e.Thread != "" && foldable(rows[n-1].AuditEntry, e) {
@@ -223,6 +229,9 @@ func (in *Inspector) activity(r *http.Request, scope string, f filter, base stri
 	}
 	for i := range rows {
 		row := &rows[i]
+		if row.Spills != "" {
+			continue
+		}
 		if row.Thread == "" {
 			row.Doc = "/s/" + pathSeg(scope) + "/docs/" + pathSeg(row.Collection) + "/doc?key=" + url.QueryEscape(row.Key)
 			continue
