@@ -81,4 +81,3 @@ func TestAttackNewPages(t *testing.T) {
 		}
 	}
 }
-
