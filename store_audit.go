@@ -1,6 +1,7 @@
 package satchel
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,8 +99,10 @@ const (
 )
 
 // Audit lists changes, commits and document changes, newest first, that
-// match q, one page at a time. It reads every retained commit of the
-// scopes it lists: it is for operators, not for a hot path.
+// match q, one page at a time. Each thread's commits are taken in the
+// order of its log (a thread's commits are made one after another). A
+// page reads the commits newer than its cursor, newest first, until it
+// has its entries: it is for operators, not for a hot path.
 func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	if q.Scope != "" {
 		if err := ValidScope(q.Scope); err != nil {
@@ -134,12 +137,10 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 			return AuditPage{}, err
 		}
 	}
-	var all []AuditEntry
-	keep := func(e AuditEntry) {
-		if q.matches(e, glob) && (cur == nil || cur.after(e)) {
-			all = append(all, e)
-		}
-	}
+	// Each thread's log is read newest first, in growing batches, and the
+	// threads' entries are merged: a page reads about as many commits as
+	// it shows (and those its filters drop), not every retained commit.
+	var streams auditHeap
 	for _, scope := range scopes {
 		ts, err := s.b.Threads(ctx, scope)
 		if err != nil {
@@ -149,8 +150,12 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 			if q.Thread != "" && t.Name != q.Thread || q.Collection != "" {
 				continue
 			}
-			if err := s.auditThread(ctx, t, q.Since, keep); err != nil {
+			st := &auditStream{s: s, t: t, since: q.Since, batch: 64}
+			if err := st.fill(ctx); err != nil {
 				return AuditPage{}, err
+			}
+			if len(st.buf) > 0 {
+				streams = append(streams, st)
 			}
 		}
 	}
@@ -163,19 +168,43 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 		if err != nil {
 			return AuditPage{}, err
 		}
+		docs := &auditStream{done: true}
 		for _, ch := range chs {
 			if q.Collection != "" && (ch.Store != q.Collection || q.Key != "" && ch.Key != q.Key) {
 				continue
 			}
 			var m commitMeta
 			_ = json.Unmarshal(ch.Meta, &m)
-			keep(AuditEntry{
+			docs.buf = append(docs.buf, AuditEntry{
 				Time: ch.Time, Scope: ch.Scope, Collection: ch.Store, Key: ch.Key, Version: ch.Version,
 				Op: ch.Op, Actor: m.Actor, IdempotencyKey: m.Key, Summary: m.Summary, order: ch.ID, doc: true,
 			})
 		}
+		sort.Slice(docs.buf, func(i, j int) bool { return newer(docs.buf[i], docs.buf[j]) })
+		if len(docs.buf) > 0 {
+			streams = append(streams, docs)
+		}
 	}
-	sort.Slice(all, func(i, j int) bool { return newer(all[i], all[j]) })
+	heap.Init(&streams)
+	var all []AuditEntry
+	for len(streams) > 0 && len(all) <= limit {
+		st := streams[0]
+		e := st.buf[0]
+		st.buf = st.buf[1:]
+		if q.matches(e, glob) && (cur == nil || cur.after(e)) {
+			all = append(all, e)
+		}
+		if len(st.buf) == 0 {
+			if err := st.fill(ctx); err != nil {
+				return AuditPage{}, err
+			}
+		}
+		if len(st.buf) == 0 {
+			heap.Pop(&streams)
+		} else {
+			heap.Fix(&streams, 0)
+		}
+	}
 	page := AuditPage{Entries: all}
 	if len(all) > limit {
 		page.Entries = all[:limit]
@@ -187,34 +216,64 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	return page, nil
 }
 
-// auditThread passes the retained commits of t made since since to keep.
-func (s *Store) auditThread(ctx context.Context, t backend.Thread, since time.Time, keep func(AuditEntry)) error {
-	const batch = 500
-	before := int64(0)
-	for {
-		cs, err := s.eng.Log(ctx, t.ID, before, batch)
+// auditStream is one thread's retained commits, newest first, read in
+// batches that double up to 1,000; or the document changes, all read.
+type auditStream struct {
+	s      *Store
+	t      backend.Thread
+	since  time.Time
+	before int64
+	batch  int
+	done   bool
+	buf    []AuditEntry
+}
+
+// fill reads the stream's next batch when its buffer is empty.
+func (st *auditStream) fill(ctx context.Context) error {
+	for len(st.buf) == 0 && !st.done {
+		cs, err := st.s.eng.Log(ctx, st.t.ID, st.before, st.batch)
 		if errors.Is(err, backend.ErrNoThread) {
-			return nil // deleted meanwhile
+			st.done = true // deleted meanwhile
+			return nil
 		}
 		if err != nil {
 			return err
 		}
+		if len(cs) < st.batch {
+			st.done = true
+		}
+		st.batch = min(st.batch*2, 1000)
 		for _, c := range cs {
-			if !since.IsZero() && c.Time.Before(since) {
-				return nil
+			if !st.since.IsZero() && c.Time.Before(st.since) {
+				st.done = true
+				break
 			}
 			var m commitMeta
 			_ = json.Unmarshal(c.Meta, &m)
-			keep(AuditEntry{
-				Time: c.Time, Scope: t.Scope, Thread: t.Name, Seq: c.Seq, Op: m.Op,
+			st.buf = append(st.buf, AuditEntry{
+				Time: c.Time, Scope: st.t.Scope, Thread: st.t.Name, Seq: c.Seq, Op: m.Op,
 				Actor: m.Actor, IdempotencyKey: m.Key, Summary: m.Summary, order: c.ID,
 			})
 		}
-		if len(cs) < batch {
-			return nil
+		if len(cs) > 0 {
+			st.before = cs[len(cs)-1].Seq
 		}
-		before = cs[len(cs)-1].Seq
 	}
+	return nil
+}
+
+// auditHeap orders streams by their next entry, the newest on top.
+type auditHeap []*auditStream
+
+func (h auditHeap) Len() int           { return len(h) }
+func (h auditHeap) Less(i, j int) bool { return newer(h[i].buf[0], h[j].buf[0]) }
+func (h auditHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *auditHeap) Push(x any)        { *h = append(*h, x.(*auditStream)) }
+func (h *auditHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func (q AuditQuery) matches(e AuditEntry, glob *vpath.Glob) bool {

@@ -222,6 +222,23 @@ func TestAuditFilters(t *testing.T) {
 			t.Errorf("audit %+v: %s, want %s", c.q, got, c.want)
 		}
 	}
+	// Pages of two, merged across the threads, make the whole list.
+	var paged []string
+	for cursor := ""; ; {
+		p, err := st.Audit(ctx, satchel.AuditQuery{Scope: "s", Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range p.Entries {
+			paged = append(paged, e.Thread+"@"+strconv.FormatInt(e.Seq, 10))
+		}
+		if cursor = p.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if got := strings.Join(paged, " "); got != "other@1 main@4 main@3 main@2 main@1" {
+		t.Errorf("audit in pages of two: %s", got)
+	}
 	if _, err := st.Audit(ctx, satchel.AuditQuery{Path: "a/[b"}); !errors.Is(err, satchel.ErrInvalidPattern) {
 		t.Errorf("audit of a bad glob: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 
 // activityPerPage is how many audit entries a page of activity reads (runs
 // of identical rows are folded, so it shows fewer rows).
-const activityPerPage = 200
+const activityPerPage = 100
 
 // statMaxFiles bounds the files whose lines a row's +N/−M counts, and
 // statMaxBytes the size of a file counted.
@@ -278,17 +278,16 @@ func (in *Inspector) rowStat(ctx context.Context, t threadRef, row *activityRow)
 	} else if err != nil {
 		return err
 	}
-	prev, err := ws.History(ctx, row.Oldest, 1)
-	if err != nil {
-		return err
+	// The commit before the run: most often its sequence number minus
+	// one, else the retained commit before it.
+	a, err := ws.At(ctx, strconv.FormatInt(row.Oldest-1, 10))
+	if satchelNotFound(err) {
+		prev, err := ws.History(ctx, row.Oldest, 1)
+		if err != nil || len(prev) == 0 {
+			return err // none retained: no count
+		}
+		a, err = ws.At(ctx, strconv.FormatInt(prev[0].Seq, 10))
 	}
-	from := "0"
-	if len(prev) == 1 {
-		from = strconv.FormatInt(prev[0].Seq, 10)
-	} else if row.Oldest > 1 {
-		return nil // the commit before is not retained
-	}
-	a, err := ws.At(ctx, from)
 	if err != nil {
 		return err
 	}
