@@ -2,6 +2,7 @@ package satchel
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/satchel-dev/satchel/backend"
@@ -128,6 +129,10 @@ func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) (
 			give(c, ct, cut, all)
 			break
 		}
+		if !mayTouch(c.Meta, path) {
+			c = p // the file is as it was: nothing to read
+			continue
+		}
 		pent, ok, err := w.entryAt(ctx, p, path)
 		if err != nil {
 			return nil, err
@@ -235,4 +240,50 @@ func splitLines(content string) []string {
 		out = append(out, l)
 	}
 	return out
+}
+
+// mayTouch reports whether the commit of meta may have changed path: not
+// when it is a write, append, edit, delete, move or batch whose summary
+// is whole (not cut) and names neither path nor a directory above it.
+// A summary names each path after a space and before its end, "; " or
+// " -> ", so a path it names is found as such.
+func mayTouch(meta []byte, path string) bool {
+	var m commitMeta
+	if json.Unmarshal(meta, &m) != nil {
+		return true
+	}
+	switch m.Op {
+	case "write", "append", "edit", "delete", "move", "batch":
+	default:
+		return true
+	}
+	if strings.HasSuffix(m.Summary, "…") {
+		return true
+	}
+	for q := path; ; {
+		if namedIn(m.Summary, q) {
+			return true
+		}
+		i := strings.LastIndexByte(q, '/')
+		if i < 0 {
+			return false
+		}
+		q = q[:i]
+	}
+}
+
+// namedIn reports whether s holds q after a space and before its end, a
+// space or a ';'.
+func namedIn(s, q string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], q)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(q)
+		if at > 0 && s[at-1] == ' ' && (end == len(s) || s[end] == ' ' || s[end] == ';') {
+			return true
+		}
+		i = at + 1
+	}
 }

@@ -66,6 +66,20 @@ func (s *suite) blame(t *testing.T, st *satchel.Store, main *satchel.Workspace) 
 		t.Errorf("blame at another thread's commit: %v, want a refusal", err)
 	}
 
+	// A moved file's lines are the move's (blame does not follow a
+	// rename); commits that name other paths are passed over.
+	mv, err := st.Workspace(bg, main.Scope(), "mover")
+	must(t, "open", err)
+	write(t, mv, "d/x.txt", "x\n", "other.txt", "o\n")
+	must(t, "move d/x.txt", mv.Move(bg, "d/x.txt", "e/x.txt"))
+	write(t, mv, "other.txt", "p\n")
+	got, err = mv.Blame(bg, "e/x.txt", "")
+	must(t, "blame after a move", err)
+	equal(t, "blame of a moved file", describe(got), "1 x mover@3\n")
+	got, err = mv.Blame(bg, "other.txt", "")
+	must(t, "blame of other.txt", err)
+	equal(t, "blame of a file written twice", describe(got), "1 p mover@4\n")
+
 	// Retention drops the first commits: what they wrote is "before".
 	r, err := st.Workspace(bg, main.Scope(), "kept")
 	must(t, "open", err)
