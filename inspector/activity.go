@@ -336,10 +336,7 @@ func lineStat(ctx context.Context, st *satchel.Store, a, b *satchel.Snapshot, pa
 	if len(ca) > statMaxBytes || len(cb) > statMaxBytes {
 		return 0, 0, false, nil
 	}
-	text, err := st.DiffSnapshotFile(ctx, a, b, path)
-	if err != nil {
-		return 0, 0, false, err
-	}
+	text := satchel.DiffText("a/"+path, "b/"+path, ca, cb)
 	head := 0
 	for line := range strings.Lines(text) {
 		if head < 2 && (strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ ")) {

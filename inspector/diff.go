@@ -298,12 +298,8 @@ func (in *Inspector) diffFiles(ctx context.Context, a, b *satchel.Snapshot, sa, 
 			out = append(out, fd)
 			continue
 		}
-		var text string
-		if c.From != "" {
-			text = satchel.DiffText("a/"+c.From, "b/"+c.Path, ca, cb)
-		} else if text, err = in.cfg.Store.DiffSnapshotFile(ctx, a, b, c.Path); err != nil {
-			return nil, err
-		}
+		// The contents are read once: the diff is of what was read.
+		text := satchel.DiffText("a/"+oldPath, "b/"+c.Path, ca, cb)
 		rows, cut := parseUnified(text, skip+maxDiffRows)
 		fd.Rows = markWords(rows[min(skip, len(rows)):])
 		if split {
