@@ -68,6 +68,16 @@ func TestBrowserReadingAids(t *testing.T) {
 	if s := eval[string](t, ctx, `Array.from(document.querySelectorAll('table.code td.code')).pop().textContent`); s != "THE LAST APPENDED LINE" {
 		t.Errorf("the log's last page ends with %q", s)
 	}
+	// The tail follows the log as it grows.
+	if !strings.Contains(eval[string](t, ctx, `location.search`), "tail=1") {
+		t.Errorf("the last page's URL is not the tail: %s", eval[string](t, ctx, `location.href`))
+	}
+	do(t, ctx, "live", chromedp.WaitVisible(chromedp.CSS(`html[data-live="open"]`)))
+	lw, _ := f.st.Workspace(context.Background(), "acme", "main")
+	if err := lw.Append(context.Background(), "logs/big.log", "A LINE WRITTEN WHILE WATCHING\n"); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "see the new last line", chromedp.WaitVisible(chromedp.Search(`//td[contains(., "A LINE WRITTEN WHILE WATCHING")]`)))
 	do(t, ctx, "the rename", chromedp.Navigate(u+"/s/acme/t/main/c/"+seq(c.rename)), chromedp.WaitVisible(chromedp.CSS(`section.filediff`)))
 	if s := eval[string](t, ctx, `document.querySelector('section.filediff h3').textContent`); s != "renamed docs/old-name.txt → docs/new-name.txt" {
 		t.Errorf("the rename's header: %q", s)

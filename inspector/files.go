@@ -240,9 +240,15 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 	if info.Lines == 0 {
 		return d, nil
 	}
+	// ?tail=1 is the last page, whatever the file's length then: at the
+	// head, the live page follows the end of a growing log.
+	tail := r.URL.Query().Get("tail") != ""
+	if tail {
+		d.Start = int(max(1, info.Lines-linesPerPage+1))
+	}
 	view := r.URL.Query().Get("view")
 	ext := strings.ToLower(path.Ext(p))
-	if (ext == ".md" || ext == ".markdown" || ext == ".json") && info.Size <= maxRenderBytes && r.URL.Query().Get("start") == "" {
+	if (ext == ".md" || ext == ".markdown" || ext == ".json") && info.Size <= maxRenderBytes && r.URL.Query().Get("start") == "" && !tail {
 		d.Source = d.Permalink + "&view=source"
 		if view != "source" {
 			content, err := snap.Read(ctx, p)
@@ -298,7 +304,10 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 	}
 	if int64(end) < info.Lines {
 		d.Next = self(end + 1)
-		d.Last = self(int(info.Lines) - linesPerPage + 1)
+		d.Last = threadURL(t) + "/files/" + escapePath(p) + "?tail=1"
+		if at != "" {
+			d.Last += "&at=" + url.QueryEscape(at)
+		}
 	}
 	return d, nil
 }
