@@ -1,6 +1,7 @@
 package satchel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -248,6 +249,28 @@ func splitLines(content string) []string {
 // A summary names each path after a space and before its end, "; " or
 // " -> ", so a path it names is found as such.
 func mayTouch(meta []byte, path string) bool {
+	if plainPath(path) && !bytes.Contains(meta, []byte("\u2026")) && !bytes.Contains(meta, []byte("…")) {
+		// The metadata is JSON whose op comes first, and a plain path is
+		// written as it is: when neither the path nor a directory above
+		// it is in the bytes, the summary cannot name them.
+		for _, op := range []string{"write", "append", "edit", "delete", "move", "batch"} {
+			if bytes.HasPrefix(meta, []byte(`{"op":"`+op+`"`)) {
+				found := false
+				for q := path; !found; {
+					found = bytes.Contains(meta, []byte(q))
+					i := strings.LastIndexByte(q, '/')
+					if i < 0 {
+						break
+					}
+					q = q[:i]
+				}
+				if !found {
+					return false
+				}
+				break
+			}
+		}
+	}
 	var m commitMeta
 	if json.Unmarshal(meta, &m) != nil {
 		return true
@@ -286,4 +309,16 @@ func namedIn(s, q string) bool {
 		}
 		i = at + 1
 	}
+}
+
+// plainPath reports whether JSON writes p as it is: printable ASCII with
+// no quote, backslash or character an encoder may escape.
+func plainPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
