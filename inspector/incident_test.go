@@ -22,7 +22,7 @@ const (
 
 // incidentStore fills st's scope acme with a main thread and threads-1
 // forks of it, about commits commits in all: agents in bursts append to
-// logs/agent.log and now and then write a note; at four fifths of the way
+// logs/agent.log and now and then write a note; near the end
 // worker-07 edits src/auth.go, then appends 25 times.
 func incidentStore(t testing.TB, st *satchel.Store, threads, commits int) {
 	t.Helper()
@@ -53,7 +53,7 @@ func incidentStore(t testing.TB, st *satchel.Store, threads, commits int) {
 		name := names[turn%len(names)]
 		agent := name
 		burst := 5 + (turn*7)%20
-		if !planted && done >= commits*4/5 && name == incidentThread {
+		if !planted && done >= commits-100 && name == incidentThread {
 			ed := as(agent, "mcp:str_replace", name)
 			_, err := ed.StrReplace(ctx, "src/auth.go", authBefore, authAfter, false)
 			must(err)
