@@ -2,6 +2,8 @@ package inspector
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -19,8 +21,9 @@ const activityPerPage = 100
 // statMaxFiles bounds the files whose lines a row's +N/−M counts, and
 // statMaxBytes the size of a file counted.
 const (
-	statMaxFiles = 20
-	statMaxBytes = 1 << 20
+	statMaxFiles  = 20
+	statMaxBytes  = 1 << 20
+	statPageBytes = 64 << 20 // the bytes a page reads to count, in all
 )
 
 // filter is what the query of an activity page or a filtered timeline
@@ -227,6 +230,7 @@ func (in *Inspector) activity(r *http.Request, scope string, f filter, base stri
 		}
 		rows = append(rows, activityRow{AuditEntry: e, Count: 1, Oldest: e.Seq})
 	}
+	budget := int64(statPageBytes)
 	for i := range rows {
 		row := &rows[i]
 		if row.Spills != "" {
@@ -241,7 +245,7 @@ func (in *Inspector) activity(r *http.Request, scope string, f filter, base stri
 		if row.Count > 1 {
 			row.Run = threadURL(t) + "/?before=" + strconv.FormatInt(row.Seq+1, 10)
 		}
-		if err := in.rowStat(ctx, t, row); err != nil {
+		if err := in.rowStat(ctx, t, row, &budget); err != nil {
 			return d, err
 		}
 	}
@@ -263,7 +267,7 @@ func foldable(row, e satchel.AuditEntry) bool {
 
 // rowStat counts the lines a row's commits added and removed: the diff
 // from the commit before the run's oldest to its newest.
-func (in *Inspector) rowStat(ctx context.Context, t threadRef, row *activityRow) error {
+func (in *Inspector) rowStat(ctx context.Context, t threadRef, row *activityRow, budget *int64) error {
 	if row.Op == "fork" || row.Op == "checkpoint" {
 		row.Stat = true
 		return nil
@@ -301,12 +305,12 @@ func (in *Inspector) rowStat(ctx context.Context, t threadRef, row *activityRow)
 			row.StatNote = "counted in " + strconv.Itoa(statMaxFiles) + " of " + strconv.Itoa(len(changes)) + " files"
 			break
 		}
-		add, del, ok, err := lineStat(ctx, in.cfg.Store, a, b, c.Path)
+		add, del, ok, err := lineStat(ctx, a, b, c.Path, budget)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			row.StatNote = "large or binary files not counted"
+			row.StatNote = "large or binary files not counted (or the page read enough)"
 			continue
 		}
 		row.Added += add
@@ -316,25 +320,34 @@ func (in *Inspector) rowStat(ctx context.Context, t threadRef, row *activityRow)
 }
 
 // lineStat counts the lines added and removed in path between a and b;
-// ok is false for binary content or a file over statMaxBytes (an append
-// to one is counted all the same: its old content is a prefix).
-func lineStat(ctx context.Context, st *satchel.Store, a, b *satchel.Snapshot, path string) (add, del int, ok bool, err error) {
-	ca, okA, err := readWhole(ctx, a, path)
+// ok is false for binary content, for a file over statMaxBytes, and once
+// the page's budget of bytes read (*budget) is spent.
+func lineStat(ctx context.Context, a, b *satchel.Snapshot, path string, budget *int64) (add, del int, ok bool, err error) {
+	na, err := sizeOf(ctx, a, path)
 	if err != nil {
 		return 0, 0, false, err
 	}
-	cb, okB, err := readWhole(ctx, b, path)
+	nb, err := sizeOf(ctx, b, path)
 	if err != nil {
 		return 0, 0, false, err
 	}
-	if (okA && satchel.IsBinary(ca)) || (okB && satchel.IsBinary(cb)) {
+	if na > statMaxBytes || nb > statMaxBytes || na+nb > *budget {
 		return 0, 0, false, nil
 	}
-	if okA && okB && strings.HasPrefix(cb, ca) && strings.HasSuffix(ca, "\n") || ca == "" {
+	*budget -= na + nb
+	ca, _, err := readWhole(ctx, a, path)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	cb, _, err := readWhole(ctx, b, path)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if satchel.IsBinary(ca) || satchel.IsBinary(cb) {
+		return 0, 0, false, nil
+	}
+	if strings.HasPrefix(cb, ca) && (ca == "" || strings.HasSuffix(ca, "\n")) {
 		return countLines(cb[len(ca):]), 0, true, nil
-	}
-	if len(ca) > statMaxBytes || len(cb) > statMaxBytes {
-		return 0, 0, false, nil
 	}
 	text := satchel.DiffText("a/"+path, "b/"+path, ca, cb)
 	head := 0
@@ -352,6 +365,19 @@ func lineStat(ctx context.Context, st *satchel.Store, a, b *satchel.Snapshot, pa
 		}
 	}
 	return add, del, true, nil
+}
+
+// sizeOf is the size of path in snap (0 when it is absent), without
+// reading its content.
+func sizeOf(ctx context.Context, snap *satchel.Snapshot, path string) (int64, error) {
+	fi, err := snap.FS(ctx).Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // readWhole reads path in snap whole (ok false when it is absent).
