@@ -13,10 +13,13 @@ import (
 	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
-// MaxBlameScan bounds the commits one Blame call examines: past it, the
-// lines not yet explained are given to the oldest commit examined, marked
-// Before.
-const MaxBlameScan = 20000
+// MaxBlameScan bounds the commits one Blame call examines, and
+// MaxBlameBytes the content it reads: past either, the lines not yet
+// explained are given to the oldest commit examined, marked Before.
+const (
+	MaxBlameScan  = 20000
+	MaxBlameBytes = 256 << 20
+)
 
 // BlameLine is one line of a file and the commit that last changed it.
 type BlameLine struct {
@@ -90,36 +93,31 @@ func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) (
 		end = len(texts)
 	}
 	out := []BlameLine{}
-	// pending[i] is the index in out of line i of cur, or -1.
-	pending := make([]int, len(texts))
-	left := 0
-	for i := range pending {
-		pending[i] = -1
-		if i+1 >= start && i+1 <= end {
-			pending[i] = len(out)
-			out = append(out, BlameLine{Line: i + 1, Text: strings.TrimSuffix(texts[i], "\n")})
-			left++
-		}
+	// tracked are the lines still to explain, in order: each one's index
+	// in the current commit's content and in out.
+	type trk struct{ line, out int }
+	var tracked []trk
+	for i := start - 1; i < end; i++ {
+		tracked = append(tracked, trk{i, len(out)})
+		out = append(out, BlameLine{Line: i + 1, Text: strings.TrimSuffix(texts[i], "\n")})
 	}
+	texts = nil
 	b := blamer{w: w, tw: w}
 	if b.id, _, err = w.threadID(ctx, false); err != nil {
 		return nil, err
 	}
-	give := func(c backend.Commit, thread string, before bool, which func(i int) bool) {
+	giveAll := func(c backend.Commit, thread string, before bool) {
 		cm := w.s.commitOf(c, nil)
-		for i, k := range pending {
-			if k >= 0 && which(i) {
-				out[k].Thread, out[k].Commit, out[k].Before = thread, cm, before
-				pending[i] = -1
-				left--
-			}
+		for _, t := range tracked {
+			out[t.out].Thread, out[t.out].Commit, out[t.out].Before = thread, cm, before
 		}
+		tracked = nil
 	}
-	all := func(int) bool { return true }
-	for scanned := 0; left > 0; scanned++ {
+	read := int64(len(cur))
+	for scanned := 0; len(tracked) > 0; scanned++ {
 		ct := b.tw.thread // c's thread (prev may move the walk to a fork's source)
-		if scanned == MaxBlameScan {
-			give(c, ct, true, all)
+		if scanned == MaxBlameScan || read > MaxBlameBytes {
+			giveAll(c, ct, true)
 			break
 		}
 		p, found, cut, err := b.prev(ctx, c)
@@ -127,7 +125,7 @@ func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) (
 			return nil, err
 		}
 		if !found {
-			give(c, ct, cut, all)
+			giveAll(c, ct, cut)
 			break
 		}
 		if !mayTouch(c.Meta, path) {
@@ -139,7 +137,7 @@ func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) (
 			return nil, err
 		}
 		if !ok {
-			give(c, ct, false, all)
+			giveAll(c, ct, false)
 			break
 		}
 		if same, err := w.s.eng.SameContent(ctx, &ent, &pent); err != nil {
@@ -152,30 +150,25 @@ func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) (
 		if err != nil {
 			return nil, err
 		}
-		// The lines of cur inside a changed block are c's; the others are
-		// lines of prev, shifted by the blocks before them.
+		read += int64(len(prev))
+		// A line of cur inside a changed block is c's; any other is a line
+		// of prev, shifted by the blocks before it.
 		blocks := udiff.Blocks(prev, cur)
-		inserted := make([]bool, len(pending))
-		for _, bl := range blocks {
-			for j := bl.B0; j < bl.B1 && j < len(inserted); j++ {
-				inserted[j] = true
-			}
-		}
-		give(c, ct, false, func(i int) bool { return inserted[i] })
-		next := make([]int, len(splitLines(prev)))
-		for i := range next {
-			next[i] = -1
-		}
-		ai, bi := 0, 0
-		for _, bl := range append(blocks, udiff.Block{A0: len(next), A1: len(next), B0: len(pending), B1: len(pending)}) {
-			for bi < bl.B0 && ai < bl.A0 {
-				next[ai] = pending[bi]
-				ai++
+		cm := w.s.commitOf(c, nil)
+		kept := tracked[:0]
+		shift, bi := 0, 0
+		for _, t := range tracked {
+			for bi < len(blocks) && blocks[bi].B1 <= t.line {
+				shift += (blocks[bi].A1 - blocks[bi].A0) - (blocks[bi].B1 - blocks[bi].B0)
 				bi++
 			}
-			ai, bi = bl.A1, bl.B1
+			if bi < len(blocks) && t.line >= blocks[bi].B0 && t.line < blocks[bi].B1 {
+				out[t.out].Thread, out[t.out].Commit = ct, cm
+				continue
+			}
+			kept = append(kept, trk{t.line + shift, t.out})
 		}
-		pending, cur, ent, c = next, prev, pent, p
+		tracked, cur, ent, c = kept, prev, pent, p
 	}
 	return out, nil
 }
