@@ -257,7 +257,7 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 			}
 			if ext == ".json" {
 				var buf bytes.Buffer
-				if json.Indent(&buf, []byte(content), "", "  ") == nil {
+				if json.Indent(&buf, []byte(content), "", "  ") == nil && bytes.Count(buf.Bytes(), []byte("\n")) < linesPerPage {
 					d.Kind = "json"
 					for i, line := range strings.Split(buf.String(), "\n") {
 						d.Lines = append(d.Lines, fileLine{N: i + 1, Text: capLine(line)})
