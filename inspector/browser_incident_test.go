@@ -140,6 +140,12 @@ func TestBrowserPhone(t *testing.T) {
 			t.Errorf("%s on a phone: the page scrolls %d px sideways", p, over)
 		}
 	}
+	// The fork tree scrolls sideways under its lane labels, which stay.
+	do(t, ctx, "the fork tree", chromedp.Navigate(f.srv.URL+"/s/acme/tree"), chromedp.WaitVisible(chromedp.CSS(`svg.graph`)))
+	moved := eval[string](t, ctx, `(function(){ var box = document.querySelector('div.tree'); var l0 = document.querySelector('svg.lane-labels').getBoundingClientRect().left; box.scrollLeft = 200; var g = document.querySelector('svg.graph').getBoundingClientRect().left; var l1 = document.querySelector('svg.lane-labels').getBoundingClientRect().left; return [box.scrollLeft > 0, Math.round(l1 - l0), Math.round(g)].join(','); })()`)
+	if parts := strings.Split(moved, ","); parts[0] != "true" || parts[1] != "0" {
+		t.Errorf("scrolling the tree (scrolled, label shift, graph left): %s", moved)
+	}
 	for _, p := range []string{"/s/acme/t/main/c/4", "/s/acme/t/main/c/4?view=split", "/s/acme/t/main/files/notes/todo.md", "/s/acme/t/main/blame/notes/plan.md"} {
 		do(t, ctx, "open "+p, chromedp.Navigate(f.srv.URL+p), chromedp.WaitVisible(chromedp.CSS(`h1`)))
 		if over := eval[int](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 1 {

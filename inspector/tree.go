@@ -88,8 +88,11 @@ type treeData struct {
 	Lanes         []*treeLane
 	Edges         []treeEdge
 	Width, Height int
-	Page, Of      int
-	Prev, Next    string
+	// The lane labels are drawn apart, LabelWidth wide, and stay in view
+	// while the graph, GraphWidth wide, scrolls.
+	LabelWidth, GraphWidth int
+	Page, Of               int
+	Prev, Next             string
 }
 
 // treePage draws the fork tree of a scope.
@@ -231,7 +234,7 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 	}
 	for _, lane := range d.Lanes {
 		for _, n := range lane.Nodes {
-			n.X = labelWidth + n.X*columnWidth
+			n.X = labelWidth + columnWidth/3 + n.X*columnWidth
 		}
 	}
 	for _, lane := range d.Lanes {
@@ -276,6 +279,7 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 	}
 	d.Width = labelWidth + (col+1)*columnWidth + 40
 	d.Height = treeTop + len(d.Lanes)*laneHeight
+	d.LabelWidth, d.GraphWidth = labelWidth, d.Width-labelWidth
 	return d, nil
 }
 

@@ -158,14 +158,17 @@ func TestTreeLayout(t *testing.T) {
 				t.Fatalf("tree: %d", resp.StatusCode)
 			}
 			nodes, edges, texts, words := treeGeometry(t, body)
-			if m := regexp.MustCompile(`<svg [^>]*width="(\d+)" height="(\d+)"`).FindStringSubmatch(body); m != nil {
-				t.Logf("%d nodes, %d edges, %d texts; the SVG is %s × %s px (one column per node would be %d px wide)",
-					len(nodes), len(edges), len(texts), m[1], m[2], labelWidth+len(nodes)*columnWidth+40)
+			if m := regexp.MustCompile(`<svg [^>]*class="graph" width="(\d+)" height="(\d+)"`).FindStringSubmatch(body); m != nil {
+				t.Logf("%d nodes, %d edges, %d texts; the drawing is %s (labels) + %s × %s px (one column per node would be %d px wide)",
+					len(nodes), len(edges), len(texts), strconv.Itoa(labelWidth), m[1], m[2], labelWidth+len(nodes)*columnWidth+40)
 			}
 			if len(edges) != c.threads-1 {
 				t.Errorf("%d edges for %d forks", len(edges), c.threads-1)
 			}
 			if n := strings.Count(body, `<g class="lane`); n != c.threads {
+				t.Errorf("%d lanes on the page, want %d", n, c.threads)
+			}
+			if n := strings.Count(body, `class="thread"`); n != c.threads {
 				t.Errorf("%d lanes on the page, want %d", n, c.threads)
 			}
 			through, crossings, overlaps := 0, 0, 0
