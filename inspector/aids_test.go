@@ -299,6 +299,15 @@ func TestReadingAids(t *testing.T) {
 	if resp, _ := f.get(t, "/s/acme/t/main/spills/notes/plan.md"); resp.StatusCode != 404 {
 		t.Errorf("a thread's file read through its spills: %d", resp.StatusCode)
 	}
+	// Document lists with chosen field columns.
+	body = get("/s/acme/docs/notes/?fields=text,score,missing.x")
+	if !strings.Contains(body, `<th scope="col">score</th>`) || !strings.Contains(body, `<td data-label="score">4</td>`) ||
+		!strings.Contains(body, "second &lt;script&gt;") {
+		t.Errorf("the document list does not show the chosen fields:\n%s", body)
+	}
+	if resp, _ := f.get(t, "/s/acme/docs/notes/?fields=a,b,c,d,e,f,g,h,i"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("nine field columns: %d, want 400", resp.StatusCode)
+	}
 	// Document versions: who set each, and the diff.
 	body = get("/s/acme/docs/notes/doc?key=n1")
 	if !strings.Contains(body, "Changed from version 1") || !strings.Contains(body, "<mark>") {

@@ -27,6 +27,7 @@ func TestAttackNewPages(t *testing.T) {
 		"/s/acme/t/main/blame/notes/todo.md", "/s/acme/t/experiment/spills/",
 		"/s/acme/t/experiment/spills/spill/" + escapePath(strings.ReplaceAll(evilPath, "/", "_")),
 		"/s/acme/t/experiment/files/" + escapePath(evilPath), "/s/acme/t/main/c/5?view=split",
+		"/s/acme/docs/notes/?fields=text,score", "/s/acme/docs/notes/?fields=" + escapePath(evilScript),
 	}
 	for _, p := range pages {
 		resp, body := f.get(t, p)
