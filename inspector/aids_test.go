@@ -264,6 +264,11 @@ func TestReadingAids(t *testing.T) {
 	if !strings.Contains(body, `<td class="code">  &#34;b&#34;: [</td>`) {
 		t.Errorf("the JSON is not pretty-printed:\n%s", body)
 	}
+	body = get("/s/acme/t/main/files/data/conf.json?view=tree")
+	if !strings.Contains(body, `<details open><summary><span class="jk">&#34;a&#34;</span>: { <span class="muted">1 key</span> }</summary>`) ||
+		!strings.Contains(body, `<span class="js">&#34;&lt;script&gt;&#34;</span>`) {
+		t.Errorf("the JSON is not folded, keys in order:\n%s", body)
+	}
 	// Blame across the fork: experiment's plan.md is its own, src/main.go main's.
 	body = get("/s/acme/t/experiment/blame/src/main.go")
 	if !regexp.MustCompile(`href="/s/acme/t/main/c/2">main@2</a>`).MatchString(body) {

@@ -60,6 +60,7 @@ type fileData struct {
 	Rendered template.HTML
 	Source   string // the page of the source lines of a rendered file
 	View     string // the rendered view's link, on the source page
+	Tree     string // JSON's folded view
 }
 
 // maxRenderBytes bounds the files rendered (Markdown) or pretty-printed
@@ -255,7 +256,15 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 			if err != nil {
 				return d, err
 			}
+			if ext == ".json" && view == "tree" {
+				if tree, err := jsonTree([]byte(content)); err == nil {
+					d.Kind, d.Rendered = "jsontree", tree
+					d.View = d.Permalink
+					return d, nil
+				}
+			}
 			if ext == ".json" {
+				d.Tree = d.Permalink + "&view=tree"
 				var buf bytes.Buffer
 				if json.Indent(&buf, []byte(content), "", "  ") == nil && bytes.Count(buf.Bytes(), []byte("\n")) < linesPerPage {
 					d.Kind = "json"

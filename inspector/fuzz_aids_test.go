@@ -66,3 +66,33 @@ func FuzzParseFilter(f *testing.F) {
 		}
 	})
 }
+
+var (
+	jtTag     = regexp.MustCompile(`<(/?)([a-z]+)([^>]*)>`)
+	jtAllowed = map[string]bool{"details": true, "summary": true, "div": true, "span": true}
+	jtAttr    = regexp.MustCompile(`^( class="[a-z]+"| open)?$`)
+)
+
+// FuzzJSONTree: the folded view of any JSON holds only its own tags;
+// the keys and values are text.
+func FuzzJSONTree(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":"<script>"}],"c":null}`, `[]`, `"x"`, `{"<img src=x>":true}`, `[[[[1]]]]`, `{`, `1 2`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		out, err := jsonTree([]byte(src))
+		if err != nil {
+			return
+		}
+		rest := jtTag.ReplaceAllStringFunc(string(out), func(tag string) string {
+			m := jtTag.FindStringSubmatch(tag)
+			if !jtAllowed[m[2]] || !jtAttr.MatchString(m[3]) {
+				t.Fatalf("tag %q from %q", tag, src)
+			}
+			return ""
+		})
+		if strings.ContainsAny(rest, "<>") {
+			t.Fatalf("unescaped markup in %q from %q", out, src)
+		}
+	})
+}
