@@ -1,10 +1,12 @@
 package satchel
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
 // The audit trail (docs/operations.md): every commit records who made it
@@ -33,6 +36,24 @@ type AuditQuery struct {
 	Tool string
 	// Since keeps the changes made at or after it.
 	Since time.Time
+	// Until keeps the changes made before it.
+	Until time.Time
+	// Thread keeps the commits of one thread (and no document change).
+	Thread string
+	// Client keeps the changes made through one MCP client: the name its
+	// initialize request gave.
+	Client string
+	// Path keeps the commits whose summary names a path that the glob
+	// (DESIGN §2.3's syntax) matches, and no document change. A summary
+	// longer than its bound is cut, so a commit of many paths may name only
+	// the first of them.
+	Path string
+	// SkipOps drops the changes of these operations ("append" hides the
+	// appends).
+	SkipOps []string
+	// Collection, and Key with it, keep the changes of one collection's
+	// documents, or of one document (and no commit).
+	Collection, Key string
 	// Limit is the page size (0: 100; at most 1,000).
 	Limit int
 	// Cursor is the NextCursor of the previous page.
@@ -79,8 +100,10 @@ const (
 )
 
 // Audit lists changes, commits and document changes, newest first, that
-// match q, one page at a time. It reads every retained commit of the
-// scopes it lists: it is for operators, not for a hot path.
+// match q, one page at a time. Each thread's commits are taken in the
+// order of its log (a thread's commits are made one after another). A
+// page reads the commits newer than its cursor, newest first, until it
+// has its entries: it is for operators, not for a hot path.
 func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	if q.Scope != "" {
 		if err := ValidScope(q.Scope); err != nil {
@@ -98,30 +121,46 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	if err != nil {
 		return AuditPage{}, err
 	}
+	if q.Thread != "" {
+		if err := ValidThreadName(q.Thread); err != nil {
+			return AuditPage{}, err
+		}
+	}
+	var glob *vpath.Glob
+	if q.Path != "" {
+		if glob, err = vpath.Compile(q.Path); err != nil {
+			return AuditPage{}, err
+		}
+	}
 	scopes := []string{q.Scope}
 	if q.Scope == "" {
 		if scopes, err = s.b.Scopes(ctx); err != nil {
 			return AuditPage{}, err
 		}
 	}
-	var all []AuditEntry
-	keep := func(e AuditEntry) {
-		if q.matches(e) && (cur == nil || cur.after(e)) {
-			all = append(all, e)
-		}
-	}
+	// Each thread's log is read newest first, in growing batches, and the
+	// threads' entries are merged: a page reads about as many commits as
+	// it shows (and those its filters drop), not every retained commit.
+	var streams auditHeap
 	for _, scope := range scopes {
 		ts, err := s.b.Threads(ctx, scope)
 		if err != nil {
 			return AuditPage{}, err
 		}
 		for _, t := range ts {
-			if err := s.auditThread(ctx, t, q.Since, keep); err != nil {
+			if q.Thread != "" && t.Name != q.Thread || q.Collection != "" {
+				continue
+			}
+			st := &auditStream{s: s, t: t, since: q.Since, batch: 64}
+			if err := st.fill(ctx); err != nil {
 				return AuditPage{}, err
+			}
+			if len(st.buf) > 0 {
+				streams = append(streams, st)
 			}
 		}
 	}
-	if ks, ok := backend.As[backend.Keys](s.b); ok {
+	if ks, ok := backend.As[backend.Keys](s.b); ok && q.Thread == "" && q.Path == "" {
 		dq := backend.DocChangeQuery{Scope: q.Scope, Since: q.Since}
 		if cur != nil && cur.doc {
 			dq.Before = cur.order
@@ -130,16 +169,43 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 		if err != nil {
 			return AuditPage{}, err
 		}
+		docs := &auditStream{done: true}
 		for _, ch := range chs {
+			if q.Collection != "" && (ch.Store != q.Collection || q.Key != "" && ch.Key != q.Key) {
+				continue
+			}
 			var m commitMeta
 			_ = json.Unmarshal(ch.Meta, &m)
-			keep(AuditEntry{
+			docs.buf = append(docs.buf, AuditEntry{
 				Time: ch.Time, Scope: ch.Scope, Collection: ch.Store, Key: ch.Key, Version: ch.Version,
 				Op: ch.Op, Actor: m.Actor, IdempotencyKey: m.Key, Summary: m.Summary, order: ch.ID, doc: true,
 			})
 		}
+		sort.Slice(docs.buf, func(i, j int) bool { return newer(docs.buf[i], docs.buf[j]) })
+		if len(docs.buf) > 0 {
+			streams = append(streams, docs)
+		}
 	}
-	sort.Slice(all, func(i, j int) bool { return newer(all[i], all[j]) })
+	heap.Init(&streams)
+	var all []AuditEntry
+	for len(streams) > 0 && len(all) <= limit {
+		st := streams[0]
+		e := st.buf[0]
+		st.buf = st.buf[1:]
+		if q.matches(e, glob) && (cur == nil || cur.after(e)) {
+			all = append(all, e)
+		}
+		if len(st.buf) == 0 {
+			if err := st.fill(ctx); err != nil {
+				return AuditPage{}, err
+			}
+		}
+		if len(st.buf) == 0 {
+			heap.Pop(&streams)
+		} else {
+			heap.Fix(&streams, 0)
+		}
+	}
 	page := AuditPage{Entries: all}
 	if len(all) > limit {
 		page.Entries = all[:limit]
@@ -151,44 +217,106 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	return page, nil
 }
 
-// auditThread passes the retained commits of t made since since to keep.
-func (s *Store) auditThread(ctx context.Context, t backend.Thread, since time.Time, keep func(AuditEntry)) error {
-	const batch = 500
-	before := int64(0)
-	for {
-		cs, err := s.eng.Log(ctx, t.ID, before, batch)
+// auditStream is one thread's retained commits, newest first, read in
+// batches that double up to 1,000; or the document changes, all read.
+type auditStream struct {
+	s      *Store
+	t      backend.Thread
+	since  time.Time
+	before int64
+	batch  int
+	done   bool
+	buf    []AuditEntry
+}
+
+// fill reads the stream's next batch when its buffer is empty.
+func (st *auditStream) fill(ctx context.Context) error {
+	for len(st.buf) == 0 && !st.done {
+		cs, err := st.s.eng.Log(ctx, st.t.ID, st.before, st.batch)
 		if errors.Is(err, backend.ErrNoThread) {
-			return nil // deleted meanwhile
+			st.done = true // deleted meanwhile
+			return nil
 		}
 		if err != nil {
 			return err
 		}
+		if len(cs) < st.batch {
+			st.done = true
+		}
+		st.batch = min(st.batch*2, 1000)
 		for _, c := range cs {
-			if !since.IsZero() && c.Time.Before(since) {
-				return nil
+			if !st.since.IsZero() && c.Time.Before(st.since) {
+				st.done = true
+				break
 			}
 			var m commitMeta
 			_ = json.Unmarshal(c.Meta, &m)
-			keep(AuditEntry{
-				Time: c.Time, Scope: t.Scope, Thread: t.Name, Seq: c.Seq, Op: m.Op,
+			st.buf = append(st.buf, AuditEntry{
+				Time: c.Time, Scope: st.t.Scope, Thread: st.t.Name, Seq: c.Seq, Op: m.Op,
 				Actor: m.Actor, IdempotencyKey: m.Key, Summary: m.Summary, order: c.ID,
 			})
 		}
-		if len(cs) < batch {
-			return nil
+		if len(cs) > 0 {
+			st.before = cs[len(cs)-1].Seq
 		}
-		before = cs[len(cs)-1].Seq
 	}
+	return nil
 }
 
-func (q AuditQuery) matches(e AuditEntry) bool {
+// auditHeap orders streams by their next entry, the newest on top.
+type auditHeap []*auditStream
+
+func (h auditHeap) Len() int           { return len(h) }
+func (h auditHeap) Less(i, j int) bool { return newer(h[i].buf[0], h[j].buf[0]) }
+func (h auditHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *auditHeap) Push(x any)        { *h = append(*h, x.(*auditStream)) }
+func (h *auditHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (q AuditQuery) matches(e AuditEntry, glob *vpath.Glob) bool {
 	if q.Agent != "" && e.Agent != q.Agent && !(q.Agent == "-" && e.Agent == "") {
 		return false
 	}
 	if q.Tool != "" && e.Via != q.Tool && strings.TrimPrefix(strings.TrimPrefix(e.Via, "mcp:"), "cli:") != q.Tool {
 		return false
 	}
+	if q.Client != "" && e.Client != q.Client {
+		return false
+	}
+	if slices.Contains(q.SkipOps, e.Op) {
+		return false
+	}
+	if glob != nil && !slices.ContainsFunc(SummaryPaths(e.Summary), glob.Match) {
+		return false
+	}
+	if !q.Until.IsZero() && !e.Time.Before(q.Until) {
+		return false
+	}
 	return q.Since.IsZero() || !e.Time.Before(q.Since)
+}
+
+// SummaryPaths returns the paths a commit's summary names: it is "op
+// path", several of them separated by "; ", and a move's is "move path ->
+// to" (both paths are named). A summary with no path (a fork's "fork of
+// THREAD@SEQ") names what follows its first word, which is no valid path.
+func SummaryPaths(summary string) []string {
+	var out []string
+	for part := range strings.SplitSeq(summary, "; ") {
+		_, rest, ok := strings.Cut(part, " ")
+		if !ok || rest == "" {
+			continue
+		}
+		from, to, moved := strings.Cut(rest, " -> ")
+		out = append(out, from)
+		if moved {
+			out = append(out, to)
+		}
+	}
+	return out
 }
 
 // newer orders entries newest first: by time, then document changes

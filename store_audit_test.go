@@ -2,6 +2,8 @@ package satchel_test
 
 import (
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,12 @@ func TestAudit(t *testing.T) {
 			page, err := st.Audit(ctx, satchel.AuditQuery{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if docs, err := st.Audit(ctx, satchel.AuditQuery{Scope: "acme", Collection: "s", Key: "doc1"}); err != nil || len(docs.Entries) != 2 || docs.Entries[0].Op != "remove" || docs.Entries[1].Version != 1 {
+				t.Errorf("audit of one document: %+v, %v", docs.Entries, err)
+			}
+			if docs, err := st.Audit(ctx, satchel.AuditQuery{Scope: "acme", Collection: "s", Key: "other"}); err != nil || len(docs.Entries) != 0 {
+				t.Errorf("audit of another document: %+v, %v", docs.Entries, err)
 			}
 			if len(page.Entries) != 4 {
 				t.Fatalf("audit lists %d entries, want 4: %+v", len(page.Entries), page.Entries)
@@ -157,4 +165,87 @@ func FuzzAuditText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAuditFilters keeps the commits of a thread, a client, a path glob,
+// a time range, and drops the operations asked.
+func TestAuditFilters(t *testing.T) {
+	ctx := t.Context()
+	st, err := satchel.Open(ctx, "memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a := satchel.Actor{Agent: "a", Via: "mcp:write_file", Client: "claude"}
+	ws, _ := st.Workspace(ctx, "s", "main", satchel.WorkspaceActor(a))
+	for _, err := range []error{
+		ws.Write(ctx, "src/auth.go", "x\n"),
+		ws.Append(ctx, "logs/agent.log", "1\n"),
+		ws.Append(ctx, "logs/agent.log", "2\n"),
+		ws.Move(ctx, "src/auth.go", "src/login.go"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mid := time.Now()
+	other, _ := st.Workspace(ctx, "s", "other", satchel.WorkspaceActor(satchel.Actor{Agent: "b", Client: "cursor"}))
+	if err := other.Write(ctx, "src/auth.go", "y\n"); err != nil {
+		t.Fatal(err)
+	}
+	list := func(q satchel.AuditQuery) string {
+		t.Helper()
+		q.Scope = "s"
+		p, err := st.Audit(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range p.Entries {
+			out = append(out, e.Thread+"@"+strconv.FormatInt(e.Seq, 10))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		q    satchel.AuditQuery
+		want string
+	}{
+		{satchel.AuditQuery{Thread: "main"}, "main@4 main@3 main@2 main@1"},
+		{satchel.AuditQuery{Client: "cursor"}, "other@1"},
+		{satchel.AuditQuery{Path: "src/*.go"}, "other@1 main@4 main@1"},
+		{satchel.AuditQuery{Path: "src/login.go"}, "main@4"},
+		{satchel.AuditQuery{SkipOps: []string{"append"}, Thread: "main"}, "main@4 main@1"},
+		{satchel.AuditQuery{Until: mid}, "main@4 main@3 main@2 main@1"},
+		{satchel.AuditQuery{Since: mid}, "other@1"},
+	} {
+		if got := list(c.q); got != c.want {
+			t.Errorf("audit %+v: %s, want %s", c.q, got, c.want)
+		}
+	}
+	// Pages of two, merged across the threads, make the whole list.
+	var paged []string
+	for cursor := ""; ; {
+		p, err := st.Audit(ctx, satchel.AuditQuery{Scope: "s", Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range p.Entries {
+			paged = append(paged, e.Thread+"@"+strconv.FormatInt(e.Seq, 10))
+		}
+		if cursor = p.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if got := strings.Join(paged, " "); got != "other@1 main@4 main@3 main@2 main@1" {
+		t.Errorf("audit in pages of two: %s", got)
+	}
+	if _, err := st.Audit(ctx, satchel.AuditQuery{Path: "a/[b"}); !errors.Is(err, satchel.ErrInvalidPattern) {
+		t.Errorf("audit of a bad glob: %v", err)
+	}
+	if _, err := st.Audit(ctx, satchel.AuditQuery{Thread: "a b"}); !errors.Is(err, satchel.ErrInvalidArgument) {
+		t.Errorf("audit of a bad thread: %v", err)
+	}
+	if got := satchel.SummaryPaths("write a; move b -> c; fork of main@3"); strings.Join(got, ",") != "a,b,c,of main@3" {
+		t.Errorf("SummaryPaths: %q", got)
+	}
 }

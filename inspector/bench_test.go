@@ -142,6 +142,18 @@ func BenchmarkPages(b *testing.B) {
 		{"glob", "/s/big/t/main/search?glob=d042/*.txt"},
 		{"grep", "/s/big/t/main/search?grep=edited+at&under=d007"},
 		{"grep-miss", "/s/big/t/main/search?grep=no+such+text"},
+		{"activity", "/s/big/activity"},
+		{"activity-hide-appends", "/s/big/activity?hide=appends"},
+		{"activity-path", "/s/big/activity?path=d007/**"},
+		{"activity-thread-agent", "/s/big/activity?thread=alt&agent=bench"},
+		{"timeline-filtered", "/s/big/t/main/?path=" + benchPath(7)},
+		{"commit-split", fmt.Sprintf("/s/big/t/main/c/%d?view=split", mid)},
+		{"blame", "/s/big/t/main/blame/" + benchPath(7)},
+		{"blame-fork", "/s/big/t/alt/blame/" + benchPath(7)},
+		{"file-history-fork", "/s/big/t/alt/history/" + benchPath(7)},
+		{"raw", "/s/big/t/main/raw/" + benchPath(4242)},
+		{"search-scope", "/s/big/search?q=edited+at+step+9999"},
+		{"spills", "/s/big/t/main/spills/"},
 	}
 	for _, p := range pages {
 		b.Run(p.name, func(b *testing.B) {

@@ -212,7 +212,7 @@ func TestBrowserLive(t *testing.T) {
 
 	do(t, ctx, "open the file", chromedp.Navigate(u+"/s/acme/t/main/files/live/new.md"), chromedp.WaitVisible(chromedp.CSS(`html[data-live="open"]`)))
 	write("live/new.md", "rewritten elsewhere\n")
-	do(t, ctx, "see the file change", chromedp.WaitVisible(chromedp.Search(`//td[contains(., "rewritten elsewhere")]`)))
+	do(t, ctx, "see the file change", chromedp.WaitVisible(chromedp.Search(`//article[contains(., "rewritten elsewhere")] | //td[contains(., "rewritten elsewhere")]`)))
 
 	// Leaving the page closes its stream.
 	do(t, ctx, "leave", chromedp.Navigate(u+"/"))
@@ -242,7 +242,8 @@ func TestBrowserZoom(t *testing.T) {
 	ctx := browser(t)
 	do(t, ctx, "zoom", chromedp.EmulateViewport(300, 225))
 	for _, p := range []string{"/", "/s/acme/", "/s/acme/t/main/", "/s/acme/t/main/c/4", "/s/acme/t/main/files/", "/s/acme/t/main/files/notes/plan.md",
-		"/s/acme/tree", "/s/acme/docs/notes/", "/s/acme/docs/notes/doc?key=n1", "/s/acme/t/experiment/compare?from_thread=main&from=2&to=head", "/s/acme/t/main/search?grep=think", "/signin"} {
+		"/s/acme/tree", "/s/acme/docs/notes/", "/s/acme/docs/notes/doc?key=n1", "/s/acme/t/experiment/compare?from_thread=main&from=2&to=head", "/s/acme/t/main/search?grep=think", "/signin",
+		"/s/acme/activity", "/s/acme/t/main/blame/notes/plan.md", "/s/acme/t/main/c/4?view=split", "/s/acme/search?q=plan"} {
 		do(t, ctx, "open "+p, chromedp.Navigate(f.srv.URL+p), chromedp.WaitVisible(chromedp.CSS(`h1`)))
 		if over := eval[int](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 1 {
 			t.Errorf("%s at 400%%: the page scrolls %d px sideways", p, over)

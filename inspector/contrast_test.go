@@ -25,6 +25,7 @@ func TestContrast(t *testing.T) {
 	}{
 		{"fg", "bg", 7}, {"muted", "bg", 7}, {"add-fg", "add-bg", 7}, {"del-fg", "del-bg", 7},
 		{"tag-fg", "tag-bg", 7}, {"muted", "hunk-bg", 7}, {"fg", "hunk-bg", 7},
+		{"add-fg", "add-mark", 7}, {"del-fg", "del-mark", 7},
 		{"link", "bg", 4.5}, {"fork", "bg", 4.5}, {"focus", "bg", 4.5}, {"lane", "bg", 4.5},
 	}
 	for _, p := range pairs {

@@ -1,9 +1,13 @@
 package inspector
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"html/template"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -44,8 +48,24 @@ type fileData struct {
 	Start   int
 	Prev    string
 	Next    string
+	Last    string // the last page of lines (a log's tail)
 	History string
+	// Links of the file: its raw bytes, a download, its blame, and this
+	// page at the commit's number (a permalink).
+	Raw, Download, Blame, Permalink string
+	// Kind is how the file is shown: "text" (lines), "image", "binary"
+	// (its type, size and hash), "markdown" (Rendered) or "json" (Lines
+	// pretty-printed).
+	Kind     string
+	Rendered template.HTML
+	Source   string // the page of the source lines of a rendered file
+	View     string // the rendered view's link, on the source page
+	Tree     string // JSON's folded view
 }
+
+// maxRenderBytes bounds the files rendered (Markdown) or pretty-printed
+// (JSON); a larger one is shown as lines.
+const maxRenderBytes = 1 << 20
 
 // atQuery is the ?at= of a link ("" at the head).
 func atQuery(at string) string {
@@ -199,13 +219,74 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 		return d, err
 	}
 	d.Info = info
+	seq := strconv.FormatInt(d.Seq, 10)
+	d.Raw = threadURL(t) + "/raw/" + escapePath(p) + "?at=" + seq
+	d.Download = d.Raw + "&download=1"
+	d.Blame = threadURL(t) + "/blame/" + escapePath(p) + "?at=" + seq
+	d.Permalink = threadURL(t) + "/files/" + escapePath(p) + "?at=" + seq
+	d.Kind = "text"
 	start, err := intParam(r, "start", 1)
 	if err != nil {
 		return d, err
 	}
 	d.Start = int(max(start, 1))
+	switch {
+	case satchel.IsImage(info.Type):
+		d.Kind = "image"
+		return d, nil
+	case info.Type != satchel.TypeText:
+		d.Kind = "binary"
+		return d, nil
+	}
 	if info.Lines == 0 {
 		return d, nil
+	}
+	// ?tail=1 is the last page, whatever the file's length then: at the
+	// head, the live page follows the end of a growing log.
+	tail := r.URL.Query().Get("tail") != ""
+	if tail {
+		d.Start = int(max(1, info.Lines-linesPerPage+1))
+	}
+	view := r.URL.Query().Get("view")
+	ext := strings.ToLower(path.Ext(p))
+	if (ext == ".md" || ext == ".markdown" || ext == ".json") && info.Size <= maxRenderBytes && r.URL.Query().Get("start") == "" && !tail {
+		d.Source = d.Permalink + "&view=source"
+		if view != "source" {
+			content, err := snap.Read(ctx, p)
+			if err != nil {
+				return d, err
+			}
+			if ext == ".json" && view == "tree" {
+				if tree, err := jsonTree([]byte(content)); err == nil {
+					d.Kind, d.Rendered = "jsontree", tree
+					d.View = d.Permalink
+					return d, nil
+				}
+			}
+			if ext == ".json" {
+				d.Tree = d.Permalink + "&view=tree"
+				var buf bytes.Buffer
+				if json.Indent(&buf, []byte(content), "", "  ") == nil && bytes.Count(buf.Bytes(), []byte("\n")) < linesPerPage {
+					d.Kind = "json"
+					for i, line := range strings.Split(buf.String(), "\n") {
+						d.Lines = append(d.Lines, fileLine{N: i + 1, Text: capLine(line)})
+					}
+					return d, nil
+				}
+			} else {
+				dir := path.Dir(p)
+				if dir == "." {
+					dir = ""
+				}
+				d.Kind = "markdown"
+				d.Rendered = renderMarkdown(content, dir,
+					func(q string) string { return in.cfg.Base + threadURL(t) + "/files/" + escapePath(q) + "?at=" + seq },
+					func(q string) string { return in.cfg.Base + threadURL(t) + "/raw/" + escapePath(q) + "?at=" + seq })
+				return d, nil
+			}
+		} else {
+			d.View, d.Source = d.Permalink, ""
+		}
 	}
 	end := d.Start + linesPerPage - 1
 	text, err := snap.ReadWith(ctx, p, satchel.ReadOptions{Bounds: satchel.Lines(d.Start, end)})
@@ -232,6 +313,10 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 	}
 	if int64(end) < info.Lines {
 		d.Next = self(end + 1)
+		d.Last = threadURL(t) + "/files/" + escapePath(p) + "?tail=1"
+		if at != "" {
+			d.Last += "&at=" + url.QueryEscape(at)
+		}
 	}
 	return d, nil
 }
@@ -239,12 +324,25 @@ func (in *Inspector) fileView(r *http.Request, t threadRef, at string, snap *sat
 type fileHistoryData struct {
 	T       threadRef
 	Path    string
-	Changes []satchel.FileChange
+	Changes []historyRow
 	Next    string
 	Scanned bool
+	// Dropped says that retention dropped older commits of a thread
+	// walked.
+	Dropped string
 }
 
-// fileHistoryPage lists the commits that changed a file, newest first.
+// historyRow is a commit that changed the file, in the thread it
+// belongs to (a fork's source, for what the fork inherited).
+type historyRow struct {
+	satchel.FileChange
+	Thread string
+}
+
+// fileHistoryPage lists the commits that changed a file, newest first,
+// following a fork into its source thread: a fork's first commit holds
+// the files it inherited, which it did not add. ?thread= and ?before=
+// continue a page (thread: the thread being walked).
 func (in *Inspector) fileHistoryPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	t, ws, err := in.workspaceOf(r)
@@ -258,15 +356,80 @@ func (in *Inspector) fileHistoryPage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	page, err := ws.FileHistory(ctx, p, before, commitsPerPage)
-	if err != nil {
-		in.fail(w, r, err)
-		return
+	v := viewerOf(ctx)
+	cur := t.Thread
+	if th := r.URL.Query().Get("thread"); th != "" && th != t.Thread {
+		if err := satchel.ValidThreadName(th); err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		if !v.seesThread(t.Scope, th) {
+			in.fail(w, r, refusal(satchel.ErrNotFound, "thread not found: %s", th))
+			return
+		}
+		cur = th
+		if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, th); err != nil {
+			in.fail(w, r, err)
+			return
+		}
 	}
-	d := fileHistoryData{T: t, Path: p, Changes: page.Changes}
-	if page.Next != 0 {
-		d.Next = threadURL(t) + "/history/" + escapePath(p) + "?before=" + strconv.FormatInt(page.Next, 10)
-		d.Scanned = len(page.Changes) < commitsPerPage
+	d := fileHistoryData{T: t, Path: p, Changes: []historyRow{}}
+	for hops := 0; ; hops++ {
+		page, err := ws.FileHistory(ctx, p, before, commitsPerPage-len(d.Changes))
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		for _, c := range page.Changes {
+			d.Changes = append(d.Changes, historyRow{FileChange: c, Thread: cur})
+		}
+		if page.Next != 0 {
+			d.Next = threadURL(t) + "/history/" + escapePath(p) + "?" + url.Values{"thread": {cur}, "before": {strconv.FormatInt(page.Next, 10)}}.Encode()
+			d.Scanned = len(page.Changes) < commitsPerPage
+			break
+		}
+		// The end of this thread's retained history: its oldest change
+		// may be inherited (a fork's first commit) or what retention left.
+		n := len(d.Changes)
+		if n == 0 || d.Changes[n-1].Kind != "added" || d.Changes[n-1].Thread != cur {
+			break
+		}
+		last := d.Changes[n-1].Commit
+		older, err := ws.History(ctx, last.Seq, 1)
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		if len(older) > 0 {
+			break // a retained commit before it: it did add the file
+		}
+		o, isFork, err := ws.Origin(ctx)
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		switch {
+		case isFork && last.Seq == 1:
+			d.Changes = d.Changes[:n-1] // inherited, not added
+			if !v.seesThread(t.Scope, o.Thread) || hops == 8 {
+				d.Dropped = "The file came with the fork from " + o.Thread + "@" + strconv.FormatInt(o.Seq, 10) + "."
+				break
+			}
+			if len(d.Changes) >= commitsPerPage {
+				d.Next = threadURL(t) + "/history/" + escapePath(p) + "?" + url.Values{"thread": {o.Thread}, "before": {strconv.FormatInt(o.Seq+1, 10)}}.Encode()
+				break
+			}
+			if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, o.Thread); err != nil {
+				in.fail(w, r, err)
+				return
+			}
+			cur, before = o.Thread, o.Seq+1
+			continue
+		case last.Seq > 1:
+			d.Changes[n-1].Kind = "present"
+			d.Dropped = "Retention dropped the commits of " + cur + " before " + strconv.FormatInt(last.Seq, 10) + ": the file was there at the oldest commit kept."
+		}
+		break
 	}
 	in.render(w, r, http.StatusOK, "filehistory", pageData{Title: "History of " + p,
 		Crumbs: append(threadCrumbs(t), crumb{"history of " + p, ""}), Data: d})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -53,6 +54,8 @@ func checkPages(t *testing.T, f *fixture) {
 		"/s/acme/t/experiment/files/evil", "/s/acme/t/experiment/files/" + escapePath(evilPath),
 		"/s/acme/t/main/history/notes/plan.md",
 		"/s/acme/t/main/search?glob=**/*.md", "/s/acme/t/main/search?grep=window", "/s/acme/t/experiment/search?grep=pwned&under=evil",
+		"/s/acme/activity", "/s/acme/activity?hide=appends&agent=research", "/s/acme/search?q=pwned", "/s/acme/search?q=evil",
+		"/s/acme/t/main/?agent=" + url.QueryEscape(evilAgent), "/s/acme/t/experiment/?path=evil/**",
 		"/s/acme/docs/", "/s/acme/docs/notes/", "/s/acme/docs/notes/?where=score+%3E%3D+2", "/s/acme/docs/notes/doc?key=n1",
 	}
 	for _, p := range pages {

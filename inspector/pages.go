@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/satchel-dev/satchel"
 )
@@ -29,12 +30,18 @@ func (in *Inspector) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", in.scopesPage)
 	mux.HandleFunc("GET /s/{scope}/{$}", in.threadsPage)
 	mux.HandleFunc("GET /s/{scope}/tree", in.treePage)
+	mux.HandleFunc("GET /s/{scope}/activity", in.activityPage)
+	mux.HandleFunc("GET /s/{scope}/search", in.scopeSearchPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/{$}", in.timelinePage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/c/{seq}", in.commitPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/compare", in.comparePage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/files/{path...}", in.filesPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/history/{path...}", in.fileHistoryPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/search", in.searchPage)
+	mux.HandleFunc("GET /s/{scope}/t/{thread}/raw/{path...}", in.rawPage)
+	mux.HandleFunc("GET /s/{scope}/t/{thread}/blame/{path...}", in.blamePage)
+	mux.HandleFunc("GET /s/{scope}/t/{thread}/snapshot.tar.gz", in.snapshotPage)
+	mux.HandleFunc("GET /s/{scope}/t/{thread}/spills/{path...}", in.spillsPage)
 	mux.HandleFunc("GET /s/{scope}/t/{thread}/events", in.events)
 	mux.HandleFunc("GET /s/{scope}/docs/{$}", in.storesPage)
 	mux.HandleFunc("GET /s/{scope}/docs/{store}/{$}", in.documentsPage)
@@ -200,15 +207,61 @@ type timelineData struct {
 	Next    string
 	Newest  string
 	AtHead  bool
+	// Filtered, when the query filters, holds the matching commits in
+	// place of Commits.
+	Filtered *activityData
+	Jump     string
 }
 
 // timelinePage shows a thread's history, newest first, a page at a time
 // (?before=SEQ continues an older page).
 func (in *Inspector) timelinePage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	// A thread's spill area, as a link may name it (THREAD/spill), is
+	// shown on the thread's spills page.
+	if th, ok := strings.CutSuffix(r.PathValue("thread"), "/spill"); ok && satchel.ValidThreadName(th) == nil {
+		if _, err := in.scopeOf(r); err == nil {
+			http.Redirect(w, r, in.cfg.Base+"/s/"+pathSeg(r.PathValue("scope"))+"/t/"+pathSeg(th)+"/spills/", http.StatusSeeOther)
+			return
+		}
+	}
 	t, ws, err := in.workspaceOf(r)
 	if err != nil {
 		in.fail(w, r, err)
+		return
+	}
+	if jump := r.URL.Query().Get("jump"); jump != "" {
+		to, err := in.jumpTo(ctx, t, jump)
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, in.cfg.Base+to, http.StatusSeeOther)
+		return
+	}
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		in.fail(w, r, err)
+		return
+	}
+	f.Thread = ""
+	if f.any() {
+		f.Thread = t.Thread
+		ad, err := in.activity(r, t.Scope, f, threadURL(t)+"/")
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		ad.Thread = t.Thread
+		f.Thread = ""
+		ad.F = f
+		ad.Links = activityLinks{HideAppends: ad.Action + f.With("hide", "appends"), ShowAppends: ad.Action + f.With("hide", ""), Clear: ad.Action}
+		d := timelineData{T: t, Filtered: &ad}
+		if d.Info, err = in.threadRow(ctx, t.Scope, satchel.ThreadInfo{Name: t.Thread}); err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		in.render(w, r, http.StatusOK, "timeline", pageData{Title: "Thread " + t.Thread, Crumbs: threadCrumbs(t), Data: d})
 		return
 	}
 	before, err := intParam(r, "before", 0)

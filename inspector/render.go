@@ -31,7 +31,7 @@ type crumb struct{ Name, URL string }
 
 // pageNames are the templates of templates/, one page each.
 var pageNames = []string{"signin", "error", "scopes", "threads", "tree", "timeline", "commit", "compare",
-	"dir", "file", "filehistory", "search", "stores", "documents", "document"}
+	"dir", "file", "filehistory", "search", "stores", "documents", "document", "activity", "scopesearch", "blame", "spills"}
 
 func parsePages(base string) (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
@@ -43,6 +43,11 @@ func parsePages(base string) (map[string]*template.Template, error) {
 		"bytes": humanBytes,
 		"add":   func(a, b int) int { return a + b },
 		"nouns": nouns,
+		"filterForm": func(t threadRef) activityData {
+			a := threadURL(t) + "/"
+			return activityData{Scope: t.Scope, Thread: t.Thread, Action: a,
+				Links: activityLinks{HideAppends: a + "?hide=appends", ShowAppends: a, Clear: a}}
+		},
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {

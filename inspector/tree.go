@@ -12,26 +12,51 @@ import (
 
 // The fork tree of a scope is drawn on the server as SVG: one lane per
 // thread, a node per point that matters (its start, its checkpoints, the
-// commits other threads forked from, its head), forks as curves from the
-// parent's node to the child's start. Nodes are placed left to right in
-// time order, one column each, so that a fork always starts right of the
-// commit it came from and lanes stay readable whatever the gaps in time.
+// commits other threads forked from, its head), forks as edges from the
+// parent's node down to the child's lane, then along it to its start.
+//
+// The layout keeps the drawing readable however many threads there are
+// (decision 0141): lanes are ordered depth first, a thread's forks right
+// below it, the latest fork nearest; columns are compacted (a node is one
+// column right of the node before it on its lane, and a fork's first node
+// one column right of the commit it came from), so every node of a fork's
+// subtree lies right of its fork point and an edge, which goes down at
+// the fork point's column, passes no other thread's node and crosses no
+// other edge; every label is cut to the room it has (the whole text is in
+// its title), so that none overprints another. TestTreeLayout checks this
+// on the SVG of generated forests.
 
 const (
-	lanesPerPage      = 40
+	lanesPerPage      = 60
 	checkpointsOnLane = 12
 	laneHeight        = 72
 	columnWidth       = 84
 	labelWidth        = 180
 	treeTop           = 48
+	// The tree's text is monospace: a character is 0.6 of its size
+	// wide. Thread names are 12 px, checkpoint names 11, numbers 10.
+	threadChar = 7.2
+	cpChar     = 6.6
 )
+
+// fit cuts s to at most maxPx at charPx a character, ending a cut with
+// "…".
+func fit(s string, maxPx, charPx float64) string {
+	r := []rune(s)
+	n := int(maxPx / charPx)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:max(n-1, 0)]) + "…"
+}
 
 // treeNode is one drawn point of a lane.
 type treeNode struct {
 	Seq   int64
 	Time  time.Time
 	Kind  string // "start", "checkpoint", "fork", "head"
-	Label string // a checkpoint's name
+	Label string // a checkpoint's name, cut to its column
+	Full  string // the checkpoint's whole name
 	URL   string
 	X, Y  int
 	// LabelY puts alternate labels at two heights above the lane, so that
@@ -41,13 +66,16 @@ type treeNode struct {
 }
 
 type treeLane struct {
-	Thread  string
-	URL     string
-	Y       int
-	X1, X2  int
-	Nodes   []*treeNode
-	Origin  *satchel.Origin
-	Compare string
+	Thread   string
+	Name     string // the thread's name, cut to the label column
+	Archived bool
+	URL      string
+	Y        int
+	X1, X2   int
+	Nodes    []*treeNode
+	Origin   *satchel.Origin
+	Compare  string
+	col0     int // the first column its nodes may take
 }
 
 type treeEdge struct {
@@ -60,8 +88,11 @@ type treeData struct {
 	Lanes         []*treeLane
 	Edges         []treeEdge
 	Width, Height int
-	Page, Of      int
-	Prev, Next    string
+	// The lane labels are drawn apart, LabelWidth wide, and stay in view
+	// while the graph, GraphWidth wide, scrolls.
+	LabelWidth, GraphWidth int
+	Page, Of               int
+	Prev, Next             string
 }
 
 // treePage draws the fork tree of a scope.
@@ -99,8 +130,10 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 			seen = append(seen, t)
 		}
 	}
-	// Parents before children, then by creation: a lane's parent is above it.
-	sort.SliceStable(seen, func(i, j int) bool { return seen[i].Created.Before(seen[j].Created) })
+	seen, origins, err := in.treeOrder(ctx, scope, seen)
+	if err != nil {
+		return d, err
+	}
 	d.Of = max(1, (len(seen)+lanesPerPage-1)/lanesPerPage)
 	d.Page = min(max(page, 1), d.Of)
 	lo, hi := (d.Page-1)*lanesPerPage, min(d.Page*lanesPerPage, len(seen))
@@ -120,10 +153,13 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 			return d, err
 		}
 		tr := threadRef{scope, t.Name}
-		lane := &treeLane{Thread: t.Name, URL: threadURL(tr) + "/", Y: treeTop + i*laneHeight}
-		if o, ok, err := ws.Origin(ctx); err != nil {
-			return d, err
-		} else if ok {
+		lane := &treeLane{Thread: t.Name, URL: threadURL(tr) + "/", Y: treeTop + i*laneHeight, Archived: t.Archived}
+		name := t.Name
+		if t.Archived {
+			name += " (archived)"
+		}
+		lane.Name = fit(name, labelWidth-16, threadChar)
+		if o, ok := origins[t.Name]; ok {
 			lane.Origin = &o
 			lane.Compare = threadURL(tr) + "/compare?from_thread=" + o.Thread + "&from=" + strconv.FormatInt(o.Seq, 10) + "&to=head"
 		}
@@ -175,24 +211,33 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 		parent.Nodes = append(parent.Nodes, n)
 		all = append(all, n)
 	}
-	// One column per distinct point in time order; a lane's nodes are also
-	// in sequence order, so equal times keep the lower sequence first.
-	sort.SliceStable(all, func(i, j int) bool {
-		if !all[i].Time.Equal(all[j].Time) {
-			return all[i].Time.Before(all[j].Time)
-		}
-		return all[i].Seq < all[j].Seq
-	})
+	// Columns, lane by lane in order (a parent before its forks): each
+	// node one column right of the one before it on its lane, a fork's
+	// first node one right of its fork point.
 	col := 0
-	for i, n := range all {
-		if i > 0 && !(n.Time.Equal(all[i-1].Time) && n.Y == all[i-1].Y && n.Seq == all[i-1].Seq) {
-			col++
+	for _, lane := range d.Lanes {
+		sort.SliceStable(lane.Nodes, func(i, j int) bool { return lane.Nodes[i].Seq < lane.Nodes[j].Seq })
+		lane.Nodes = dedupNodes(lane.Nodes)
+		next := 0
+		if o := lane.Origin; o != nil && byName[o.Thread] != nil {
+			for _, n := range byName[o.Thread].Nodes {
+				if n.Seq == o.Seq {
+					next = n.X + 1
+				}
+			}
 		}
-		n.X = labelWidth + col*columnWidth
+		for _, n := range lane.Nodes {
+			n.X = next // a column number until the end
+			next++
+		}
+		col = max(col, next-1)
 	}
 	for _, lane := range d.Lanes {
-		sort.SliceStable(lane.Nodes, func(i, j int) bool { return lane.Nodes[i].X < lane.Nodes[j].X })
-		lane.Nodes = dedupNodes(lane.Nodes)
+		for _, n := range lane.Nodes {
+			n.X = labelWidth + columnWidth/3 + n.X*columnWidth
+		}
+	}
+	for _, lane := range d.Lanes {
 		if len(lane.Nodes) > 0 {
 			lane.X1, lane.X2 = lane.Nodes[0].X, lane.Nodes[len(lane.Nodes)-1].X
 		}
@@ -201,6 +246,7 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 			n.Title = lane.Thread + "@" + strconv.FormatInt(n.Seq, 10) + " (" + n.Kind + ")"
 			if n.Label != "" {
 				n.Title = lane.Thread + "@" + strconv.FormatInt(n.Seq, 10) + ": checkpoint " + n.Label
+				n.Full, n.Label = n.Label, fit(n.Label, columnWidth-10, cpChar)
 				n.LabelY = n.Y - 14
 				if labels%2 == 1 {
 					n.LabelY = n.Y - 28
@@ -223,15 +269,17 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 		if from == nil {
 			continue
 		}
+		// Down at the fork point's column to the fork's lane, then along
+		// it to its first node.
 		to := lane.Nodes[0]
-		mid := (from.X + to.X) / 2
 		d.Edges = append(d.Edges, treeEdge{
-			D:     "M" + itoa(from.X) + " " + itoa(from.Y) + " C" + itoa(mid) + " " + itoa(from.Y) + " " + itoa(mid) + " " + itoa(to.Y) + " " + itoa(to.X) + " " + itoa(to.Y),
+			D:     "M" + itoa(from.X) + " " + itoa(from.Y) + " V" + itoa(to.Y) + " H" + itoa(to.X),
 			Title: lane.Thread + " forked from " + o.Thread + "@" + strconv.FormatInt(o.Seq, 10),
 		})
 	}
 	d.Width = labelWidth + (col+1)*columnWidth + 40
 	d.Height = treeTop + len(d.Lanes)*laneHeight
+	d.LabelWidth, d.GraphWidth = labelWidth, d.Width-labelWidth
 	return d, nil
 }
 
@@ -268,4 +316,69 @@ func commitTime(ctx context.Context, ws *satchel.Workspace, seq int64, def time.
 		return time.Time{}, err
 	}
 	return snap.Commit().Time, nil
+}
+
+// treeOrder orders the threads depth first: each root (a thread that was
+// not forked, or whose source the viewer does not see) by creation, and
+// right below each thread its forks, the latest fork point first, each
+// followed by its own forks. It returns the origins it read.
+func (in *Inspector) treeOrder(ctx context.Context, scope string, ts []satchel.ThreadInfo) ([]satchel.ThreadInfo, map[string]satchel.Origin, error) {
+	origins := map[string]satchel.Origin{}
+	byName := map[string]satchel.ThreadInfo{}
+	for _, t := range ts {
+		byName[t.Name] = t
+	}
+	children := map[string][]satchel.ThreadInfo{}
+	var roots []satchel.ThreadInfo
+	for _, t := range ts {
+		ws, err := in.cfg.Store.Workspace(ctx, scope, t.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		o, ok, err := ws.Origin(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, seen := byName[o.Thread]; ok && seen && o.Thread != t.Name {
+			origins[t.Name] = o
+			children[o.Thread] = append(children[o.Thread], t)
+		} else {
+			if ok {
+				origins[t.Name] = o
+			}
+			roots = append(roots, t)
+		}
+	}
+	sort.SliceStable(roots, func(i, j int) bool { return roots[i].Created.Before(roots[j].Created) })
+	out := make([]satchel.ThreadInfo, 0, len(ts))
+	done := map[string]bool{}
+	var walk func(t satchel.ThreadInfo)
+	walk = func(t satchel.ThreadInfo) {
+		if done[t.Name] {
+			return
+		}
+		done[t.Name] = true
+		out = append(out, t)
+		cs := children[t.Name]
+		sort.SliceStable(cs, func(i, j int) bool {
+			a, b := origins[cs[i].Name], origins[cs[j].Name]
+			if a.Seq != b.Seq {
+				return a.Seq > b.Seq
+			}
+			return cs[i].Created.After(cs[j].Created)
+		})
+		for _, c := range cs {
+			walk(c)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+	for _, t := range ts { // a cycle of names (threads deleted and made anew)
+		if !done[t.Name] {
+			delete(origins, t.Name)
+			walk(t)
+		}
+	}
+	return out, origins, nil
 }

@@ -1,9 +1,19 @@
+// Times in the viewer's zone: each <time> (written in UTC) gets its
+// local time as a title, shown on hover.
+//
 // Live updates of a thread's page: one EventSource on the thread's
 // commits; on each, the page's #live region is fetched again and swapped
 // in (the server renders and escapes it), so nothing polls and nothing
 // reloads. The stream closes with the page.
 (function () {
   "use strict";
+  function localTimes() {
+    document.querySelectorAll("time[datetime]").forEach(function (t) {
+      var d = new Date(t.getAttribute("datetime").replace(" ", "T"));
+      if (!isNaN(d.getTime())) { t.title = d.toLocaleString() + " (your time)"; }
+    });
+  }
+  localTimes();
   var meta = document.querySelector('meta[name="satchel-live"]');
   if (!meta || !window.EventSource) { return; }
   var status = document.getElementById("live-status");
@@ -17,7 +27,7 @@
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.getElementById("live"), cur = document.getElementById("live");
-        if (fresh && cur) { cur.replaceWith(document.importNode(fresh, true)); }
+        if (fresh && cur) { cur.replaceWith(document.importNode(fresh, true)); localTimes(); }
       })
       .catch(function () {})
       .then(function () {
