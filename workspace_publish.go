@@ -12,6 +12,13 @@ import (
 // Head returns the workspace's head commit (Seq 0 for a thread without
 // commits yet).
 func (w *Workspace) Head(ctx context.Context) (Commit, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return Commit{}, err
+		}
+		return rw.Head(ctx)
+	}
 	c, err := w.resolve(ctx, "")
 	if err != nil {
 		return Commit{}, err
@@ -27,6 +34,9 @@ func (w *Workspace) Head(ctx context.Context) (Commit, error) {
 // so its work is not lost. This is how a run on a fork publishes all of
 // its commits at once, or none of them.
 func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) (Commit, error) {
+	if w.rv != nil || onto.rv != nil {
+		return Commit{}, w.refuseUnderReview("publish")
+	}
 	if w.scope != onto.scope {
 		return Commit{}, errs.New(errs.ErrInvalidArgument, "cannot publish thread %s of scope %s onto scope %s", w.thread, w.scope, onto.scope)
 	}

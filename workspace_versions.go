@@ -165,6 +165,13 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 // number or a checkpoint name ("" or "head" for the head, 0 for the empty
 // tree before the first commit).
 func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.At(ctx, ref)
+	}
 	c, err := w.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -181,6 +188,13 @@ func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
 // '_' or '-', not all digits, unique in the thread. Of the options,
 // IdempotencyKey applies: a retry returns the commit the first call named.
 func (w *Workspace) Checkpoint(ctx context.Context, name string, opts ...WriteOption) (Commit, error) {
+	if w.rv != nil {
+		rw, err := w.changing(ctx)
+		if err != nil {
+			return Commit{}, err
+		}
+		return rw.Checkpoint(ctx, name, opts...)
+	}
 	if err := ValidCheckpointName(name); err != nil {
 		return Commit{}, err
 	}
@@ -266,6 +280,13 @@ type Change struct {
 // Diff lists the files that differ between two commits (refs as in At),
 // in path order.
 func (w *Workspace) Diff(ctx context.Context, from, to string) ([]Change, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Diff(ctx, from, to)
+	}
 	a, err := w.At(ctx, from)
 	if err != nil {
 		return nil, err
@@ -288,6 +309,13 @@ func (w *Workspace) Diff(ctx context.Context, from, to string) ([]Change, error)
 // DiffFile returns a unified diff of one file between two commits ("" when
 // it is the same in both; a file missing on one side diffs against empty).
 func (w *Workspace) DiffFile(ctx context.Context, from, to, path string) (string, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return "", err
+		}
+		return rw.DiffFile(ctx, from, to, path)
+	}
 	if err := vpath.Validate(path); err != nil {
 		return "", err
 	}
@@ -339,6 +367,13 @@ func contentAt(ctx context.Context, v engine.View, path string) (string, bool, e
 // files of ref, it makes none and returns the head's commit, Unchanged.
 // Of the options, IdempotencyKey applies.
 func (w *Workspace) Restore(ctx context.Context, ref string, opts ...WriteOption) (Commit, error) {
+	if w.rv != nil {
+		rw, err := w.changing(ctx)
+		if err != nil {
+			return Commit{}, err
+		}
+		return rw.Restore(ctx, ref, opts...)
+	}
 	kc, err := w.keyCall("restore", opts, ref)
 	if err != nil {
 		return Commit{}, err
@@ -428,6 +463,13 @@ func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit,
 // takes the same time whatever the workspace's size. Of the options,
 // IdempotencyKey applies: a retry returns the thread the first call made.
 func (w *Workspace) Fork(ctx context.Context, ref, newThread string, opts ...WriteOption) (*Workspace, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Fork(ctx, ref, newThread, opts...)
+	}
 	if err := ValidThreadName(newThread); err != nil {
 		return nil, err
 	}
@@ -567,6 +609,9 @@ func (p Policy) check() error {
 // it returns how many commits were dropped from the log. Their storage is
 // reclaimed by the next GC.
 func (w *Workspace) SetRetention(ctx context.Context, p Policy) (int, error) {
+	if w.rv != nil {
+		return 0, w.refuseUnderReview("a retention policy")
+	}
 	if err := p.check(); err != nil {
 		return 0, err
 	}

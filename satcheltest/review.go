@@ -1,0 +1,195 @@
+package satcheltest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// review: a caller under review (ForReview) never changes its thread; its
+// changes go to a review thread, which an operator approves (a merge) or
+// rejects (archived), and the caller is told.
+func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
+	write(t, ws, "notes/plan.md", "draft\n", "keep.md", "keep\n")
+	base, _ := ws.Head(bg)
+	agent := satchel.Actor{Agent: "research", Credential: "0123456789abcdef", Via: "mcp:write_file"}
+	open := func(key string) *satchel.Workspace {
+		rw, err := st.Workspace(bg, "default", "main", satchel.ForReview(key), satchel.TrackReads(), satchel.WorkspaceActor(agent))
+		must(t, "open under review", err)
+		return rw
+	}
+	rw := open("session-1")
+	if !rw.UnderReview() || ws.UnderReview() {
+		t.Errorf("UnderReview: %v and %v, want true and false", rw.UnderReview(), ws.UnderReview())
+	}
+
+	// Reads before any change read the thread, and open no review.
+	got, err := rw.Read(bg, "notes/plan.md")
+	must(t, "read", err)
+	equal(t, "read before a change", got, "draft\n")
+	equal(t, "no notice for a read", len(rw.Notices()), 0)
+	rs, err := st.ListReviews(bg, satchel.ReviewQuery{Scope: "default"})
+	must(t, "list", err)
+	equal(t, "no review before a change", len(rs), 0)
+
+	// The first change opens a review; the thread's head does not move.
+	h := rw.ForActor(agent)
+	_, err = h.StrReplace(bg, "notes/plan.md", "draft", "final", false)
+	must(t, "edit under review", err)
+	rs, err = st.ListReviews(bg, satchel.ReviewQuery{Scope: "default"})
+	must(t, "list", err)
+	if len(rs) != 1 {
+		t.Fatalf("%d reviews, want 1", len(rs))
+	}
+	r := rs[0]
+	if satchel.ValidReviewID(r.ID) != nil {
+		t.Errorf("review ID %q", r.ID)
+	}
+	equalSlice(t, "notices", h.Notices(), []string{"your changes wait for review " + r.ID})
+	equal(t, "notices once", len(h.Notices()), 0)
+	equal(t, "review thread", r.ReviewThread, "review-"+r.ID)
+	equal(t, "thread", r.Thread, "main")
+	equal(t, "agent", r.Agent, "research")
+	equal(t, "token", r.Token, "0123456789abcdef")
+	equal(t, "state", r.State, satchel.ReviewOpen)
+	equal(t, "base", r.Base, base.Seq)
+	equal(t, "files", r.Files, 1)
+	head, _ := ws.Head(bg)
+	equal(t, "the thread's head is unchanged", head.Seq, base.Seq)
+	got, _ = ws.Read(bg, "notes/plan.md")
+	equal(t, "the thread's file is unchanged", got, "draft\n")
+
+	// The caller reads its own changes, and later changes join the review.
+	got, _ = rw.Read(bg, "notes/plan.md")
+	equal(t, "the caller reads its change", got, "final\n")
+	h = rw.ForActor(agent)
+	must(t, "write", h.Write(bg, "new.md", "new\n"))
+	equalSlice(t, "notices", h.Notices(), []string{"your changes wait for review " + r.ID})
+	r, err = st.Review(bg, r.ID)
+	must(t, "review", err)
+	equal(t, "files", r.Files, 2)
+	rs, _ = st.ListReviews(bg, satchel.ReviewQuery{})
+	equal(t, "still one review", len(rs), 1)
+	cs, err := st.ReviewChanges(bg, r)
+	must(t, "changes", err)
+	equal(t, "changes", fmt.Sprint(cs), "[{new.md added} {notes/plan.md changed}]")
+	d, err := st.ReviewDiff(bg, r)
+	must(t, "diff", err)
+	if !strings.Contains(d, "-draft\n+final\n") || !strings.Contains(d, "+++ b/new.md\n") {
+		t.Errorf("diff %q", d)
+	}
+
+	// Another caller (another key) has a review of its own; the same key
+	// finds its open review again.
+	other := open("session-2")
+	must(t, "other write", other.Write(bg, "other.md", "o\n"))
+	rs, _ = st.ListReviews(bg, satchel.ReviewQuery{Scope: "default", State: satchel.ReviewOpen})
+	equal(t, "two open reviews", len(rs), 2)
+	again := open("session-1")
+	got, err = again.Read(bg, "new.md")
+	must(t, "the same key reads its review", err)
+	equal(t, "the same key", got, "new\n")
+
+	// What changes a thread directly is refused.
+	_, err = rw.Merge(bg, "review-"+r.ID)
+	refused(t, "merge under review", err, satchel.ErrAccessDenied, "your changes wait for review: merge is for an operator (satchel review approve merges a review)")
+
+	// Approve: a merge into the thread, by the operator; the caller is
+	// told on its next call, and its next change opens a new review.
+	op := satchel.Actor{Via: "cli:review approve"}
+	ar, mr, err := st.ApproveReview(bg, r.ID, op)
+	must(t, "approve", err)
+	equal(t, "approved", ar.State, satchel.ReviewApproved)
+	equal(t, "decided by", ar.DecidedBy, "an operator (cli:review approve)")
+	equal(t, "merge commit", ar.Merge, mr.Commit.Seq)
+	got, _ = ws.Read(bg, "notes/plan.md")
+	equal(t, "the thread has the change", got, "final\n")
+	hist, _ := ws.History(bg, 0, 1)
+	if len(hist) != 1 || hist[0].Op != "merge" || hist[0].Via != "cli:review approve" {
+		t.Errorf("the thread's newest commit %+v, want the approval's merge", hist)
+	}
+	_, _, err = st.ApproveReview(bg, r.ID, op)
+	if err == nil || !errors.Is(err, satchel.ErrConflict) || !strings.HasPrefix(err.Error(), "review "+r.ID+" was approved already, by an operator (cli:review approve) at ") {
+		t.Errorf("approving twice: %v", err)
+	}
+	h = rw.ForActor(agent)
+	got, err = h.Read(bg, "notes/plan.md")
+	must(t, "read after approval", err)
+	equal(t, "read after approval", got, "final\n")
+	equalSlice(t, "told of the approval", h.Notices(), []string{fmt.Sprintf("review %s was approved: its changes are in thread main (commit %d); your next change starts a new review", r.ID, ar.Merge)})
+	h = rw.ForActor(agent)
+	must(t, "append after approval", h.Append(bg, "log.md", "one\n"))
+	n := h.Notices()
+	if len(n) != 1 || n[0] == "your changes wait for review "+r.ID || !strings.HasPrefix(n[0], "your changes wait for review R-") {
+		t.Errorf("notices after approval %q, want a new review", n)
+	}
+	r2 := strings.TrimPrefix(n[0], "your changes wait for review ")
+
+	// Reject: archived; told with the reason; nothing reaches the thread.
+	rj, err := st.RejectReview(bg, r2, "too broad", satchel.Actor{Credential: "fedcba9876543210", Via: "inspector"})
+	must(t, "reject", err)
+	equal(t, "rejected", rj.State, satchel.ReviewRejected)
+	equal(t, "reason", rj.Reason, "too broad")
+	equal(t, "decided by", rj.DecidedBy, "operator token fedcba9876543210 (inspector)")
+	ok, _ := ws.Exists(bg, "log.md")
+	equal(t, "a rejected change never reaches the thread", ok, false)
+	h = rw.ForActor(agent)
+	ok, err = h.Exists(bg, "log.md")
+	must(t, "exists after rejection", err)
+	equal(t, "the caller reads the thread again", ok, false)
+	equalSlice(t, "told of the rejection", h.Notices(), []string{"review " + r2 + " was rejected (too broad): its changes were not applied to thread main; your next change starts a new review"})
+	_, err = st.RejectReview(bg, r2, "", op)
+	refused(t, "reject twice", err, satchel.ErrConflict, "")
+	th, err := st.Threads(bg, "default")
+	must(t, "threads", err)
+	for _, ti := range th {
+		if ti.Name == "review-"+r2 && !ti.Archived {
+			t.Errorf("the rejected review's thread is not archived")
+		}
+	}
+
+	// A conflicting approval is refused as a merge is, and the review
+	// stays open, its thread writable.
+	h = rw.ForActor(agent)
+	must(t, "read keep", func() error { _, err := h.Read(bg, "keep.md"); return err }())
+	must(t, "write keep", h.Write(bg, "keep.md", "agent\n"))
+	r3 := strings.TrimPrefix(h.Notices()[0], "your changes wait for review ")
+	write(t, ws, "keep.md", "operator\n")
+	_, _, err = st.ApproveReview(bg, r3, op)
+	refused(t, "conflicting approval", err, satchel.ErrConflict, "merge of review-"+r3+" into main refused: 1 conflict: keep.md line 1 (both changed)")
+	r, err = st.Review(bg, r3)
+	must(t, "review", err)
+	equal(t, "still open", r.State, satchel.ReviewOpen)
+	must(t, "the review thread is writable again", rw.Write(bg, "more.md", "m\n"))
+
+	// Unknown and malformed IDs.
+	_, err = st.Review(bg, "R-00000000")
+	refused(t, "unknown review", err, satchel.ErrNotFound, "review not found: R-00000000")
+	_, err = st.Review(bg, "r-1")
+	refused(t, "malformed ID", err, satchel.ErrInvalidArgument, `invalid review ID "r-1": a review ID is R- and 8 digits or capital letters, e.g. R-7K2M9Q4X`)
+
+	// The audit trail names who approved and who rejected, and when.
+	page, err := st.Audit(bg, satchel.AuditQuery{Scope: "default", Tool: "inspector"})
+	must(t, "audit", err)
+	found := false
+	for _, e := range page.Entries {
+		if e.Thread == "review-"+r2 {
+			found = e.Summary == "review "+r2+" rejected: too broad" && e.Op == "archive" && e.Credential == "fedcba9876543210" && !e.Time.IsZero()
+		}
+	}
+	if !found {
+		t.Errorf("audit of the rejection: %+v", page.Entries)
+	}
+	page, err = st.Audit(bg, satchel.AuditQuery{Scope: "default", Tool: "cli:review approve"})
+	must(t, "audit", err)
+	var sums []string
+	for _, e := range page.Entries {
+		sums = append(sums, e.Op+" "+e.Thread)
+	}
+	if !strings.Contains(strings.Join(sums, ","), "merge main") || !strings.Contains(strings.Join(sums, ","), "archive review-"+ar.ID) {
+		t.Errorf("audit of the approval: %q", sums)
+	}
+}
