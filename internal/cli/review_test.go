@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,4 +75,42 @@ func TestTokenReview(t *testing.T) {
 	tok := decode[tokenCreated](t, h.ok("--json", "token", "create", "--agent", "intern", "--scope", "acme", "--review"))
 	equal(t, "review", tok.Review, true)
 	h.usage("token create: --operator takes no --review (an operator's token changes nothing)", "token", "create", "--operator", "--review")
+}
+
+// TestRunUnderReview: satchel run --agent of an agent whose agent.json
+// says "review": true changes a review thread, and says so.
+func TestRunUnderReview(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"agents/intern/agent.json": `{"review": true}`,
+		"agents/senior/agent.json": `{}`,
+		"edit.lua":                 "store.write(\"notes.md\", \"by the script\\n\")\nprint(store.read(\"notes.md\"))\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := h.run("run", "--dir", dir, "--agent", "intern", filepath.Join(dir, "edit.lua"))
+	if r.Code != 0 || r.Out != "by the script\n\n" || !strings.HasPrefix(r.Err, "your changes wait for review R-") {
+		t.Fatalf("run under review: %+v", r)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(r.Err, "your changes wait for review "))
+	h.refused("file not found: notes.md", "fs", "read", "notes.md")
+	rs := decode[[]satchel.Review](t, h.ok("--json", "review", "list"))
+	if len(rs) != 1 || rs[0].ID != id || rs[0].Files != 1 {
+		t.Errorf("reviews %+v, want %s with 1 file", rs, id)
+	}
+	h.refused("a run whose changes wait for review cannot be atomic: a review reaches the thread whole or not at all already",
+		"run", "--dir", dir, "--agent", "intern", "--atomic", filepath.Join(dir, "edit.lua"))
+	// An agent without review changes its thread.
+	r = h.run("run", "--dir", dir, "--agent", "senior", filepath.Join(dir, "edit.lua"))
+	if r.Code != 0 || r.Err != "" {
+		t.Fatalf("run without review: %+v", r)
+	}
+	equal(t, "the thread changed", h.ok("fs", "read", "notes.md"), "by the script\n")
 }

@@ -233,14 +233,14 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		}
 		defer closeScripts()
 	}
+	var project *satchel.Project
+	if dir != "" {
+		if project, err = satchel.LoadProject(dir); err != nil {
+			return err
+		}
+	}
 	var ui http.Handler
 	if f.ui {
-		var project *satchel.Project
-		if dir != "" {
-			if project, err = satchel.LoadProject(dir); err != nil {
-				return err
-			}
-		}
 		in, err := uiHandler(st, project, log, f.maxStreamsPerToken, f.bodyReadTimeout)
 		if err != nil {
 			return err
@@ -255,6 +255,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
 		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools, StaleWrites: f.staleWrites,
+		Review: project.ReviewAgent,
 	})
 	if err != nil {
 		return err
