@@ -34,7 +34,7 @@ console.log("review over HTTP:");
 try {
   S("fs", "write", "notes/plan.md", "1. think\n2. write\n");
   const headBefore = JSON.parse(S("--json", "log", "--limit", "1"))[0]?.seq;
-  const token = S("token", "create", "--agent", "intern", "--review").trim();
+  const token = S("token", "create", "--agent", "agent", "--review").trim();
   const client = new Client({ name: "satchel-e2e-review", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(url),
     { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
@@ -58,7 +58,7 @@ try {
 
   const list = JSON.parse(S("--json", "review", "list", "--scope", scope));
   check("satchel review list shows it: thread, agent, files changed",
-    list.length === 1 && list[0].id === id && list[0].thread === "main" && list[0].agent === "intern" && list[0].files === 1,
+    list.length === 1 && list[0].id === id && list[0].thread === "main" && list[0].agent === "agent" && list[0].files === 1,
     JSON.stringify(list));
 
   const approved = S("review", "approve", id);
