@@ -20,6 +20,9 @@ import (
 const (
 	lanesPerPage      = 40
 	checkpointsOnLane = 12
+	// mergeScan is how many of a lane's newest commits are searched for
+	// merges (a merge commit names its second parent, satchel.Commit.Parent).
+	mergeScan = 500
 	laneHeight        = 72
 	columnWidth       = 84
 	labelWidth        = 180
@@ -30,7 +33,7 @@ const (
 type treeNode struct {
 	Seq   int64
 	Time  time.Time
-	Kind  string // "start", "checkpoint", "fork", "head"
+	Kind  string // "start", "checkpoint", "fork", "merge", "merged", "head"
 	Label string // a checkpoint's name
 	URL   string
 	X, Y  int
@@ -48,11 +51,15 @@ type treeLane struct {
 	Nodes   []*treeNode
 	Origin  *satchel.Origin
 	Compare string
+	// Merges are the lane's merge commits: each draws an edge from the
+	// commit it merged (on its thread's lane) to the merge.
+	Merges []satchel.Commit
 }
 
 type treeEdge struct {
 	D     string // the SVG path
 	Title string
+	Class string // "fork" or "merge"
 }
 
 type treeData struct {
@@ -152,6 +159,16 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 			node(cp.Seq, at, "checkpoint", cp.Name)
 		}
 		node(t.Head, t.HeadTime, "head", "")
+		recent, err := ws.History(ctx, 0, mergeScan)
+		if err != nil {
+			return d, err
+		}
+		for _, c := range recent {
+			if c.Parent != nil {
+				node(c.Seq, c.Time, "merge", "")
+				lane.Merges = append(lane.Merges, c)
+			}
+		}
 		byName[t.Name] = lane
 		wss[t.Name] = ws
 		d.Lanes = append(d.Lanes, lane)
@@ -174,6 +191,27 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 			URL: threadURL(threadRef{d.Scope, o.Thread}) + "/c/" + strconv.FormatInt(o.Seq, 10)}
 		parent.Nodes = append(parent.Nodes, n)
 		all = append(all, n)
+	}
+	// Merged commits on the sources' lanes: a merge comes after what it
+	// merged.
+	for _, lane := range d.Lanes {
+		for _, m := range lane.Merges {
+			src := byName[m.Parent.Thread]
+			if src == nil {
+				continue
+			}
+			at, err := commitTime(ctx, wss[m.Parent.Thread], m.Parent.Seq, time.Time{})
+			if err != nil {
+				return d, err
+			}
+			if at.IsZero() || at.After(m.Time) {
+				at = m.Time.Add(-time.Nanosecond)
+			}
+			n := &treeNode{Seq: m.Parent.Seq, Time: at, Kind: "merged", Y: src.Y,
+				URL: threadURL(threadRef{d.Scope, m.Parent.Thread}) + "/c/" + strconv.FormatInt(m.Parent.Seq, 10)}
+			src.Nodes = append(src.Nodes, n)
+			all = append(all, n)
+		}
 	}
 	// One column per distinct point in time order; a lane's nodes are also
 	// in sequence order, so equal times keep the lower sequence first.
@@ -228,7 +266,26 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 		d.Edges = append(d.Edges, treeEdge{
 			D:     "M" + itoa(from.X) + " " + itoa(from.Y) + " C" + itoa(mid) + " " + itoa(from.Y) + " " + itoa(mid) + " " + itoa(to.Y) + " " + itoa(to.X) + " " + itoa(to.Y),
 			Title: lane.Thread + " forked from " + o.Thread + "@" + strconv.FormatInt(o.Seq, 10),
+			Class: "fork",
 		})
+	}
+	for _, lane := range d.Lanes {
+		for _, m := range lane.Merges {
+			src := byName[m.Parent.Thread]
+			if src == nil {
+				continue
+			}
+			from, to := nodeAt(src, m.Parent.Seq), nodeAt(lane, m.Seq)
+			if from == nil || to == nil {
+				continue
+			}
+			mid := (from.X + to.X) / 2
+			d.Edges = append(d.Edges, treeEdge{
+				D:     "M" + itoa(from.X) + " " + itoa(from.Y) + " C" + itoa(mid) + " " + itoa(from.Y) + " " + itoa(mid) + " " + itoa(to.Y) + " " + itoa(to.X) + " " + itoa(to.Y),
+				Title: m.Parent.Thread + "@" + strconv.FormatInt(m.Parent.Seq, 10) + " merged into " + lane.Thread + " (commit " + strconv.FormatInt(m.Seq, 10) + ")",
+				Class: "merge",
+			})
+		}
 	}
 	d.Width = labelWidth + (col+1)*columnWidth + 40
 	d.Height = treeTop + len(d.Lanes)*laneHeight
@@ -256,6 +313,16 @@ func dedupNodes(ns []*treeNode) []*treeNode {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// nodeAt is the lane's node of commit seq, or nil.
+func nodeAt(lane *treeLane, seq int64) *treeNode {
+	for _, n := range lane.Nodes {
+		if n.Seq == seq {
+			return n
+		}
+	}
+	return nil
+}
 
 // commitTime is the time of a retained commit, or def when it was
 // dropped.
