@@ -22,11 +22,11 @@ const (
 	checkpointsOnLane = 12
 	// mergeScan is how many of a lane's newest commits are searched for
 	// merges (a merge commit names its second parent, satchel.Commit.Parent).
-	mergeScan = 500
-	laneHeight        = 72
-	columnWidth       = 84
-	labelWidth        = 180
-	treeTop           = 48
+	mergeScan   = 500
+	laneHeight  = 72
+	columnWidth = 84
+	labelWidth  = 180
+	treeTop     = 48
 )
 
 // treeNode is one drawn point of a lane.
