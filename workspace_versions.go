@@ -404,7 +404,8 @@ func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commi
 	if err != nil {
 		return Commit{}, err
 	}
-	if c, same, err := w.sameAsHead(ctx, src); err != nil || same {
+	c, same, restored, err := w.sameAsHead(ctx, src)
+	if err != nil || same {
 		if err == nil && kc != nil {
 			id, _, err := w.threadID(ctx, false)
 			if err != nil {
@@ -425,7 +426,7 @@ func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commi
 	if err != nil {
 		return Commit{}, err
 	}
-	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", "restore to "+w.srcName(ref, src)), "", kc.claim(w.s, w.scope))
+	bc, err := w.s.eng.Point(ctx, id, src, w.meta("restore", "restore to "+w.srcName(ref, src)), "", kc.claim(w.s, w.scope))
 	if errors.Is(err, errArchivedHead) {
 		return Commit{}, w.archived(err)
 	}
@@ -435,27 +436,58 @@ func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commi
 	if err != nil {
 		return Commit{}, err
 	}
-	return w.s.commitOf(c, nil), nil
+	if err := w.learnRestored(ctx, restored); err != nil {
+		return Commit{}, err
+	}
+	return w.s.commitOf(bc, nil), nil
+}
+
+// restoredPaths are the paths a restore changes, and the tree it restores.
+type restoredPaths struct {
+	at      *engine.Snapshot
+	changes []engine.Change
+}
+
+// learnRestored tells the read ledger what a restore of the caller's own
+// changed: each restored path as the restored commit has it (a file the
+// restore removed is forgotten), as a change of its own would.
+func (w *Workspace) learnRestored(ctx context.Context, r restoredPaths) error {
+	if w.reads == nil {
+		return nil
+	}
+	for _, c := range r.changes {
+		if c.New == nil {
+			w.reads.put(w.ledgerThread(), c.Path, nil)
+			continue
+		}
+		content, err := r.at.Content(ctx, c.New)
+		if err != nil {
+			return err
+		}
+		w.reads.put(w.ledgerThread(), c.Path, hashed(content, layoutOf(c.New)))
+	}
+	return nil
 }
 
 // sameAsHead reports whether the head's files are those of src (a restore
-// to it would change nothing), and returns the head's commit, Unchanged.
-func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit, bool, error) {
+// to it would change nothing), and returns the head's commit, Unchanged;
+// when they differ, what a restore to src changes.
+func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit, bool, restoredPaths, error) {
 	head, hc, err := w.head(ctx)
 	if err != nil {
-		return Commit{}, false, err
+		return Commit{}, false, restoredPaths{}, err
 	}
 	at, err := w.s.eng.At(ctx, src)
 	if err != nil {
-		return Commit{}, false, err
+		return Commit{}, false, restoredPaths{}, err
 	}
 	changes, err := w.s.eng.Diff(ctx, head, at)
 	if err != nil || len(changes) > 0 {
-		return Commit{}, false, err
+		return Commit{}, false, restoredPaths{at, changes}, err
 	}
 	c := w.s.commitOf(hc, nil)
 	c.Unchanged = true
-	return c, true, nil
+	return c, true, restoredPaths{}, nil
 }
 
 // Fork makes a new thread of the same scope whose first commit is the tree

@@ -90,6 +90,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"StaleRace", s.staleRace},
 		{"StaleFanout", s.staleFanout},
 		{"StaleAppends", s.staleAppends},
+		{"StaleRestore", s.staleRestore},
 		{"ThreadRefs", s.threadRefs},
 		{"Merge", s.merge},
 		{"MergeRacing", s.mergeRacing},
