@@ -192,4 +192,11 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	if !strings.Contains(strings.Join(sums, ","), "merge main") || !strings.Contains(strings.Join(sums, ","), "archive review-"+ar.ID) {
 		t.Errorf("audit of the approval: %q", sums)
 	}
+
+	// Purging the scope deletes its reviews.
+	_, err = st.Purge(bg, "default")
+	must(t, "purge", err)
+	rs, err = st.ListReviews(bg, satchel.ReviewQuery{})
+	must(t, "list after purge", err)
+	equal(t, "reviews after purge", len(rs), 0)
 }
