@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/satchel-dev/satchel"
 )
 
@@ -113,4 +115,57 @@ func TestRunUnderReview(t *testing.T) {
 		t.Fatalf("run without review: %+v", r)
 	}
 	equal(t, "the thread changed", h.ok("fs", "read", "notes.md"), "by the script\n")
+}
+
+// TestServeReviewAgent: over stdio, an agent whose agent.json says
+// "review": true changes a review thread, and so does its run_script (a
+// review of the run's own).
+func TestServeReviewAgent(t *testing.T) {
+	h := newHarness(t)
+	h.okIn("main\n", "fs", "write", "a.md")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "agents", "intern"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agents", "intern", "agent.json"), []byte(`{"review": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scripts := t.TempDir()
+	writeScript(t, scripts, "w.lua", `store.write("lua.md", "lua\n")`)
+	ctx := context.Background()
+	stdin, stdout, stderr, wait := h.serving(ctx, "serve", "--agent", "intern", "--dir", dir, "--scripts", scripts)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr)
+	}
+	call := func(name string, args map[string]any) []string {
+		t.Helper()
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || r.IsError {
+			t.Fatalf("%s: %v %+v", name, err, r)
+		}
+		var out []string
+		for _, c := range r.Content {
+			out = append(out, c.(*mcp.TextContent).Text)
+		}
+		return out
+	}
+	got := call("write_file", map[string]any{"path": "b.md", "content": "b\n"})
+	if len(got) != 2 || !strings.HasPrefix(got[1], "your changes wait for review R-") {
+		t.Errorf("write_file under review: %q", got)
+	}
+	got = call("run_script", map[string]any{"script": "w"})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "your changes wait for review R-") {
+		t.Errorf("run_script under review: %q", got)
+	}
+	_ = cs.Close()
+	if code := wait(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+	h.refused("file not found: b.md", "fs", "read", "b.md")
+	h.refused("file not found: lua.md", "fs", "read", "lua.md")
+	rs := decode[[]satchel.Review](t, h.ok("--json", "review", "list"))
+	if len(rs) != 2 || rs[0].Agent != "intern" || rs[1].Agent != "intern" {
+		t.Errorf("reviews %+v, want the session's and the run's", rs)
+	}
 }
