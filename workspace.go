@@ -205,11 +205,8 @@ type Batch struct {
 // those after Batch returns).
 func (w *Workspace) Batch(ctx context.Context, fn func(ctx context.Context, b *Batch) error) error {
 	if w.rv != nil {
-		rw, err := w.changing(ctx)
-		if err != nil {
-			return err
-		}
-		return rw.Batch(ctx, fn)
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Batch(ctx, fn) })
+		return err
 	}
 	return w.mutate(ctx, "batch", nil, func(b *Batch) error { return fn(ctx, b) })
 }
@@ -424,11 +421,8 @@ func Hash(content string) string {
 // already has changes nothing and makes no commit (see Committed).
 func (w *Workspace) Write(ctx context.Context, path, content string, opts ...WriteOption) error {
 	if w.rv != nil {
-		rw, err := w.changing(ctx)
-		if err != nil {
-			return err
-		}
-		return rw.Write(ctx, path, content, opts...)
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Write(ctx, path, content, opts...) })
+		return err
 	}
 	kc, err := w.keyCall("write", opts, path, content)
 	if err != nil {
@@ -442,11 +436,8 @@ func (w *Workspace) Write(ctx context.Context, path, content string, opts ...Wri
 // land, in some order. Of the options, IdempotencyKey and Committed apply.
 func (w *Workspace) Append(ctx context.Context, path, text string, opts ...WriteOption) error {
 	if w.rv != nil {
-		rw, err := w.changing(ctx)
-		if err != nil {
-			return err
-		}
-		return rw.Append(ctx, path, text, opts...)
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Append(ctx, path, text, opts...) })
+		return err
 	}
 	kc, err := w.keyCall("append", opts, path, text)
 	if err != nil {
@@ -468,11 +459,7 @@ func (w *Workspace) Append(ctx context.Context, path, text string, opts ...Write
 // makes no commit (see Committed).
 func (w *Workspace) StrReplace(ctx context.Context, path, old, new string, replaceAll bool, opts ...WriteOption) (int, error) {
 	if w.rv != nil {
-		rw, err := w.changing(ctx)
-		if err != nil {
-			return 0, err
-		}
-		return rw.StrReplace(ctx, path, old, new, replaceAll, opts...)
+		return reviewed(ctx, w, func(rw *Workspace) (int, error) { return rw.StrReplace(ctx, path, old, new, replaceAll, opts...) })
 	}
 	kc, err := w.keyCall("edit", opts, path, old, new, boolArg(replaceAll))
 	if err != nil {
@@ -496,11 +483,8 @@ func (w *Workspace) StrReplace(ctx context.Context, path, old, new string, repla
 // Delete removes the file at path. Deleting a missing file is not an error.
 func (w *Workspace) Delete(ctx context.Context, path string, opts ...WriteOption) error {
 	if w.rv != nil {
-		rw, err := w.changing(ctx)
-		if err != nil {
-			return err
-		}
-		return rw.Delete(ctx, path, opts...)
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Delete(ctx, path, opts...) })
+		return err
 	}
 	kc, err := w.keyCall("delete", opts, path)
 	if err != nil {
@@ -513,11 +497,8 @@ func (w *Workspace) Delete(ctx context.Context, path string, opts ...WriteOption
 // given Overwrite(). IfHash applies to the source.
 func (w *Workspace) Move(ctx context.Context, from, to string, opts ...WriteOption) error {
 	if w.rv != nil {
-		rw, err := w.changing(ctx)
-		if err != nil {
-			return err
-		}
-		return rw.Move(ctx, from, to, opts...)
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Move(ctx, from, to, opts...) })
+		return err
 	}
 	kc, err := w.keyCall("move", opts, from, to)
 	if err != nil {

@@ -77,6 +77,22 @@ func (w *Workspace) notify(s string) {
 	n.list = append(n.list, s)
 }
 
+// unnotify takes back a notice of the handle's.
+func (w *Workspace) unnotify(s string) {
+	n := w.notes
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i, x := range n.list {
+		if x == s {
+			n.list = append(n.list[:i], n.list[i+1:]...)
+			return
+		}
+	}
+}
+
 // reviewer is the review routing of a workspace opened with ForReview,
 // shared by its handles: per thread, the open review, if any.
 type reviewer struct {
@@ -97,9 +113,11 @@ func (w *Workspace) refuseUnderReview(what string) error {
 
 // route returns the workspace a call of w's acts on: w's thread without
 // an open review (for a read; a change opens one), else the review
-// thread. A review decided since the last call is told (Notices) and
-// forgotten.
-func (w *Workspace) route(ctx context.Context, change bool) (*Workspace, error) {
+// thread. With check, a review decided since the last call (its thread
+// archived) is told (Notices) and forgotten first; a change skips that
+// read of the review thread's head, since its commit is refused on an
+// archived thread anyway (see reviewed).
+func (w *Workspace) route(ctx context.Context, change, check bool) (*Workspace, error) {
 	rv := w.rv
 	rv.mu.Lock()
 	defer rv.mu.Unlock()
@@ -111,21 +129,15 @@ func (w *Workspace) route(ctx context.Context, change bool) (*Workspace, error) 
 		}
 		rv.routes[w.thread] = r
 	}
-	if r != nil {
+	if r != nil && check {
 		archived, err := r.ws.Archived(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if archived {
-			rec, err := w.s.review(ctx, r.rev.ID)
-			if err != nil {
+			if r, err = w.forgetDecided(ctx, r); err != nil {
 				return nil, err
 			}
-			if rec.State != ReviewOpen {
-				w.notify(decidedNotice(rec))
-			}
-			r = nil
-			rv.routes[w.thread] = nil
 		}
 	}
 	if r == nil && !change {
@@ -144,6 +156,61 @@ func (w *Workspace) route(ctx context.Context, change bool) (*Workspace, error) 
 	h := w.unrouted()
 	h.thread, h.ref, h.limits, h.home = r.rev.ReviewThread, r.ws.ref, r.ws.limits, w.thread
 	return h, nil
+}
+
+// forgetDecided forgets r, whose thread is archived, when its review was
+// decided, telling the caller (rv.mu held); it returns the route left:
+// nil, or r itself while the review is still open (an approval under way
+// archives the thread before it merges).
+func (w *Workspace) forgetDecided(ctx context.Context, r *reviewRoute) (*reviewRoute, error) {
+	rec, err := w.s.review(ctx, r.rev.ID)
+	if err != nil {
+		return nil, err
+	}
+	if rec.State == ReviewOpen {
+		return r, nil
+	}
+	w.unnotify(reviewWaits(rec.ID)) // a change that did not land there
+	w.notify(decidedNotice(rec))
+	w.rv.routes[w.thread] = nil
+	return nil, nil
+}
+
+// reviewed runs a change of w's on the workspace it goes to (route). When
+// the review thread turns out to be archived, its review decided since
+// the caller's last call, the caller is told and the change runs again,
+// on a new review.
+func reviewed[T any](ctx context.Context, w *Workspace, fn func(rw *Workspace) (T, error)) (T, error) {
+	rw, err := w.route(ctx, true, false)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := fn(rw)
+	if !errors.Is(err, ErrArchived) {
+		return v, err
+	}
+	rv := w.rv
+	rv.mu.Lock()
+	r := rv.routes[w.thread]
+	again := false
+	if r != nil && r.rev.ReviewThread == rw.thread {
+		left, ferr := w.forgetDecided(ctx, r)
+		if ferr != nil {
+			rv.mu.Unlock()
+			return v, ferr
+		}
+		again = left == nil
+	}
+	rv.mu.Unlock()
+	if !again {
+		return v, err
+	}
+	if rw, err = w.route(ctx, true, false); err != nil {
+		var zero T
+		return zero, err
+	}
+	return fn(rw)
 }
 
 // unrouted is a handle on w's own thread that routes nothing.
@@ -223,11 +290,11 @@ func (w *Workspace) startReview(ctx context.Context) (*reviewRoute, error) {
 
 // reading routes a read: the workspace it reads.
 func (w *Workspace) reading(ctx context.Context) (*Workspace, error) {
-	return w.route(ctx, false)
+	return w.route(ctx, false, true)
 }
 
-// changing routes a change: the review thread's workspace, opened by the
-// first change.
+// changing routes a change that is not run again (a fanout): the review
+// thread's workspace, opened by the first change.
 func (w *Workspace) changing(ctx context.Context) (*Workspace, error) {
-	return w.route(ctx, true)
+	return w.route(ctx, true, true)
 }

@@ -189,11 +189,7 @@ func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
 // IdempotencyKey applies: a retry returns the commit the first call named.
 func (w *Workspace) Checkpoint(ctx context.Context, name string, opts ...WriteOption) (Commit, error) {
 	if w.rv != nil {
-		rw, err := w.changing(ctx)
-		if err != nil {
-			return Commit{}, err
-		}
-		return rw.Checkpoint(ctx, name, opts...)
+		return reviewed(ctx, w, func(rw *Workspace) (Commit, error) { return rw.Checkpoint(ctx, name, opts...) })
 	}
 	if err := ValidCheckpointName(name); err != nil {
 		return Commit{}, err
@@ -368,11 +364,7 @@ func contentAt(ctx context.Context, v engine.View, path string) (string, bool, e
 // Of the options, IdempotencyKey applies.
 func (w *Workspace) Restore(ctx context.Context, ref string, opts ...WriteOption) (Commit, error) {
 	if w.rv != nil {
-		rw, err := w.changing(ctx)
-		if err != nil {
-			return Commit{}, err
-		}
-		return rw.Restore(ctx, ref, opts...)
+		return reviewed(ctx, w, func(rw *Workspace) (Commit, error) { return rw.Restore(ctx, ref, opts...) })
 	}
 	kc, err := w.keyCall("restore", opts, ref)
 	if err != nil {

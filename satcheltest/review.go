@@ -165,6 +165,19 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	equal(t, "still open", r.State, satchel.ReviewOpen)
 	must(t, "the review thread is writable again", rw.Write(bg, "more.md", "m\n"))
 
+	// A change as the first call after a decision: told, then a new review.
+	_, err = st.RejectReview(bg, r3, "", op)
+	must(t, "reject", err)
+	h = rw.ForActor(agent)
+	must(t, "write after the rejection", h.Write(bg, "after.md", "a\n"))
+	n = h.Notices()
+	if len(n) != 2 || n[0] != "review "+r3+" was rejected: its changes were not applied to thread main; your next change starts a new review" ||
+		!strings.HasPrefix(n[1], "your changes wait for review R-") || strings.HasSuffix(n[1], r3) {
+		t.Errorf("notices of a write after a rejection: %q", n)
+	}
+	ok, _ = ws.Exists(bg, "after.md")
+	equal(t, "the write went to the new review", ok, false)
+
 	// Unknown and malformed IDs.
 	_, err = st.Review(bg, "R-00000000")
 	refused(t, "unknown review", err, satchel.ErrNotFound, "review not found: R-00000000")
