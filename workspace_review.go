@@ -246,7 +246,7 @@ func (w *Workspace) findReview(ctx context.Context) (*reviewRoute, error) {
 // the review.
 func (w *Workspace) startReview(ctx context.Context) (*reviewRoute, error) {
 	base := w.unrouted()
-	base.notes = nil
+	base.notes, base.only = nil, false // the fork is the review's, not a reach of the caller's
 	if _, _, err := base.threadID(ctx, true); err != nil {
 		return nil, err
 	}

@@ -206,6 +206,21 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 		t.Errorf("audit of the approval: %q", sums)
 	}
 
+	// A workspace confined to its thread (a thread-bound token) works
+	// under review, and still reaches no other thread.
+	_, err = ws.Fork(bg, "", "other")
+	must(t, "fork other", err)
+	bound, err := st.Workspace(bg, "default", "main", satchel.ForReview("bound"), satchel.OnlyThread(), satchel.WorkspaceActor(agent))
+	must(t, "open bound", err)
+	must(t, "bound write", bound.Write(bg, "bound.md", "b\n"))
+	got, err = bound.Read(bg, "bound.md")
+	must(t, "bound read", err)
+	equal(t, "bound read", got, "b\n")
+	_, err = bound.At(bg, "other@1")
+	refused(t, "bound reference to another thread", err, satchel.ErrAccessDenied, "this token can use thread main only")
+	_, err = bound.At(bg, "main@1")
+	must(t, "bound reference to its thread", err)
+
 	// Purging the scope deletes its reviews.
 	_, err = st.Purge(bg, "default")
 	must(t, "purge", err)
