@@ -215,9 +215,11 @@ func (s *Store) ListReviews(ctx context.Context, q ReviewQuery) ([]Review, error
 	for _, r := range all {
 		if (q.Scope == "" || r.Scope == q.Scope) && (q.State == "" || r.State == q.State) {
 			cs, err := s.ReviewChanges(ctx, r)
-			if err != nil {
+			if err != nil && !errors.Is(err, ErrNotFound) {
 				return nil, err
 			}
+			// A review thread deleted, or its fork commit dropped by
+			// retention, still lists (with no files).
 			r.Files = len(cs)
 			out = append(out, r)
 		}
@@ -234,6 +236,9 @@ func (s *Store) Review(ctx context.Context, id string) (Review, error) {
 	}
 	cs, err := s.ReviewChanges(ctx, r)
 	r.Files = len(cs)
+	if errors.Is(err, ErrNotFound) {
+		err = nil // its thread deleted: the record stays readable
+	}
 	return r, err
 }
 

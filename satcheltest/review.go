@@ -221,6 +221,14 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	_, err = bound.At(bg, "main@1")
 	must(t, "bound reference to its thread", err)
 
+	// A review whose thread was deleted still lists, with no files.
+	must(t, "delete a review thread", st.DeleteThread(bg, "default", "review-"+r2))
+	r, err = st.Review(bg, r2)
+	must(t, "a review without its thread", err)
+	equal(t, "files of a review without its thread", r.Files, 0)
+	_, err = st.ListReviews(bg, satchel.ReviewQuery{})
+	must(t, "list with a review without its thread", err)
+
 	// Purging the scope deletes its reviews.
 	_, err = st.Purge(bg, "default")
 	must(t, "purge", err)
