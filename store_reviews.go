@@ -67,8 +67,13 @@ type Review struct {
 	// Files counts the files the review changes (ListReviews and Review
 	// fill it in; an open review's count grows with its changes).
 	Files int `json:"files"`
+}
 
-	// key names the caller whose review it is (ForReview's key).
+// reviewRecord is what the store keeps: the review and the key of the
+// caller whose review it is (ForReview's key: an MCP session's id, which
+// no listing shows).
+type reviewRecord struct {
+	Review
 	Key string `json:"key,omitempty"`
 }
 
@@ -143,7 +148,7 @@ func decider(a Actor) string {
 	return "an operator"
 }
 
-func (s *Store) putReview(ctx context.Context, r Review) error {
+func (s *Store) putReview(ctx context.Context, r reviewRecord) error {
 	r.Files = 0
 	v, err := json.Marshal(r)
 	if err != nil {
@@ -153,33 +158,33 @@ func (s *Store) putReview(ctx context.Context, r Review) error {
 }
 
 // review reads one review's record.
-func (s *Store) review(ctx context.Context, id string) (Review, error) {
+func (s *Store) review(ctx context.Context, id string) (reviewRecord, error) {
 	if err := ValidReviewID(id); err != nil {
-		return Review{}, err
+		return reviewRecord{}, err
 	}
 	v, ok, err := s.b.Setting(ctx, "", "", reviewKey+id)
 	if err != nil {
-		return Review{}, err
+		return reviewRecord{}, err
 	}
 	if !ok {
-		return Review{}, errs.New(errs.ErrNotFound, "review not found: %s", id)
+		return reviewRecord{}, errs.New(errs.ErrNotFound, "review not found: %s", id)
 	}
-	var r Review
+	var r reviewRecord
 	if err := json.Unmarshal(v, &r); err != nil {
-		return Review{}, fmt.Errorf("reading review %s: %w", id, err)
+		return reviewRecord{}, fmt.Errorf("reading review %s: %w", id, err)
 	}
 	return r, nil
 }
 
 // reviews lists the stored records, oldest first (then by ID).
-func (s *Store) reviews(ctx context.Context) ([]Review, error) {
+func (s *Store) reviews(ctx context.Context) ([]reviewRecord, error) {
 	m, err := s.b.Settings(ctx, "", "", reviewKey)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Review, 0, len(m))
+	out := make([]reviewRecord, 0, len(m))
 	for k, v := range m {
-		var r Review
+		var r reviewRecord
 		if err := json.Unmarshal(v, &r); err != nil {
 			return nil, fmt.Errorf("reading review %s: %w", strings.TrimPrefix(k, reviewKey), err)
 		}
@@ -211,8 +216,9 @@ func (s *Store) ListReviews(ctx context.Context, q ReviewQuery) ([]Review, error
 	if err != nil {
 		return nil, err
 	}
-	out := all[:0]
-	for _, r := range all {
+	out := make([]Review, 0, len(all))
+	for _, rec := range all {
+		r := rec.Review
 		if (q.Scope == "" || r.Scope == q.Scope) && (q.State == "" || r.State == q.State) {
 			cs, err := s.ReviewChanges(ctx, r)
 			if err != nil && !errors.Is(err, ErrNotFound) {
@@ -230,10 +236,11 @@ func (s *Store) ListReviews(ctx context.Context, q ReviewQuery) ([]Review, error
 // Review returns the review with the given ID (an error of kind
 // ErrNotFound when there is none), with the number of files it changes.
 func (s *Store) Review(ctx context.Context, id string) (Review, error) {
-	r, err := s.review(ctx, id)
+	rec, err := s.review(ctx, id)
 	if err != nil {
-		return r, err
+		return Review{}, err
 	}
+	r := rec.Review
 	cs, err := s.ReviewChanges(ctx, r)
 	r.Files = len(cs)
 	if errors.Is(err, ErrNotFound) {
@@ -294,10 +301,11 @@ func openReview(r Review) error {
 // nothing changes and the review stays open. The merge commit and the
 // archive entry record by, so the audit trail says who approved and when.
 func (s *Store) ApproveReview(ctx context.Context, id string, by Actor) (Review, MergeResult, error) {
-	r, err := s.review(ctx, id)
+	rec, err := s.review(ctx, id)
 	if err != nil {
-		return r, MergeResult{}, err
+		return Review{}, MergeResult{}, err
 	}
+	r := rec.Review
 	if err := openReview(r); err != nil {
 		return r, MergeResult{}, err
 	}
@@ -336,7 +344,8 @@ func (s *Store) ApproveReview(ctx context.Context, id string, by Actor) (Review,
 	if !res.Unchanged {
 		r.Merge = res.Commit.Seq
 	}
-	if err := s.putReview(ctx, r); err != nil {
+	rec.Review = r
+	if err := s.putReview(ctx, rec); err != nil {
 		return r, res, err
 	}
 	r.Files = len(res.Paths)
@@ -347,10 +356,11 @@ func (s *Store) ApproveReview(ctx context.Context, id string, by Actor) (Review,
 // thread, and its caller's next call is told (with reason, when given).
 // The archive entry records by.
 func (s *Store) RejectReview(ctx context.Context, id, reason string, by Actor) (Review, error) {
-	r, err := s.review(ctx, id)
+	rec, err := s.review(ctx, id)
 	if err != nil {
-		return r, err
+		return Review{}, err
 	}
+	r := rec.Review
 	if err := openReview(r); err != nil {
 		return r, err
 	}
@@ -373,7 +383,8 @@ func (s *Store) RejectReview(ctx context.Context, id, reason string, by Actor) (
 		return r, err
 	}
 	r.State, r.DecidedBy, r.DecidedAt, r.Reason = ReviewRejected, decider(by), now.UTC(), reason
-	return r, s.putReview(ctx, r)
+	rec.Review = r
+	return r, s.putReview(ctx, rec)
 }
 
 // deleteReviews deletes the reviews of a scope (PurgeScope).

@@ -171,7 +171,7 @@ func (w *Workspace) forgetDecided(ctx context.Context, r *reviewRoute) (*reviewR
 		return r, nil
 	}
 	w.unnotify(reviewWaits(rec.ID)) // a change that did not land there
-	w.notify(decidedNotice(rec))
+	w.notify(decidedNotice(rec.Review))
 	w.rv.routes[w.thread] = nil
 	return nil, nil
 }
@@ -236,7 +236,7 @@ func (w *Workspace) findReview(ctx context.Context) (*reviewRoute, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &reviewRoute{rev: r, ws: rw}, nil
+			return &reviewRoute{rev: r.Review, ws: rw}, nil
 		}
 	}
 	return nil, nil
@@ -280,8 +280,8 @@ func (w *Workspace) startReview(ctx context.Context) (*reviewRoute, error) {
 			return nil, err
 		}
 		r := Review{ID: id, Scope: w.scope, Thread: w.thread, ReviewThread: name, Base: head.Seq, Fork: fork.Seq,
-			Agent: w.actor.Agent, Token: w.actor.Credential, Created: now.UTC(), State: ReviewOpen, Key: w.rv.key}
-		if err := w.s.putReview(ctx, r); err != nil {
+			Agent: w.actor.Agent, Token: w.actor.Credential, Created: now.UTC(), State: ReviewOpen}
+		if err := w.s.putReview(ctx, reviewRecord{Review: r, Key: w.rv.key}); err != nil {
 			return nil, err
 		}
 		return &reviewRoute{rev: r, ws: rw}, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/satchel-dev/satchel"
@@ -129,6 +130,8 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	r2 := strings.TrimPrefix(n[0], "your changes wait for review ")
 
 	// Reject: archived; told with the reason; nothing reaches the thread.
+	_, err = st.RejectReview(bg, r2, "two\nlines", op)
+	refused(t, "a reason of two lines", err, satchel.ErrInvalidArgument, "a reason is one line of at most 1000 bytes")
 	rj, err := st.RejectReview(bg, r2, "too broad", satchel.Actor{Credential: "fedcba9876543210", Via: "inspector"})
 	must(t, "reject", err)
 	equal(t, "rejected", rj.State, satchel.ReviewRejected)
@@ -228,6 +231,34 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	equal(t, "files of a review without its thread", r.Files, 0)
 	_, err = st.ListReviews(bg, satchel.ReviewQuery{})
 	must(t, "list with a review without its thread", err)
+
+	// Concurrent first changes of one caller open one review.
+	par := open("parallel")
+	before, err := st.ListReviews(bg, satchel.ReviewQuery{})
+	must(t, "list", err)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := par.ForActor(agent).Write(bg, fmt.Sprintf("par/%d.md", i), "p\n"); err != nil {
+				t.Errorf("concurrent write: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	after, err := st.ListReviews(bg, satchel.ReviewQuery{})
+	must(t, "list", err)
+	equal(t, "one review for concurrent changes", len(after), len(before)+1)
+	known := map[string]bool{}
+	for _, r := range before {
+		known[r.ID] = true
+	}
+	for _, r := range after {
+		if !known[r.ID] {
+			equal(t, "the new review's files", r.Files, 8)
+		}
+	}
 
 	// Purging the scope deletes its reviews.
 	_, err = st.Purge(bg, "default")

@@ -27,7 +27,11 @@ func TestReview(t *testing.T) {
 	if _, err := ws.StrReplace(ctx, "notes/plan.md", "b", "B", false); err != nil {
 		t.Fatal(err)
 	}
-	rs := decode[[]satchel.Review](t, h.ok("--json", "review", "list"))
+	listed := h.ok("--json", "review", "list")
+	if strings.Contains(listed, `"key"`) || strings.Contains(listed, "s1") {
+		t.Errorf("review list --json shows the caller's key: %s", listed)
+	}
+	rs := decode[[]satchel.Review](t, listed)
 	if len(rs) != 1 {
 		t.Fatalf("%d reviews, want 1", len(rs))
 	}
