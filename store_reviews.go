@@ -327,7 +327,15 @@ func (s *Store) ApproveReview(ctx context.Context, id string, by Actor) (Review,
 	if err != nil {
 		return r, MergeResult{}, err
 	}
-	res, err := target.Merge(ctx, r.ReviewThread+"@"+strconv.FormatInt(last, 10))
+	var res MergeResult
+	if r.Base == 0 {
+		// Forked from a thread without commits: no common commit to merge
+		// from, so the thread takes the review's files whole, if it still
+		// has none.
+		res, err = s.approveFirst(ctx, r, rw, target, last)
+	} else {
+		res, err = target.Merge(ctx, r.ReviewThread+"@"+strconv.FormatInt(last, 10))
+	}
 	if err != nil {
 		if ar.Changed {
 			if _, uerr := rw.setArchivedWith(ctx, false, "review "+r.ID+" reopened: "+oneLine(err.Error())); uerr != nil {
@@ -350,6 +358,30 @@ func (s *Store) ApproveReview(ctx context.Context, id string, by Actor) (Review,
 	}
 	r.Files = len(res.Paths)
 	return r, res, nil
+}
+
+// approveFirst approves review r of a thread that had no commits when r
+// began: its commit last becomes the thread's first (a publish, one
+// compare-and-swap), refused when the thread has commits by now.
+func (s *Store) approveFirst(ctx context.Context, r Review, rw, target *Workspace, last int64) (MergeResult, error) {
+	res := MergeResult{From: CommitRef{Thread: r.ReviewThread, Seq: last}, Into: r.Thread}
+	cs, err := rw.Diff(ctx, "0", strconv.FormatInt(last, 10))
+	if err != nil {
+		return res, err
+	}
+	for _, c := range cs {
+		res.Paths = append(res.Paths, c.Path)
+	}
+	if len(cs) == 0 {
+		res.Unchanged = true
+		return res, nil
+	}
+	c, err := rw.publishAt(ctx, target, 0, strconv.FormatInt(last, 10))
+	if errors.Is(err, ErrConflict) {
+		return res, errs.New(errs.ErrConflict, "review %s cannot be approved: thread %s had no commits when the review began and has some now; merge its files by hand, or reject it", r.ID, r.Thread)
+	}
+	res.Commit = c
+	return res, err
 }
 
 // RejectReview archives review id's thread: its changes never reach the

@@ -40,10 +40,16 @@ func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) 
 	if w.scope != onto.scope {
 		return Commit{}, errs.New(errs.ErrInvalidArgument, "cannot publish thread %s of scope %s onto scope %s", w.thread, w.scope, onto.scope)
 	}
+	return w.publishAt(ctx, onto, base, "")
+}
+
+// publishAt is PublishTo of the commit ref names (a sequence number; ""
+// for the head).
+func (w *Workspace) publishAt(ctx context.Context, onto *Workspace, base int64, ref string) (Commit, error) {
 	if base < 0 {
 		return Commit{}, errs.New(errs.ErrInvalidArgument, "invalid base %d: a sequence number is at least 0", base)
 	}
-	src, err := w.resolve(ctx, "")
+	src, err := w.resolve(ctx, ref)
 	if err != nil {
 		return Commit{}, err
 	}

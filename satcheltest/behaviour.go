@@ -95,6 +95,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"Merge", s.merge},
 		{"MergeRacing", s.mergeRacing},
 		{"Review", s.review},
+		{"ReviewFirst", s.reviewFirst},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

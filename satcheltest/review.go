@@ -267,3 +267,41 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	must(t, "list after purge", err)
 	equal(t, "reviews after purge", len(rs), 0)
 }
+
+// reviewFirst: a review of a thread that had no commits yet: approving it
+// makes its files the thread's first commit, unless the thread has
+// commits by then.
+func (s *suite) reviewFirst(t *testing.T, st *satchel.Store, _ *satchel.Workspace) {
+	agent := satchel.Actor{Agent: "research"}
+	for _, thread := range []string{"empty", "raced"} {
+		rw, err := st.Workspace(bg, "fresh", thread, satchel.ForReview("k-"+thread), satchel.WorkspaceActor(agent))
+		must(t, "open", err)
+		h := rw.ForActor(agent)
+		must(t, "first write", h.Write(bg, "a.md", "a\n"))
+		id := strings.TrimPrefix(h.Notices()[0], "your changes wait for review ")
+		ws, err := st.Workspace(bg, "fresh", thread)
+		must(t, "open thread", err)
+		if thread == "raced" {
+			write(t, ws, "b.md", "b\n")
+			_, _, err = st.ApproveReview(bg, id, satchel.Actor{Via: "test"})
+			refused(t, "approving a first review after the thread's first commit", err, satchel.ErrConflict,
+				"review "+id+" cannot be approved: thread raced had no commits when the review began and has some now; merge its files by hand, or reject it")
+			r, err := st.Review(bg, id)
+			must(t, "review", err)
+			equal(t, "still open", r.State, satchel.ReviewOpen)
+			continue
+		}
+		r, err := st.Review(bg, id)
+		must(t, "review", err)
+		equal(t, "files of a first review", r.Files, 1)
+		_, m, err := st.ApproveReview(bg, id, satchel.Actor{Via: "test"})
+		must(t, "approve a first review", err)
+		equal(t, "message", m.Message(), fmt.Sprintf("merged review-%s@%d into empty: commit %d, 1 path changed", id, m.From.Seq, m.Commit.Seq))
+		got, err := ws.Read(bg, "a.md")
+		must(t, "read", err)
+		equal(t, "the thread has the first review's file", got, "a\n")
+		archived, err := ws.Archived(bg)
+		must(t, "archived", err)
+		equal(t, "the thread is not archived", archived, false)
+	}
+}
