@@ -204,6 +204,11 @@ func reviewed[T any](ctx context.Context, w *Workspace, fn func(rw *Workspace) (
 	}
 	rv.mu.Unlock()
 	if !again {
+		if r != nil && r.rev.ReviewThread == rw.thread {
+			// Archived, still open: an approval under way (it archives
+			// first), or an operator's archive.
+			return v, errs.New(errs.ErrConflict, "review %s is being decided (its thread is archived meanwhile): try again shortly", r.rev.ID)
+		}
 		return v, err
 	}
 	if rw, err = w.route(ctx, true, false); err != nil {

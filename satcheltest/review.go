@@ -168,6 +168,15 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	equal(t, "still open", r.State, satchel.ReviewOpen)
 	must(t, "the review thread is writable again", rw.Write(bg, "more.md", "m\n"))
 
+	// While a decision is under way (the review thread archived, the
+	// review still open), a change is refused.
+	_, err = st.ArchiveThread(bg, "default", "review-"+r3)
+	must(t, "archive the review thread", err)
+	err = rw.Write(bg, "during.md", "d\n")
+	refused(t, "a change while the review is decided", err, satchel.ErrConflict, "review "+r3+" is being decided (its thread is archived meanwhile): try again shortly")
+	_, err = st.UnarchiveThread(bg, "default", "review-"+r3)
+	must(t, "unarchive", err)
+
 	// A change as the first call after a decision: told, then a new review.
 	_, err = st.RejectReview(bg, r3, "", op)
 	must(t, "reject", err)
