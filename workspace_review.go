@@ -21,7 +21,9 @@ import (
 //
 // key names the caller: an MCP session, a Lua run. Workspaces opened with
 // the same key on the same scope and thread share one open review, in
-// any process (a session served by several replicas keeps its review).
+// any process (a session served by several replicas keeps its review);
+// with an empty key, the review is this workspace's and its handles'
+// only.
 // The handles made from the workspace (ForActor, OnThread, the arms of a
 // Fanout) share its routing; OnThread routes the other thread's changes
 // to a review of their own.
