@@ -55,6 +55,16 @@ func (p *Project) Stores() []string { return append([]string(nil), p.p.StoreName
 // Agents lists the project's agent names, sorted.
 func (p *Project) Agents() []string { return append([]string(nil), p.p.AgentNames...) }
 
+// ReviewAgent reports whether agent's agent.json says "review": true: its
+// changes wait for review (ForReview).
+func (p *Project) ReviewAgent(agent string) bool {
+	if p == nil {
+		return false
+	}
+	a, ok := p.p.Agents[agent]
+	return ok && a.Review
+}
+
 // Skipped says, one line each, which entries of stores/ and agents/ the
 // load did not read: special files such as FIFOs, which could block it.
 func (p *Project) Skipped() []string { return append([]string(nil), p.p.Skipped...) }

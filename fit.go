@@ -23,6 +23,13 @@ type Fit struct {
 
 // Fit starts counting writes against the workspace's head.
 func (w *Workspace) Fit(ctx context.Context) (*Fit, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Fit(ctx)
+	}
 	l, err := w.Limits(ctx)
 	if err != nil {
 		return nil, err

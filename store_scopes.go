@@ -204,6 +204,9 @@ func (s *Store) Purge(ctx context.Context, scope string) (PurgeReport, error) {
 	if r.Tokens, err = s.deleteTokens(ctx, scope); err != nil {
 		return r, err
 	}
+	if err := s.deleteReviews(ctx, scope); err != nil {
+		return r, err
+	}
 	if v, ok := backend.As[backend.Vacuumer](s.b); ok {
 		if err := v.Vacuum(ctx); err != nil {
 			return r, err
@@ -307,9 +310,20 @@ func (s *Store) setArchived(ctx context.Context, scope, thread string, archive b
 	if err != nil {
 		return res, err
 	}
-	op, sum := opArchive, "archive "+thread
+	return w.setArchivedWith(ctx, archive, "")
+}
+
+// setArchivedWith archives (or unarchives) w's thread, summarizing the
+// entry sum ("": "archive THREAD").
+func (w *Workspace) setArchivedWith(ctx context.Context, archive bool, sum string) (ArchiveResult, error) {
+	s, thread := w.s, w.thread
+	res := ArchiveResult{Thread: thread, Archived: archive}
+	op, def := opArchive, "archive "+thread
 	if !archive {
-		op, sum = opUnarchive, "unarchive "+thread
+		op, def = opUnarchive, "unarchive "+thread
+	}
+	if sum == "" {
+		sum = def
 	}
 	// The thread, then its spill area, which a spill writes to (made, empty,
 	// when missing, so that a first spill is refused too); each is guarded

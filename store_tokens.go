@@ -48,6 +48,9 @@ type TokenSpec struct {
 	// an agent: it reads every scope in the inspector, and the MCP server
 	// refuses it. An operator token names no agent, scope or thread.
 	Operator bool
+	// Review makes the token's changes wait for review: an MCP session
+	// of the token never changes its thread directly (ForReview).
+	Review bool
 }
 
 // Token describes an access token (never its secret).
@@ -67,6 +70,9 @@ type Token struct {
 	// Operator marks an operator's token (TokenSpec.Operator): Agent,
 	// Scope and Thread are empty.
 	Operator bool `json:"operator,omitempty"`
+	// Review marks a token whose changes wait for review
+	// (TokenSpec.Review).
+	Review bool `json:"review,omitempty"`
 }
 
 // tokenRecord is what the store keeps: the token and its secret's hash.
@@ -100,7 +106,7 @@ func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (secret string,
 	if err != nil {
 		return "", Token{}, err
 	}
-	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator}
+	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator, Review: spec.Review}
 	if spec.Expires > 0 {
 		t.Expires = t.Created.Add(spec.Expires)
 	}
@@ -263,6 +269,9 @@ func (spec TokenSpec) check() error {
 	if spec.Operator {
 		if spec.Agent != "" || spec.Scope != "" || spec.Thread != "" {
 			msgs = append(msgs, "an operator token sees every scope: it names no agent, scope or thread")
+		}
+		if spec.Review {
+			msgs = append(msgs, "an operator token changes nothing: it takes no review")
 		}
 		if spec.Expires < 0 {
 			msgs = append(msgs, fmt.Sprintf("expires must not be negative, was %s", spec.Expires))

@@ -31,6 +31,14 @@ type Workspace struct {
 	reads  *readLedger // set by TrackReads, shared by the handles
 	only   bool        // OnlyThread: no reach to other threads
 
+	// Review (workspace_review.go): rv routes the changes of a workspace
+	// opened with ForReview (shared by the handles); home is the thread a
+	// handle routed to a review thread stands for (its caller's thread:
+	// the read ledger's key); notes are the handle's notices.
+	rv    *reviewer
+	home  string
+	notes *noteSink
+
 	ref *threadRef // the backend's thread, shared by the handles of one workspace
 }
 
@@ -67,7 +75,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 	if err := ValidThreadName(thread); err != nil {
 		return nil, err
 	}
-	w := &Workspace{s: s, scope: scope, thread: thread, limits: &limitsOnce{}, ref: &threadRef{}}
+	w := &Workspace{s: s, scope: scope, thread: thread, limits: &limitsOnce{}, ref: &threadRef{}, notes: &noteSink{}}
 	for _, o := range opts {
 		o(w)
 	}
@@ -79,12 +87,20 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 // to record which tool made each commit. WorkspaceActor sets the actor of
 // a workspace as it is opened.
 func (w *Workspace) ForActor(a Actor) *Workspace {
-	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, reads: w.reads, only: w.only, ref: w.ref}
+	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, reads: w.reads, only: w.only, ref: w.ref,
+		rv: w.rv, home: w.home, notes: &noteSink{}}
 }
 
 // Usage returns how many files the workspace's head holds and their bytes
 // counted as DESIGN §2.4 counts them (what maxFiles and maxBytes bound).
 func (w *Workspace) Usage(ctx context.Context) (files, bytes int64, err error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		return rw.Usage(ctx)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return 0, 0, err
@@ -189,6 +205,10 @@ type Batch struct {
 // (sending a message, counting, appending to a slice of the caller's: do
 // those after Batch returns).
 func (w *Workspace) Batch(ctx context.Context, fn func(ctx context.Context, b *Batch) error) error {
+	if w.rv != nil {
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Batch(ctx, fn) })
+		return err
+	}
 	return w.mutate(ctx, "batch", nil, func(b *Batch) error { return fn(ctx, b) })
 }
 
@@ -404,6 +424,10 @@ func Hash(content string) string {
 // Write creates or replaces the file at path. Writing the content the file
 // already has changes nothing and makes no commit (see Committed).
 func (w *Workspace) Write(ctx context.Context, path, content string, opts ...WriteOption) error {
+	if w.rv != nil {
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Write(ctx, path, content, opts...) })
+		return err
+	}
 	kc, err := w.keyCall("write", opts, path, content)
 	if err != nil {
 		return err
@@ -415,6 +439,10 @@ func (w *Workspace) Write(ctx context.Context, path, content string, opts ...Wri
 // Appends are atomic; concurrent appends (and appends from fanout arms) all
 // land, in some order. Of the options, IdempotencyKey and Committed apply.
 func (w *Workspace) Append(ctx context.Context, path, text string, opts ...WriteOption) error {
+	if w.rv != nil {
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Append(ctx, path, text, opts...) })
+		return err
+	}
 	kc, err := w.keyCall("append", opts, path, text)
 	if err != nil {
 		return err
@@ -434,6 +462,9 @@ func (w *Workspace) Append(ctx context.Context, path, text string, opts ...Write
 // once. A replacement that leaves the file as it was (new equal to old)
 // makes no commit (see Committed).
 func (w *Workspace) StrReplace(ctx context.Context, path, old, new string, replaceAll bool, opts ...WriteOption) (int, error) {
+	if w.rv != nil {
+		return reviewed(ctx, w, func(rw *Workspace) (int, error) { return rw.StrReplace(ctx, path, old, new, replaceAll, opts...) })
+	}
 	kc, err := w.keyCall("edit", opts, path, old, new, boolArg(replaceAll))
 	if err != nil {
 		return 0, err
@@ -455,6 +486,10 @@ func (w *Workspace) StrReplace(ctx context.Context, path, old, new string, repla
 
 // Delete removes the file at path. Deleting a missing file is not an error.
 func (w *Workspace) Delete(ctx context.Context, path string, opts ...WriteOption) error {
+	if w.rv != nil {
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Delete(ctx, path, opts...) })
+		return err
+	}
 	kc, err := w.keyCall("delete", opts, path)
 	if err != nil {
 		return err
@@ -465,6 +500,10 @@ func (w *Workspace) Delete(ctx context.Context, path string, opts ...WriteOption
 // Move renames a file. It refuses to replace an existing file unless
 // given Overwrite(). IfHash applies to the source.
 func (w *Workspace) Move(ctx context.Context, from, to string, opts ...WriteOption) error {
+	if w.rv != nil {
+		_, err := reviewed(ctx, w, func(rw *Workspace) (struct{}, error) { return struct{}{}, rw.Move(ctx, from, to, opts...) })
+		return err
+	}
 	kc, err := w.keyCall("move", opts, from, to)
 	if err != nil {
 		return err

@@ -16,12 +16,19 @@ import (
 // are legal. Fanout waits for every arm and returns their errors joined
 // (races included).
 func (w *Workspace) Fanout(ctx context.Context, arms ...func(ctx context.Context, ws *Workspace) error) error {
+	if w.rv != nil {
+		rw, err := w.changing(ctx)
+		if err != nil {
+			return err
+		}
+		return rw.Fanout(ctx, arms...)
+	}
 	rec := &fanoutRecord{paths: map[string]claimState{}}
 	errsOut := make([]error, len(arms))
 	var wg sync.WaitGroup
 	for i, fn := range arms {
 		aw := &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: w.actor, limits: w.limits,
-			arm: &arm{id: i + 1, rec: rec}, reads: w.reads, only: w.only, ref: w.ref}
+			arm: &arm{id: i + 1, rec: rec}, reads: w.reads, only: w.only, ref: w.ref, rv: w.rv, home: w.home, notes: w.notes}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -44,6 +44,13 @@ func (s *Snapshot) FS(ctx context.Context) *FS { return &FS{ctx: ctx, view: s.sn
 // file system whose calls read with ctx. Later writes do not show in it:
 // call FS again to see them.
 func (w *Workspace) FS(ctx context.Context) (*FS, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.FS(ctx)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,13 @@ import (
 // Passing the last Seq of one page as the next page's before pages through
 // a long history without reading it whole.
 func (w *Workspace) History(ctx context.Context, before int64, limit int) ([]Commit, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.History(ctx, before, limit)
+	}
 	id, ok, err := w.threadID(ctx, false)
 	if err != nil || !ok {
 		return []Commit{}, err
@@ -59,6 +66,13 @@ type CheckpointInfo struct {
 
 // Checkpoints lists the thread's checkpoints, newest commit first.
 func (w *Workspace) Checkpoints(ctx context.Context) ([]CheckpointInfo, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Checkpoints(ctx)
+	}
 	id, ok, err := w.threadID(ctx, false)
 	if err != nil || !ok {
 		return []CheckpointInfo{}, err
@@ -86,6 +100,13 @@ type Origin struct {
 // from the empty tree (which makes no commit), and one whose first commit
 // retention has dropped.
 func (w *Workspace) Origin(ctx context.Context) (o Origin, ok bool, err error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return Origin{}, false, err
+		}
+		return rw.Origin(ctx)
+	}
 	id, exists, err := w.threadID(ctx, false)
 	if err != nil || !exists {
 		return Origin{}, false, err
@@ -149,6 +170,13 @@ const MaxFileHistoryScan = 500
 // most limit (0: 20). The path is validated; a path that never existed
 // gives an empty history.
 func (w *Workspace) FileHistory(ctx context.Context, path string, before int64, limit int) (FileHistoryPage, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return FileHistoryPage{}, err
+		}
+		return rw.FileHistory(ctx, path, before, limit)
+	}
 	page := FileHistoryPage{Changes: []FileChange{}}
 	if err := vpath.Validate(path); err != nil {
 		return page, err

@@ -167,6 +167,9 @@ var errMergeConflicts = errors.New("merge conflicts")
 // grows with the paths changed since the common commit, not with the
 // workspace.
 func (w *Workspace) Merge(ctx context.Context, from string, opts ...MergeOption) (MergeResult, error) {
+	if w.rv != nil {
+		return MergeResult{}, w.refuseUnderReview("merge")
+	}
 	var o mergeOpts
 	for _, f := range opts {
 		f(&o)

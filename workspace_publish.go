@@ -12,6 +12,13 @@ import (
 // Head returns the workspace's head commit (Seq 0 for a thread without
 // commits yet).
 func (w *Workspace) Head(ctx context.Context) (Commit, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return Commit{}, err
+		}
+		return rw.Head(ctx)
+	}
 	c, err := w.resolve(ctx, "")
 	if err != nil {
 		return Commit{}, err
@@ -29,6 +36,9 @@ func (w *Workspace) Head(ctx context.Context) (Commit, error) {
 // "publish THREAD@SEQ" (w's thread and head) unless PublishSummary says
 // otherwise.
 func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64, opts ...PublishOption) (Commit, error) {
+	if w.rv != nil || onto.rv != nil {
+		return Commit{}, w.refuseUnderReview("publish")
+	}
 	var o publishOpts
 	for _, opt := range opts {
 		opt(&o)
@@ -36,10 +46,16 @@ func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64, 
 	if w.scope != onto.scope {
 		return Commit{}, errs.New(errs.ErrInvalidArgument, "cannot publish thread %s of scope %s onto scope %s", w.thread, w.scope, onto.scope)
 	}
+	return w.publishAt(ctx, onto, base, "", o.summary)
+}
+
+// publishAt is PublishTo of the commit ref names (a sequence number; ""
+// for the head), with the commit's summary ("": the usual one).
+func (w *Workspace) publishAt(ctx context.Context, onto *Workspace, base int64, ref, summary string) (Commit, error) {
 	if base < 0 {
 		return Commit{}, errs.New(errs.ErrInvalidArgument, "invalid base %d: a sequence number is at least 0", base)
 	}
-	src, err := w.resolve(ctx, "")
+	src, err := w.resolve(ctx, ref)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -59,7 +75,7 @@ func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64, 
 			return Commit{}, err
 		}
 	}
-	sum := o.summary
+	sum := summary
 	if sum == "" {
 		sum = fmt.Sprintf("publish %s@%d", w.thread, src.Seq)
 	}

@@ -550,6 +550,13 @@ var (
 // Read returns the file's content, or with bounds (start, or start and
 // end: 1-based, inclusive) those lines joined by "\n" (DESIGN §2.3).
 func (w *Workspace) Read(ctx context.Context, path string, bounds ...int) (string, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return "", err
+		}
+		return rw.Read(ctx, path, bounds...)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return "", err
@@ -564,6 +571,13 @@ func (w *Workspace) Read(ctx context.Context, path string, bounds ...int) (strin
 // ReadNumbered is Read with each line prefixed by its number,
 // right-aligned to the width of the last number: " 9| ..." "10| ...".
 func (w *Workspace) ReadNumbered(ctx context.Context, path string, bounds ...int) (string, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return "", err
+		}
+		return rw.ReadNumbered(ctx, path, bounds...)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return "", err
@@ -577,6 +591,13 @@ func (w *Workspace) ReadNumbered(ctx context.Context, path string, bounds ...int
 
 // ReadWith reads with every option: bounds, numbering and a character cap.
 func (w *Workspace) ReadWith(ctx context.Context, path string, o ReadOptions) (ReadResult, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return ReadResult{}, err
+		}
+		return rw.ReadWith(ctx, path, o)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return ReadResult{}, err
@@ -591,6 +612,13 @@ func (w *Workspace) ReadWith(ctx context.Context, path string, o ReadOptions) (R
 // Glob returns the files matching pattern, sorted: `*` matches within one
 // segment, `**` (a whole segment) zero or more segments.
 func (w *Workspace) Glob(ctx context.Context, pattern string) ([]string, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Glob(ctx, pattern)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return nil, err
@@ -600,6 +628,13 @@ func (w *Workspace) Glob(ctx context.Context, pattern string) ([]string, error) 
 
 // List returns the files under a directory ("" for all), in path order.
 func (w *Workspace) List(ctx context.Context, under string, o ListOptions) ([]string, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.List(ctx, under, o)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return nil, err
@@ -610,6 +645,13 @@ func (w *Workspace) List(ctx context.Context, under string, o ListOptions) ([]st
 // Grep returns the lines matching regex (Go's linear-time RE2 syntax) in
 // the files under a directory, in path then line order.
 func (w *Workspace) Grep(ctx context.Context, regex, under string, o GrepOptions) (GrepResult, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return GrepResult{}, err
+		}
+		return rw.Grep(ctx, regex, under, o)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return GrepResult{}, err
@@ -619,6 +661,13 @@ func (w *Workspace) Grep(ctx context.Context, regex, under string, o GrepOptions
 
 // Exists reports whether path is a file (false for a directory).
 func (w *Workspace) Exists(ctx context.Context, path string) (bool, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return false, err
+		}
+		return rw.Exists(ctx, path)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return false, err
@@ -628,6 +677,13 @@ func (w *Workspace) Exists(ctx context.Context, path string) (bool, error) {
 
 // Stat returns a file's size, lines, modification time and content hash.
 func (w *Workspace) Stat(ctx context.Context, path string) (FileInfo, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return FileInfo{}, err
+		}
+		return rw.Stat(ctx, path)
+	}
 	v, err := w.view(ctx)
 	if err != nil {
 		return FileInfo{}, err

@@ -24,7 +24,7 @@ func OnlyThread() WorkspaceOption { return func(w *Workspace) { w.only = true } 
 
 // confined is the refusal of a confined workspace's reach to another thread.
 func (w *Workspace) confined() error {
-	return errs.New(errs.ErrAccessDenied, "this token can use thread %s only", w.thread)
+	return errs.New(errs.ErrAccessDenied, "this token can use thread %s only", w.ledgerThread())
 }
 
 // refThread splits THREAD@REF: ok is false when ref has no '@'. ow is the
@@ -44,7 +44,7 @@ func (w *Workspace) refThread(ref string) (ow *Workspace, r string, ok bool, err
 	if thread == w.thread {
 		return w, r, true, nil
 	}
-	if w.only {
+	if w.only && thread != w.home {
 		return nil, "", true, w.confined()
 	}
 	return w.sibling(thread), r, true, nil
@@ -65,7 +65,7 @@ func (w *Workspace) threadNamed(ctx context.Context, name string) (*Workspace, b
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	if w.only {
+	if w.only && name != w.home {
 		return nil, false, w.confined()
 	}
 	return ow, true, nil
@@ -86,7 +86,7 @@ func (w *Workspace) resolveIn(ctx context.Context, r string) (backend.Commit, er
 // sibling is a handle on another thread of w's scope, with w's actor and
 // read ledger.
 func (w *Workspace) sibling(thread string) *Workspace {
-	return &Workspace{s: w.s, scope: w.scope, thread: thread, actor: w.actor, limits: &limitsOnce{}, reads: w.reads, ref: &threadRef{}}
+	return &Workspace{s: w.s, scope: w.scope, thread: thread, actor: w.actor, limits: &limitsOnce{}, reads: w.reads, ref: &threadRef{}, rv: w.rv, notes: w.notes}
 }
 
 // OnThread returns the workspace of another thread of the same scope,

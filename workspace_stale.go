@@ -193,7 +193,7 @@ func (w *Workspace) seen(path string) func(*engine.Entry, string) {
 		return nil
 	}
 	return func(ent *engine.Entry, content string) {
-		w.reads.put(w.thread, path, hashed(content, layoutOf(ent)))
+		w.reads.put(w.ledgerThread(), path, hashed(content, layoutOf(ent)))
 	}
 }
 
@@ -225,7 +225,7 @@ func (b *Batch) checkSeen(ctx context.Context, path string, ent *engine.Entry, c
 	if b.own[path] {
 		return nil // changed by this batch already
 	}
-	f := l.get(b.w.thread, path)
+	f := l.get(b.w.ledgerThread(), path)
 	if f != nil {
 		layout := layoutOf(ent)
 		l.mu.Lock()
@@ -289,7 +289,7 @@ func (b *Batch) learnAppend(ctx context.Context, path string, ent *engine.Entry,
 		}
 	}
 	if f == nil && !b.own[path] {
-		f = l.get(b.w.thread, path)
+		f = l.get(b.w.ledgerThread(), path)
 		if f == nil {
 			return nil
 		}
@@ -331,7 +331,7 @@ func (b *Batch) learnAppend(ctx context.Context, path string, ent *engine.Entry,
 func (b *Batch) settle(ctx context.Context) {
 	if l := b.w.reads; l != nil {
 		for _, op := range b.learned {
-			l.put(b.w.thread, op.path, op.seen)
+			l.put(b.w.ledgerThread(), op.path, op.seen)
 		}
 	}
 	for _, f := range b.staleWarned {
@@ -390,7 +390,7 @@ func (b *Batch) seenOf(path string) *seenFile {
 			return b.learned[i].seen
 		}
 	}
-	f := b.w.reads.get(b.w.thread, path)
+	f := b.w.reads.get(b.w.ledgerThread(), path)
 	if f == nil {
 		return nil
 	}
@@ -398,4 +398,14 @@ func (b *Batch) seenOf(path string) *seenFile {
 	defer b.w.reads.mu.Unlock()
 	g := *f
 	return &g
+}
+
+// ledgerThread is the thread the read ledger files w's reads under: the
+// caller's thread, also when a review routes them to a review thread
+// forked from it (ForReview).
+func (w *Workspace) ledgerThread() string {
+	if w.home != "" {
+		return w.home
+	}
+	return w.thread
 }

@@ -165,6 +165,13 @@ func (w *Workspace) resolveOnce(ctx context.Context, ref string) (backend.Commit
 // number or a checkpoint name ("" or "head" for the head, 0 for the empty
 // tree before the first commit).
 func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.At(ctx, ref)
+	}
 	c, err := w.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -181,6 +188,9 @@ func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
 // '_' or '-', not all digits, unique in the thread. Of the options,
 // IdempotencyKey applies: a retry returns the commit the first call named.
 func (w *Workspace) Checkpoint(ctx context.Context, name string, opts ...WriteOption) (Commit, error) {
+	if w.rv != nil {
+		return reviewed(ctx, w, func(rw *Workspace) (Commit, error) { return rw.Checkpoint(ctx, name, opts...) })
+	}
 	if err := ValidCheckpointName(name); err != nil {
 		return Commit{}, err
 	}
@@ -266,6 +276,13 @@ type Change struct {
 // Diff lists the files that differ between two commits (refs as in At),
 // in path order.
 func (w *Workspace) Diff(ctx context.Context, from, to string) ([]Change, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Diff(ctx, from, to)
+	}
 	a, err := w.At(ctx, from)
 	if err != nil {
 		return nil, err
@@ -288,6 +305,13 @@ func (w *Workspace) Diff(ctx context.Context, from, to string) ([]Change, error)
 // DiffFile returns a unified diff of one file between two commits ("" when
 // it is the same in both; a file missing on one side diffs against empty).
 func (w *Workspace) DiffFile(ctx context.Context, from, to, path string) (string, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return "", err
+		}
+		return rw.DiffFile(ctx, from, to, path)
+	}
 	if err := vpath.Validate(path); err != nil {
 		return "", err
 	}
@@ -339,6 +363,9 @@ func contentAt(ctx context.Context, v engine.View, path string) (string, bool, e
 // files of ref, it makes none and returns the head's commit, Unchanged.
 // Of the options, IdempotencyKey applies.
 func (w *Workspace) Restore(ctx context.Context, ref string, opts ...WriteOption) (Commit, error) {
+	if w.rv != nil {
+		return reviewed(ctx, w, func(rw *Workspace) (Commit, error) { return rw.Restore(ctx, ref, opts...) })
+	}
 	kc, err := w.keyCall("restore", opts, ref)
 	if err != nil {
 		return Commit{}, err
@@ -369,7 +396,8 @@ func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commi
 	if err != nil {
 		return Commit{}, err
 	}
-	if c, same, err := w.sameAsHead(ctx, src); err != nil || same {
+	c, same, restored, err := w.sameAsHead(ctx, src)
+	if err != nil || same {
 		if err == nil && kc != nil {
 			id, _, err := w.threadID(ctx, false)
 			if err != nil {
@@ -390,7 +418,7 @@ func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commi
 	if err != nil {
 		return Commit{}, err
 	}
-	c, err := w.s.eng.Point(ctx, id, src, w.meta("restore", "restore to "+w.srcName(ref, src)), "", kc.claim(w.s, w.scope))
+	bc, err := w.s.eng.Point(ctx, id, src, w.meta("restore", "restore to "+w.srcName(ref, src)), "", kc.claim(w.s, w.scope))
 	if errors.Is(err, errArchivedHead) {
 		return Commit{}, w.archived(err)
 	}
@@ -400,27 +428,58 @@ func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commi
 	if err != nil {
 		return Commit{}, err
 	}
-	return w.s.commitOf(c, nil), nil
+	if err := w.learnRestored(ctx, restored); err != nil {
+		return Commit{}, err
+	}
+	return w.s.commitOf(bc, nil), nil
+}
+
+// restoredPaths are the paths a restore changes, and the tree it restores.
+type restoredPaths struct {
+	at      *engine.Snapshot
+	changes []engine.Change
+}
+
+// learnRestored tells the read ledger what a restore of the caller's own
+// changed: each restored path as the restored commit has it (a file the
+// restore removed is forgotten), as a change of its own would.
+func (w *Workspace) learnRestored(ctx context.Context, r restoredPaths) error {
+	if w.reads == nil {
+		return nil
+	}
+	for _, c := range r.changes {
+		if c.New == nil {
+			w.reads.put(w.ledgerThread(), c.Path, nil)
+			continue
+		}
+		content, err := r.at.Content(ctx, c.New)
+		if err != nil {
+			return err
+		}
+		w.reads.put(w.ledgerThread(), c.Path, hashed(content, layoutOf(c.New)))
+	}
+	return nil
 }
 
 // sameAsHead reports whether the head's files are those of src (a restore
-// to it would change nothing), and returns the head's commit, Unchanged.
-func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit, bool, error) {
+// to it would change nothing), and returns the head's commit, Unchanged;
+// when they differ, what a restore to src changes.
+func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit, bool, restoredPaths, error) {
 	head, hc, err := w.head(ctx)
 	if err != nil {
-		return Commit{}, false, err
+		return Commit{}, false, restoredPaths{}, err
 	}
 	at, err := w.s.eng.At(ctx, src)
 	if err != nil {
-		return Commit{}, false, err
+		return Commit{}, false, restoredPaths{}, err
 	}
 	changes, err := w.s.eng.Diff(ctx, head, at)
 	if err != nil || len(changes) > 0 {
-		return Commit{}, false, err
+		return Commit{}, false, restoredPaths{at, changes}, err
 	}
 	c := w.s.commitOf(hc, nil)
 	c.Unchanged = true
-	return c, true, nil
+	return c, true, restoredPaths{}, nil
 }
 
 // Fork makes a new thread of the same scope whose first commit is the tree
@@ -428,6 +487,13 @@ func (w *Workspace) sameAsHead(ctx context.Context, src backend.Commit) (Commit,
 // takes the same time whatever the workspace's size. Of the options,
 // IdempotencyKey applies: a retry returns the thread the first call made.
 func (w *Workspace) Fork(ctx context.Context, ref, newThread string, opts ...WriteOption) (*Workspace, error) {
+	if w.rv != nil {
+		rw, err := w.reading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Fork(ctx, ref, newThread, opts...)
+	}
 	if err := ValidThreadName(newThread); err != nil {
 		return nil, err
 	}
@@ -567,6 +633,9 @@ func (p Policy) check() error {
 // it returns how many commits were dropped from the log. Their storage is
 // reclaimed by the next GC.
 func (w *Workspace) SetRetention(ctx context.Context, p Policy) (int, error) {
+	if w.rv != nil {
+		return 0, w.refuseUnderReview("a retention policy")
+	}
 	if err := p.check(); err != nil {
 		return 0, err
 	}

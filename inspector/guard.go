@@ -183,7 +183,7 @@ func (in *Inspector) guard(next http.Handler) http.Handler {
 			http.Error(w, msg, http.StatusForbidden)
 			return
 		}
-		post := r.Method == http.MethodPost && (r.URL.Path == "/signin" || r.URL.Path == "/signout")
+		post := r.Method == http.MethodPost && (r.URL.Path == "/signin" || r.URL.Path == "/signout") || reviewAction(r)
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !post {
 			h.Set("Allow", "GET, HEAD")
 			http.Error(w, "the inspector is read-only: "+r.Method+" is not allowed", http.StatusMethodNotAllowed)

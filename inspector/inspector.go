@@ -1,7 +1,9 @@
-// Package inspector is satchel's web inspector: read-only pages over the Go
-// API that show a store's scopes, threads, histories, fork trees, commits
-// and their diffs, files at any commit, and collections, with live updates
-// of a thread's pages as agents write (server-sent events).
+// Package inspector is satchel's web inspector: pages over the Go API
+// that show a store's scopes, threads, histories, fork trees, commits and
+// their diffs, files at any commit, collections, and the changes that wait
+// for review, with live updates of a thread's pages as agents write
+// (server-sent events). It changes nothing but a review's state: an
+// operator's session approves or rejects one (reviews.go).
 //
 // Serve it alone (ListenAndServe, what `satchel ui` runs) or mount Handler
 // next to the MCP server (`satchel serve --http ADDR --ui`, under /ui/).

@@ -31,7 +31,7 @@ type crumb struct{ Name, URL string }
 
 // pageNames are the templates of templates/, one page each.
 var pageNames = []string{"signin", "error", "scopes", "threads", "tree", "timeline", "commit", "compare",
-	"dir", "file", "filehistory", "search", "stores", "documents", "document", "activity", "scopesearch", "blame", "spills"}
+	"dir", "file", "filehistory", "search", "stores", "documents", "document", "activity", "scopesearch", "blame", "spills", "reviews", "review"}
 
 func parsePages(base string) (map[string]*template.Template, error) {
 	funcs := template.FuncMap{

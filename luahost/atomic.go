@@ -35,7 +35,7 @@ func (s *Script) runAtomic(ctx context.Context, cfg *Config, parent *satchel.Wor
 		return nil, err
 	}
 	drop := func() { _ = cfg.Store.DeleteThread(context.WithoutCancel(ctx), cfg.Scope, name) }
-	if err := s.exec(ctx, cfg, fork); err != nil {
+	if _, err := s.exec(ctx, cfg, fork); err != nil {
 		drop()
 		return nil, err
 	}

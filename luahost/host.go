@@ -62,6 +62,13 @@ type Config struct {
 	// compare-and-swap of the head.
 	Atomic bool
 
+	// Review, when not empty, makes the run's changes wait for review
+	// (satchel.ForReview, with Review as the caller's key): its first
+	// change forks a review thread that a person approves or rejects,
+	// and Result.Notices says so. A run under review cannot be Atomic: a
+	// review reaches the thread whole or not at all already.
+	Review string
+
 	// Pool, when set, gives the run a child process started ahead of it.
 	Pool *Pool
 	// InProcess runs the script in this process instead of a child
@@ -84,6 +91,9 @@ type Result struct {
 	// Published is the commit that published an atomic run's work onto
 	// the thread (nil when it made no change, or without Atomic).
 	Published *satchel.Commit
+	// Notices are what the run's workspace had to tell (Config.Review):
+	// "your changes wait for review R-XXXXXXXX", a review decided.
+	Notices []string
 }
 
 // Commit is a commit a run made.
@@ -207,7 +217,14 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Input != nil && s.Front.Input == nil {
 		return nil, errNoInput
 	}
-	ws, err := cfg.Store.Workspace(ctx, cfg.Scope, cfg.Thread, satchel.WorkspaceActor(cfg.Actor))
+	opts := []satchel.WorkspaceOption{satchel.WorkspaceActor(cfg.Actor)}
+	if cfg.Review != "" {
+		if cfg.Atomic {
+			return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: "a run whose changes wait for review cannot be atomic: a review reaches the thread whole or not at all already"}
+		}
+		opts = append(opts, satchel.ForReview(cfg.Review))
+	}
+	ws, err := cfg.Store.Workspace(ctx, cfg.Scope, cfg.Thread, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,10 +235,11 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, &cfg, ws); err != nil {
+	notices, err := s.exec(ctx, &cfg, ws)
+	if err != nil {
 		return nil, err
 	}
-	res := &Result{}
+	res := &Result{Notices: append(ws.Notices(), notices...)}
 	if res.Commits, err = commitsSince(ctx, ws, before.Seq, cfg.Actor); err != nil {
 		return nil, err
 	}
@@ -234,16 +252,25 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 // change to a file the run has not seen as it is now is refused. The
 // input the host writes, and the output the script declares (its own,
 // rewritten by each run), count as seen.
-func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) error {
+func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) (notices []string, err error) {
 	if cfg.Input != nil {
 		if err := ws.Write(ctx, s.Front.Input.Path, *cfg.Input); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	ws, err := cfg.Store.Workspace(ctx, ws.Scope(), ws.Thread(), satchel.WorkspaceActor(cfg.Actor), satchel.TrackReads())
-	if err != nil {
-		return err
+	opts := []satchel.WorkspaceOption{satchel.WorkspaceActor(cfg.Actor), satchel.TrackReads()}
+	if ws.UnderReview() {
+		opts = append(opts, satchel.ForReview(cfg.Review)) // the same key: the same review
 	}
+	ws, err = cfg.Store.Workspace(ctx, ws.Scope(), ws.Thread(), opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { notices = ws.Notices() }()
+	return nil, s.exec1(ctx, cfg, ws)
+}
+
+func (s *Script) exec1(ctx context.Context, cfg *Config, ws *satchel.Workspace) error {
 	if cfg.Input != nil {
 		if _, err := ws.Read(ctx, s.Front.Input.Path); err != nil {
 			return err

@@ -174,6 +174,9 @@ func (s *Scripts) load(name string) (*Script, error) {
 type Caller struct {
 	Scope, Thread, Agent string
 	Actor                satchel.Actor
+	// Review makes the run's changes wait for review (Config.Review):
+	// each run has a review of its own.
+	Review bool
 }
 
 func (c Caller) owner() string { return c.Scope + "\x00" + c.Agent + "\x00" + c.Actor.Credential }
@@ -209,9 +212,11 @@ type RunState struct {
 	Error     string          `json:"error,omitempty"`
 	Commits   []Commit        `json:"commits,omitempty"`
 	Published *satchel.Commit `json:"published,omitempty"`
-	Detached  bool            `json:"detached,omitempty"`
-	Started   time.Time       `json:"started"`
-	Ended     time.Time       `json:"ended,omitzero"`
+	// Notices are the run's workspace's (Result.Notices): a review's.
+	Notices  []string  `json:"notices,omitempty"`
+	Detached bool      `json:"detached,omitempty"`
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended,omitzero"`
 }
 
 type job struct {
@@ -254,6 +259,9 @@ func (s *Scripts) Start(ctx context.Context, caller Caller, req StartRequest) (R
 		ID: "run-" + randomSuffix() + randomSuffix(), Script: sc.Name, State: "running", Started: time.Now().UTC(),
 		Detached: req.Detach,
 	}}
+	if caller.Review {
+		cfg.Review = "lua:" + j.state.ID
+	}
 	s.add(j)
 	rctx, cancel := runContext(ctx, req.Until)
 	go func() {
@@ -272,6 +280,7 @@ func (s *Scripts) Start(ctx context.Context, caller Caller, req StartRequest) (R
 		j.state.State = "succeeded"
 		j.state.Output, j.state.Produced = res.Output, res.Produced
 		j.state.Commits, j.state.Published = res.Commits, res.Published
+		j.state.Notices = res.Notices
 	}()
 	select {
 	case <-j.done:

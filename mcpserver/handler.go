@@ -59,8 +59,12 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, name, bas
 	var res *mcp.CallToolResult
 	if err != nil {
 		res = toolError(err)
+		for _, n := range c.notices() {
+			res.Content = append(res.Content, &mcp.TextContent{Text: n})
+		}
 	} else {
 		out.notices = append(out.notices, c.stale...)
+		out.notices = append(out.notices, c.notices()...)
 		res = s.render(ctx, c, name, out)
 	}
 	d := time.Since(start)

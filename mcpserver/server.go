@@ -133,6 +133,11 @@ type Config struct {
 	// also ""), StaleWarn (apply it, and add the refusal's sentence as a
 	// notice) or StaleOff (no read ledger).
 	StaleWrites string
+
+	// Review, when set, reports whether an agent's changes wait for
+	// review (its agent.json says "review": true): its sessions then
+	// work as those of a review token do (satchel.ForReview).
+	Review func(agent string) bool
 }
 
 // The values of Config.StaleWrites.
@@ -155,6 +160,9 @@ type Identity struct {
 	// reach no other thread (no switch_thread, no fork, no THREAD@REF of
 	// another thread), and list_threads shows it only its own.
 	ThreadBound bool `json:"thread_bound,omitempty"`
+	// Review is set for a token made with review (satchel.TokenSpec.Review):
+	// the session's changes wait for review (satchel.ForReview).
+	Review bool `json:"review,omitempty"`
 	// Client and ClientVersion are the MCP client's name and version from
 	// the session's initialize request, set for each tool call (they are
 	// agent-chosen text; the audit trail records them).
@@ -426,6 +434,7 @@ Paths are relative and '/'-separated (notes/plan.md). Read with read_file (numbe
 Before a risky change, take a {{checkpoint}}; {{history}} lists commits, {{diff}} compares them, {{restore}} goes back (nothing is lost).
 To try an alternative without touching your thread: {{fork}} {"name": "try-b"}, then {{switch_thread}} {"thread": "try-b"} and work there; read_file with at "main" (or "main@3") reads the other thread, {{diff}} {"from": "main", "to": "try-b"} shows what the fork changed, and {{switch_thread}} {"thread": "main"} goes back, and {{merge}} {"from": "try-b"} brings the fork's changes into main. list_threads lists your threads.
 Before you change a file that exists, read it (any part of it) in this session: a change to a file that changed since you last read it, or that you never read, is refused with a message that says who changed it; read it again, then change it.
+When a result says "your changes wait for review R-...", your changes go to a review thread of your own, not to your thread: you read them as usual, and a person approves (merges) or rejects them; a notice tells you which, and your next change starts a new review.
 Large results are saved under spill/ and replaced by a preview that says how to read the rest.`
 
 // build makes the MCP server of key: the file tools, the agent's
@@ -526,6 +535,15 @@ type session struct {
 	ws   *satchel.Workspace // opened on first use; calls take cheap ForActor handles
 }
 
+// reviewKey names the session's review (satchel.ForReview): its MCP
+// session ID, the same on every replica, else its label.
+func (se *session) reviewKey() string {
+	if se.label == "" {
+		se.label = "local-" + newRequestID()
+	}
+	return se.id.Scope + "/" + se.label
+}
+
 // identity returns the session's identity as it is now.
 func (se *session) identity() Identity {
 	se.wsMu.Lock()
@@ -576,6 +594,10 @@ func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspa
 		}
 		if se.id.ThreadBound {
 			opts = append(opts, satchel.OnlyThread())
+		}
+		if se.id.Review || cfg.Review != nil && se.id.Agent != "" && cfg.Review(se.id.Agent) {
+			// The session's changes wait for review: one review a session.
+			opts = append(opts, satchel.ForReview("mcp:"+se.reviewKey()))
 		}
 		ws, err := cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread, opts...)
 		if err != nil {

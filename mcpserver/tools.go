@@ -45,6 +45,19 @@ type call struct {
 	// stale holds the sentences of the stale changes a server that warns
 	// applied (Config.StaleWrites), notices of the call's result.
 	stale []string
+
+	// handles are the workspace handles the call took: their notices
+	// (satchel.Workspace.Notices, a review's) go in the result.
+	handles []*satchel.Workspace
+}
+
+// notices drains the notices of the call's workspace handles.
+func (c *call) notices() []string {
+	var out []string
+	for _, h := range c.handles {
+		out = append(out, h.Notices()...)
+	}
+	return out
 }
 
 // workspace returns the caller's workspace, recording the commits it
@@ -56,6 +69,9 @@ func (c *call) workspace(ctx context.Context) (*satchel.Workspace, error) {
 	}
 	h := ws.ForActor(c.actor())
 	c.se.adopt(h)
+	if h.UnderReview() {
+		c.handles = append(c.handles, h)
+	}
 	return h, nil
 }
 
@@ -203,7 +219,8 @@ func fileTools(cfg Config) []fileTool {
 				"To change part of a file use edit_file; to add to its end use append_file. A file cannot be written where a directory is (or below a file). " +
 				"For binary content give it in base64 with encoding \"base64\". " +
 				"With if_hash, the write applies only if the file still has that content hash (see stat_file). " +
-				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does." + stale(" A new file needs no read.") +
+				"Returns a confirmation; the structured result (when the server sends one) carries the new content's hash, for a later if_hash, as stat_file does. " +
+				"When your changes wait for review, a notice says so (\"your changes wait for review R-...\"): the change is in your review thread, which you read, until a person approves it." + stale(" A new file needs no read.") +
 				limitsSentence(cfg),
 			props: []prop{
 				req("path", str(pathDesc)),
@@ -422,7 +439,8 @@ func fileTools(cfg Config) []fileTool {
 				"A file changed on one side only takes that side's version; a text file changed on both is merged line by line. Changes to the same lines, a file deleted on one side and changed on the other, and a binary file changed on both are conflicts. " +
 				"With conflicts \"refuse\" (the default) a merge with conflicts changes nothing and lists them all, e.g. \"notes/plan.md lines 12-14 (both changed)\"; with \"markers\" each conflicting region is written between \"<<<<<<< INTO\", \"=======\" and \">>>>>>> FROM\" lines and committed, and you then edit the file to resolve them. " +
 				"Set dry_run to see what a merge would do without changing anything. The merge is one commit, \"merged FROM@N\"; merging again when nothing is new changes nothing. " +
-				"Typical use: {{fork}} a thread, work on it in another session, then merge it back.",
+				"Typical use: {{fork}} a thread, work on it in another session, then merge it back. " +
+				"A session whose changes wait for review cannot merge: a person merges a review by approving it.",
 			props: []prop{
 				req("from", str("The thread to merge from, e.g. try-b or try-b@17.")),
 				opt("into", str("The thread to merge into (default: this session's thread).")),

@@ -91,11 +91,14 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"StaleRace", s.staleRace},
 		{"StaleFanout", s.staleFanout},
 		{"StaleAppends", s.staleAppends},
+		{"StaleRestore", s.staleRestore},
 		{"ThreadRefs", s.threadRefs},
 		{"Merge", s.merge},
 		{"MergeRacing", s.mergeRacing},
 		{"Shell", s.shell},
 		{"Blame", s.blame},
+		{"Review", s.review},
+		{"ReviewFirst", s.reviewFirst},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

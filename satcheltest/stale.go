@@ -280,3 +280,30 @@ func (s *suite) staleAppends(t *testing.T, st *satchel.Store, op *satchel.Worksp
 	must(t, "append unread", w.Append(bg, "other.md", "y\n"))
 	refused(t, "still unread", w.Write(bg, "other.md", "z"), satchel.ErrStale, notReadMsg("other.md"))
 }
+
+// staleRestore: a restore by the caller counts as its own change of the
+// paths it restored, as a write would; another caller's restore makes
+// them stale.
+func (s *suite) staleRestore(t *testing.T, st *satchel.Store, op *satchel.Workspace) {
+	write(t, op, "a.md", "one\n", "gone.md", "gone\n")
+	first := mustSeq(t, op)
+	write(t, op, "a.md", "two\n", "b.md", "b\n")
+	must(t, "delete", op.Delete(bg, "gone.md"))
+	a := tracked(t, st, "research", "mcp:restore")
+	_, err := a.Restore(bg, fmt.Sprint(first))
+	must(t, "restore", err)
+	_, err = a.StrReplace(bg, "a.md", "one", "ONE", false)
+	must(t, "edit a restored file without reading it", err)
+	must(t, "delete a restored file without reading it", a.Delete(bg, "gone.md"))
+	// b.md was removed by the restore: writing it anew is a new file.
+	must(t, "write a removed file", a.Write(bg, "b.md", "new\n"))
+
+	// Another caller's restore: a.md changed since a read it.
+	b := tracked(t, st, "writer", "mcp:restore")
+	_, err = a.Read(bg, "a.md")
+	must(t, "read", err)
+	_, err = b.Restore(bg, fmt.Sprint(first))
+	must(t, "restore by another", err)
+	_, err = a.StrReplace(bg, "a.md", "one", "uno", false)
+	refused(t, "edit after another's restore", err, satchel.ErrStale, changedMsg(t, op, "a.md"))
+}

@@ -138,6 +138,7 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 		Args: args, Input: input, Stdout: stdout,
 		Timeout: f.timeout, MaxMemory: maxMemory, FanoutMax: f.fanoutMax,
 		Atomic: f.atomic,
+		Review: reviewKey(project, f.agent),
 	})
 	if f.dump != "" {
 		if err := a.dumpWorkspace(ctx, f.dump); err != nil && runErr == nil {
@@ -152,8 +153,11 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 			return err
 		}
 	}
+	for _, n := range res.Notices {
+		a.notice("%s", n)
+	}
 	if a.json {
-		r := runJSON{Printed: printed.b.String(), Commits: nonEmpty(res.Commits), Published: res.Published}
+		r := runJSON{Printed: printed.b.String(), Commits: nonEmpty(res.Commits), Published: res.Published, Notices: res.Notices}
 		if res.Produced && f.outputFile == "" {
 			r.Output = &res.Output
 		}
@@ -176,6 +180,16 @@ type runJSON struct {
 	Printed   string           `json:"printed"`
 	Commits   []luahost.Commit `json:"commits"`
 	Published *satchel.Commit  `json:"published,omitempty"`
+	Notices   []string         `json:"notices,omitempty"`
+}
+
+// reviewKey is the review key of a run of agent (a review of its own),
+// when its agent.json says "review": true; "" otherwise.
+func reviewKey(p *satchel.Project, agent string) string {
+	if agent == "" || !p.ReviewAgent(agent) {
+		return ""
+	}
+	return "cli:run-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 }
 
 // capped keeps the first max bytes written to it and drops the rest.

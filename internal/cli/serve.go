@@ -250,14 +250,14 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	if f.shell {
 		tools = append(tools, shellTool(st))
 	}
+	var project *satchel.Project
+	if dir != "" {
+		if project, err = satchel.LoadProject(dir); err != nil {
+			return err
+		}
+	}
 	var ui http.Handler
 	if f.ui {
-		var project *satchel.Project
-		if dir != "" {
-			if project, err = satchel.LoadProject(dir); err != nil {
-				return err
-			}
-		}
 		in, err := uiHandler(st, project, log, f.maxStreamsPerToken, f.bodyReadTimeout)
 		if err != nil {
 			return err
@@ -273,6 +273,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
 		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools, StaleWrites: f.staleWrites,
 		MaxSubscriptions: f.maxSubscriptions,
+		Review:           project.ReviewAgent,
 	})
 	if err != nil {
 		return err

@@ -111,6 +111,7 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits
 				wait = time.Duration(*a.WaitS * float64(time.Second))
 			}
 			caller := callerOf(id)
+			caller.Review = id.Review || project.ReviewAgent(id.Agent)
 			in := luahost.InputSource{
 				Read: func(name string) (string, error) {
 					ws, err := st.Workspace(ctx, id.Scope, id.Thread)
@@ -213,10 +214,18 @@ func runResult(rs luahost.RunState) (string, any, error) {
 	case "running":
 		return fmt.Sprintf("run %s of %s is still running; call check_run with run_id %s", rs.ID, rs.Script, rs.ID), rs, nil
 	}
+	out := rs.Printed
 	if rs.Produced {
-		return rs.Output, rs, nil
+		out = rs.Output
 	}
-	return rs.Printed, rs, nil
+	if len(rs.Notices) > 0 {
+		// A review's notices follow the result, a line each.
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += strings.Join(rs.Notices, "\n")
+	}
+	return out, rs, nil
 }
 
 // strictJSON decodes a tool's arguments, refusing unknown ones.

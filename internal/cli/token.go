@@ -33,15 +33,17 @@ type tokenCreated struct {
 func newTokenCreateCmd(a *app) *cobra.Command {
 	var agent string
 	var expires time.Duration
-	var operator bool
+	var operator, review bool
 	cmd := &cobra.Command{
-		Use:   "create (--agent NAME --scope SCOPE [--thread THREAD] | --operator) [--expires DURATION]",
+		Use:   "create (--agent NAME --scope SCOPE [--thread THREAD] [--review] | --operator) [--expires DURATION]",
 		Short: "Make an access token and print its secret, once",
 		Long: `Make a token for agent --agent in scope --scope (required: the only scope
 the token can touch). With --thread, the token can touch only that thread;
 without it, a session chooses its thread (header X-Satchel-Thread, default
 main). --expires makes it expire after a duration (e.g. 720h); by default
-it never expires.
+it never expires. With --review, the token's changes wait for review: a
+session of it never changes its thread, but a review thread of its own
+that a person approves or rejects (satchel review).
 
 --operator makes a token for a person rather than an agent: it signs in
 to the inspector (satchel ui) and sees every scope, read-only; it names no
@@ -50,9 +52,11 @@ agent, scope or thread, and the MCP server refuses it.
 Prints the secret alone on standard output, and the token's ID (which
 names it in lists, logs and commits) on standard error. The secret is not
 stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
-"agent": ..., "scope": ..., "thread": ..., "created": ..., "expires": ...}.`,
+"agent": ..., "scope": ..., "thread": ..., "created": ..., "expires": ...,
+"review": true when --review}.`,
 		Example: `  satchel token create --agent research --scope acme
   satchel token create --agent ci --scope acme --thread nightly --expires 24h
+  satchel token create --agent intern --scope acme --review
   satchel token create --operator --expires 8h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,6 +64,9 @@ stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 			if operator {
 				if agent != "" || pf.Changed("scope") || pf.Changed("thread") {
 					return usagef("token create: --operator names no --agent, --scope or --thread (it sees every scope)")
+				}
+				if review {
+					return usagef("token create: --operator takes no --review (an operator's token changes nothing)")
 				}
 				return createToken(cmd, a, satchel.TokenSpec{Operator: true, Expires: expires})
 			}
@@ -76,7 +83,7 @@ stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 			if w := unknownAgentWarning(agent); w != "" {
 				a.notice("%s", w)
 			}
-			return createToken(cmd, a, satchel.TokenSpec{Agent: agent, Scope: a.scope, Thread: thread, Expires: expires})
+			return createToken(cmd, a, satchel.TokenSpec{Agent: agent, Scope: a.scope, Thread: thread, Expires: expires, Review: review})
 		},
 	}
 	globalHelp(cmd, map[string]string{
@@ -85,6 +92,7 @@ stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 	})
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent the token speaks for (required without --operator)")
 	cmd.Flags().BoolVar(&operator, "operator", false, "an operator's token: reads every scope in the inspector")
+	cmd.Flags().BoolVar(&review, "review", false, "the token's changes wait for review (satchel review)")
 	cmd.Flags().DurationVar(&expires, "expires", 0, "expire after `DURATION` (e.g. 720h; default: never)")
 	return cmd
 }

@@ -129,6 +129,10 @@ type Agent struct {
 	Stores map[string]Access
 	// File is the definition's path relative to the project directory.
 	File string
+	// Review makes the agent's changes wait for review (agent.json's
+	// "review": true): its sessions and runs never change their thread
+	// directly (satchel.ForReview).
+	Review bool
 }
 
 // Project is every store and agent definition of a project directory.

@@ -786,7 +786,7 @@ func (l *loader) checkRefs(s *Store, defined map[string]bool, names []string) {
 	}
 }
 
-var agentKeys = []string{"$schema", "name", "description", "stores"}
+var agentKeys = []string{"$schema", "name", "description", "stores", "review"}
 
 func (l *loader) agent(dir string, defined map[string]bool, storeNames []string) *Agent {
 	file := "agents/" + dir + "/agent.json"
@@ -821,6 +821,9 @@ func (l *loader) agent(dir string, defined map[string]bool, storeNames []string)
 		if label, ok := c.str("name", v); ok && label != "" {
 			a.Label = label
 		}
+	}
+	if v := root.get("review"); v != nil {
+		a.Review = c.boolean("review", v)
 	}
 	if v := root.get("stores"); v != nil {
 		if v.kind != jObject {

@@ -123,7 +123,7 @@ func TestLoadEmptyProject(t *testing.T) {
 		"stores/.notes.json.swp":  "garbage",
 		"stores/sub/inside.json":  "garbage",
 		"elsewhere/ignored.json":  "garbage",
-		"agents/bot2/agent.json":  `{"name": "Bot Two"}`,
+		"agents/bot2/agent.json":  `{"name": "Bot Two", "review": true}`,
 		"stores/flat.json":        `{"key": "{id}", "schema": {"id": {"type": "number"}}}`,
 		"stores/with-schema.json": `{"$schema": "./store.schema.json", "description": "d", ` + okEntity + `}`,
 	})
@@ -135,6 +135,9 @@ func TestLoadEmptyProject(t *testing.T) {
 	}
 	if p.Agents["bot"].Label != "bot" || p.Agents["bot2"].Label != "Bot Two" {
 		t.Errorf("labels: %q %q", p.Agents["bot"].Label, p.Agents["bot2"].Label)
+	}
+	if p.Agents["bot"].Review || !p.Agents["bot2"].Review {
+		t.Errorf("review: %v %v, want false and true", p.Agents["bot"].Review, p.Agents["bot2"].Review)
 	}
 	if f := p.Stores["flat"]; f.EntityName != "Flat" || f.Key != "{id}" {
 		t.Errorf("flat = %+v", f)
@@ -375,7 +378,9 @@ func TestLoadAgentErrors(t *testing.T) {
 		{"stores not object", with(map[string]string{A: `{"stores": ["notes"]}`}),
 			[]errs.Violation{{File: A, Path: "stores", Msg: `must be an object of store name to "read" or "rw", not an array`}}},
 		{"unknown key", with(map[string]string{A: `{"name": "Bot", "tools": []}`}),
-			[]errs.Violation{{File: A, Path: "tools", Msg: `unknown key "tools" (allowed here: $schema, name, description, stores)`}}},
+			[]errs.Violation{{File: A, Path: "tools", Msg: `unknown key "tools" (allowed here: $schema, name, description, stores, review)`}}},
+		{"review not boolean", with(map[string]string{A: `{"review": "yes"}`}),
+			[]errs.Violation{{File: A, Path: "review", Msg: `must be true or false, not a string`}}},
 		{"label not string", with(map[string]string{A: `{"name": 1}`}),
 			[]errs.Violation{{File: A, Path: "name", Msg: `must be a string, not a number`}}},
 		{"invalid directory name", with(map[string]string{"agents/Bot/agent.json": `{}`}),
@@ -413,7 +418,7 @@ func TestLoadAllErrorsAtOnce(t *testing.T) {
 		{File: "stores/c.json", Path: "key", Msg: "{x} names no field of the schema (fields: id)"},
 		{File: "stores/c.json", Path: "deletable", Msg: "must be true or false, not null"},
 		{File: "stores/c.json", Path: "schema.id.store", Msg: `no store is named "zzz" (stores: c)`},
-		{File: "agents/r/agent.json", Path: "extra", Msg: `unknown key "extra" (allowed here: $schema, name, description, stores)`},
+		{File: "agents/r/agent.json", Path: "extra", Msg: `unknown key "extra" (allowed here: $schema, name, description, stores, review)`},
 		{File: "agents/r/agent.json", Path: "stores.a", Msg: `no store is named "a" (stores: c)`},
 		{File: "agents/r/agent.json", Path: "stores.a", Msg: `access must be "read" or "rw", not "admin"`},
 		{File: "agents/r/agent.json", Path: "stores.q", Msg: `no store is named "q" (stores: c)`},

@@ -103,6 +103,7 @@ func AgentDefinitionSchema() []byte {
 			{"$schema", jobj{{"type", "string"}}},
 			{"name", jobj{{"type", "string"}, {"description", "Display label."}}},
 			{"description", jobj{{"type", "string"}}},
+			{"review", jobj{{"type", "boolean"}, {"default", false}, {"description", "The agent's changes wait for review: its first change forks a review thread, and a person approves or rejects it (satchel review)."}}},
 			{"stores", jobj{{"type", "object"}, {"description", "The stores the agent may use: read grants get, query and list; rw adds set and remove."},
 				{"propertyNames", jobj{{"pattern", namePattern}}},
 				{"additionalProperties", jobj{{"enum", []string{string(AccessRead), string(AccessRW)}}}}}},
