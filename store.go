@@ -27,6 +27,8 @@ type Store struct {
 	docs docengine.Engine // collections' documents
 
 	keyRetention time.Duration // idempotency keys (store_idempotency.go); 0: the default
+
+	refusals refusalCounts // of file rules (access.go)
 }
 
 // Option configures Open and New.

@@ -21,7 +21,7 @@ func (w *Workspace) Fanout(ctx context.Context, arms ...func(ctx context.Context
 	var wg sync.WaitGroup
 	for i, fn := range arms {
 		aw := &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: w.actor, limits: w.limits,
-			arm: &arm{id: i + 1, rec: rec}, reads: w.reads, only: w.only, ref: w.ref}
+			arm: &arm{id: i + 1, rec: rec}, reads: w.reads, only: w.only, gate: w.gate, ref: w.ref}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -420,6 +420,15 @@ func (m *merger) run(ctx context.Context, v view, theirs []engine.Change, b *Bat
 			}
 		}
 	}
+	if m.w.gate != nil {
+		touched := append([]string(nil), m.paths...)
+		for _, c := range m.conflicts {
+			touched = append(touched, c.Path)
+		}
+		if err := m.w.canChangeAll("merge", "merging "+m.from+" into "+m.into, touched); err != nil {
+			return err
+		}
+	}
 	if b != nil && len(m.conflicts) > 0 && !m.markers {
 		return errMergeConflicts
 	}

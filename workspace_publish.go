@@ -53,6 +53,11 @@ func (w *Workspace) PublishTo(ctx context.Context, onto *Workspace, base int64) 
 			return Commit{}, err
 		}
 	}
+	if onto.gate != nil {
+		if err := onto.canPublish(ctx, id, w.thread, src); err != nil {
+			return Commit{}, err
+		}
+	}
 	meta := onto.meta("publish", fmt.Sprintf("publish %s@%d", w.thread, src.Seq))
 	c, err := w.s.eng.PointAt(ctx, id, base, src, meta)
 	switch {
