@@ -93,6 +93,8 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"ThreadRefs", s.threadRefs},
 		{"Merge", s.merge},
 		{"MergeRacing", s.mergeRacing},
+		{"FileRules", s.fileRules},
+		{"FileRulesMerge", s.fileRulesMerge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
