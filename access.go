@@ -431,3 +431,17 @@ func hiddenIn(s *Snapshot, path string) bool {
 	h, ok := s.view.(*hiddenView)
 	return ok && !h.visible(path)
 }
+
+// FileOptions returns the workspace options of the token's file rules
+// (Files and ReadOnly): servers open the workspaces of the token's calls
+// with them, after their agent's rules (WithFileRules).
+func (t Token) FileOptions() []WorkspaceOption {
+	var opts []WorkspaceOption
+	if t.Files != nil {
+		opts = append(opts, WithFileRules(t.Files))
+	}
+	if t.ReadOnly {
+		opts = append(opts, ReadOnlyFiles())
+	}
+	return opts
+}

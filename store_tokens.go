@@ -48,6 +48,11 @@ type TokenSpec struct {
 	// an agent: it reads every scope in the inspector, and the MCP server
 	// refuses it. An operator token names no agent, scope or thread.
 	Operator bool
+	// Files and ReadOnly narrow the token's file access below its agent's
+	// (access.go): Files are rules of its own, ReadOnly caps every path at
+	// read.
+	Files    FileRules
+	ReadOnly bool
 }
 
 // Token describes an access token (never its secret).
@@ -67,6 +72,9 @@ type Token struct {
 	// Operator marks an operator's token (TokenSpec.Operator): Agent,
 	// Scope and Thread are empty.
 	Operator bool `json:"operator,omitempty"`
+	// Files and ReadOnly are TokenSpec's (FileOptions applies them).
+	Files    FileRules `json:"files,omitempty"`
+	ReadOnly bool      `json:"read_only,omitempty"`
 }
 
 // tokenRecord is what the store keeps: the token and its secret's hash.
@@ -100,7 +108,7 @@ func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (secret string,
 	if err != nil {
 		return "", Token{}, err
 	}
-	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator}
+	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator, Files: spec.Files, ReadOnly: spec.ReadOnly}
 	if spec.Expires > 0 {
 		t.Expires = t.Created.Add(spec.Expires)
 	}
@@ -263,6 +271,9 @@ func (spec TokenSpec) check() error {
 	if spec.Operator {
 		if spec.Agent != "" || spec.Scope != "" || spec.Thread != "" {
 			msgs = append(msgs, "an operator token sees every scope: it names no agent, scope or thread")
+		}
+		if spec.Files != nil || spec.ReadOnly {
+			msgs = append(msgs, "an operator token takes no file rules (--files, --read-only)")
 		}
 		if spec.Expires < 0 {
 			msgs = append(msgs, fmt.Sprintf("expires must not be negative, was %s", spec.Expires))
