@@ -173,7 +173,7 @@ const (
 // refused counts and logs a refusal.
 func (w *Workspace) refused(op, path, reason string) {
 	w.s.refusals.add(w.actor.Agent, reason)
-	slog.Default().LogAttrs(context.Background(), slog.LevelWarn, "file access refused",
+	w.s.logger().LogAttrs(context.Background(), slog.LevelWarn, "file access refused",
 		slog.String("scope", w.scope), slog.String("thread", w.thread), slog.String("agent", w.actor.Agent),
 		slog.String("credential", w.actor.Credential), slog.String("op", op), slog.String("path", path), slog.String("reason", reason))
 }
@@ -444,4 +444,15 @@ func (t Token) FileOptions() []WorkspaceOption {
 		opts = append(opts, ReadOnlyFiles())
 	}
 	return opts
+}
+
+// SetLogger sends the store's logs (the refusals of file rules) to l
+// instead of slog.Default(): servers pass their own.
+func (s *Store) SetLogger(l *slog.Logger) { s.log.Store(l) }
+
+func (s *Store) logger() *slog.Logger {
+	if l := s.log.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
 }

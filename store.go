@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/satchel-dev/satchel/backend"
@@ -28,7 +30,8 @@ type Store struct {
 
 	keyRetention time.Duration // idempotency keys (store_idempotency.go); 0: the default
 
-	refusals refusalCounts // of file rules (access.go)
+	refusals refusalCounts               // of file rules (access.go)
+	log      atomic.Pointer[slog.Logger] // SetLogger's (nil: slog.Default())
 }
 
 // Option configures Open and New.

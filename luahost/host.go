@@ -41,6 +41,12 @@ type Config struct {
 	Project *satchel.Project
 	Agent   string
 
+	// Options are added to every workspace the run opens: file rules
+	// beyond the agent's (a token's --files and --read-only, a server's
+	// --read-only). The agent's own rules (its agent.json "files", from
+	// Project) always apply.
+	Options []satchel.WorkspaceOption
+
 	// Args are the script's arguments: `args` joins them with spaces and
 	// `arg` holds them as a sequence.
 	Args []string
@@ -195,7 +201,7 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Input != nil && s.Front.Input == nil {
 		return nil, errNoInput
 	}
-	ws, err := cfg.Store.Workspace(ctx, cfg.Scope, cfg.Thread, satchel.WorkspaceActor(cfg.Actor))
+	ws, err := cfg.Store.Workspace(ctx, cfg.Scope, cfg.Thread, cfg.workspaceOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +234,7 @@ func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) e
 			return err
 		}
 	}
-	ws, err := cfg.Store.Workspace(ctx, ws.Scope(), ws.Thread(), satchel.WorkspaceActor(cfg.Actor), satchel.TrackReads())
+	ws, err := cfg.Store.Workspace(ctx, ws.Scope(), ws.Thread(), append(cfg.workspaceOptions(), satchel.TrackReads())...)
 	if err != nil {
 		return err
 	}
@@ -495,4 +501,14 @@ func randomSuffix() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// workspaceOptions are the options of every workspace a run opens: its
+// actor, its agent's file rules and Options.
+func (cfg *Config) workspaceOptions() []satchel.WorkspaceOption {
+	opts := []satchel.WorkspaceOption{satchel.WorkspaceActor(cfg.Actor)}
+	if r := cfg.Project.AgentFiles(cfg.Agent); r != nil {
+		opts = append(opts, satchel.WithFileRules(r))
+	}
+	return append(opts, cfg.Options...)
 }

@@ -128,6 +128,48 @@ type Config struct {
 	// also ""), StaleWarn (apply it, and add the refusal's sentence as a
 	// notice) or StaleOff (no read ledger).
 	StaleWrites string
+
+	// AgentFiles, when set, returns an agent's file rules (agent.json's
+	// "files"; nil: rw on every path), which every session of that agent
+	// is held to (satchel.WithFileRules). ProjectFiles makes it from a
+	// project.
+	AgentFiles func(agent string) satchel.FileRules
+	// FileRules narrow every session's access further, as a token's
+	// --files does (for stdio sessions, which have no token).
+	FileRules satchel.FileRules
+	// ReadOnly makes every file at most readable for every session
+	// (satchel serve --read-only).
+	ReadOnly bool
+}
+
+// ProjectFiles returns the Config.AgentFiles of a project's agents.
+func ProjectFiles(p *satchel.Project) func(agent string) satchel.FileRules {
+	return p.AgentFiles
+}
+
+// FileOptions are the workspace options of id's file rules: its agent's,
+// its token's, and the server's.
+func (cfg *Config) FileOptions(id Identity) []satchel.WorkspaceOption {
+	var opts []satchel.WorkspaceOption
+	if cfg.AgentFiles != nil {
+		if r := cfg.AgentFiles(id.Agent); r != nil {
+			opts = append(opts, satchel.WithFileRules(r))
+		}
+	}
+	if id.Files != "" {
+		r, err := satchel.ParseFileRules(id.Files)
+		if err != nil {
+			r = satchel.FileRules{} // rules that do not parse hide everything
+		}
+		opts = append(opts, satchel.WithFileRules(r))
+	}
+	if cfg.FileRules != nil {
+		opts = append(opts, satchel.WithFileRules(cfg.FileRules))
+	}
+	if id.ReadOnly || cfg.ReadOnly {
+		opts = append(opts, satchel.ReadOnlyFiles())
+	}
+	return opts
 }
 
 // The values of Config.StaleWrites.
@@ -150,6 +192,11 @@ type Identity struct {
 	// reach no other thread (no switch_thread, no fork, no THREAD@REF of
 	// another thread), and list_threads shows it only its own.
 	ThreadBound bool `json:"thread_bound,omitempty"`
+	// Files and ReadOnly are the token's file rules (satchel.Token's;
+	// Files in flag form, "" for none): the session's access is the
+	// stricter of its agent's and these.
+	Files    string `json:"files,omitempty"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 	// Client and ClientVersion are the MCP client's name and version from
 	// the session's initialize request, set for each tool call (they are
 	// agent-chosen text; the audit trail records them).
@@ -259,6 +306,7 @@ func New(cfg Config) (*Server, error) {
 		tokens:  newTokenCache(cfg.TokenCheckInterval, time.Now),
 	}
 	s.metrics.gate = s.operatorOnly
+	s.metrics.reg.MustRegister(refusalCollector{cfg.Store})
 	if _, ok := cfg.Store.PoolStats(); ok {
 		s.metrics.reg.MustRegister(poolCollector{cfg.Store})
 	}
@@ -539,6 +587,7 @@ func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspa
 		if se.id.ThreadBound {
 			opts = append(opts, satchel.OnlyThread())
 		}
+		opts = append(opts, cfg.FileOptions(se.id)...)
 		ws, err := cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread, opts...)
 		if err != nil {
 			return nil, err
