@@ -2,6 +2,7 @@ package satchel
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sort"
 	"strings"
@@ -178,6 +179,26 @@ func (w *Workspace) refused(op, path, reason string) {
 		slog.String("credential", w.actor.Credential), slog.String("op", op), slog.String("path", path), slog.String("reason", reason))
 }
 
+// refusal is a refusal of the file rules: the error the caller sees,
+// and what the count and the log of it say. A batch's function may run
+// more than once (a retry on the backend's head), so refusals made in it
+// are counted once, when the mutation returns (countRefusal).
+type refusal struct {
+	err              error // an *errs.Error
+	op, path, reason string
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// countRefusal counts and logs err when it is a refusal of the rules.
+func (w *Workspace) countRefusal(err error) {
+	var r *refusal
+	if errors.As(err, &r) {
+		w.refused(r.op, r.path, r.reason)
+	}
+}
+
 // canWrite refuses a change (op) of path unless the caller may write it.
 // A hidden path is refused without a word on whether it exists.
 func (w *Workspace) canWrite(op, path string) error {
@@ -188,19 +209,16 @@ func (w *Workspace) canWrite(op, path string) error {
 	case AccessRW:
 		return nil
 	case AccessRead:
-		w.refused(op, path, refusedReadOnly)
-		return errs.New(errs.ErrAccess, "%s is read-only for %s", path, w.who())
+		return &refusal{errs.New(errs.ErrAccess, "%s is read-only for %s", path, w.who()), op, path, refusedReadOnly}
 	}
-	w.refused(op, path, refusedHidden)
-	return errs.New(errs.ErrAccess, "%s is hidden from %s: it cannot be written", path, w.who())
+	return &refusal{errs.New(errs.ErrAccess, "%s is hidden from %s: it cannot be written", path, w.who()), op, path, refusedHidden}
 }
 
 // canChange is canWrite for a change of an existing file (an edit, the
 // source of a move): a hidden path answers as a missing file.
 func (w *Workspace) canChange(op, path string) error {
 	if w.gate != nil && w.gate.access(path) == AccessNone {
-		w.refused(op, path, refusedHidden)
-		return errs.New(errs.ErrNotFound, "file not found: %s", path)
+		return &refusal{errs.New(errs.ErrNotFound, "file not found: %s", path), op, path, refusedHidden}
 	}
 	return w.canWrite(op, path)
 }
@@ -228,7 +246,6 @@ func (w *Workspace) canChangeAll(op, what string, paths []string) error {
 	if len(named) == 0 {
 		reason = refusedHidden
 	}
-	w.refused(op, strings.Join(named, ","), reason)
 	sort.Strings(named)
 	msg := what + " would change files " + w.who() + " may not write: " + strings.Join(named, ", ")
 	switch {
@@ -237,7 +254,7 @@ func (w *Workspace) canChangeAll(op, what string, paths []string) error {
 	case hidden:
 		msg += ", and files hidden from it"
 	}
-	return errs.New(errs.ErrAccess, "%s", msg)
+	return &refusal{errs.New(errs.ErrAccess, "%s", msg), op, strings.Join(named, ","), reason}
 }
 
 // readView is the view the workspace's reads go through: v itself, or v
@@ -366,7 +383,9 @@ func (w *Workspace) canRestore(ctx context.Context, ref string, src backend.Comm
 	if err != nil {
 		return err
 	}
-	return w.canChangeTrees(ctx, "restore", "restore to "+w.srcName(ref, src), head, at)
+	err = w.canChangeTrees(ctx, "restore", "restore to "+w.srcName(ref, src), head, at)
+	w.countRefusal(err)
+	return err
 }
 
 // canChangeTrees refuses making tree b the head when tree a is, if that
@@ -394,7 +413,9 @@ func (w *Workspace) canPublish(ctx context.Context, id int64, from string, src b
 	if err != nil {
 		return err
 	}
-	return w.canChangeTrees(ctx, "publish", "publishing "+from+" onto "+w.thread, head, at)
+	err = w.canChangeTrees(ctx, "publish", "publishing "+from+" onto "+w.thread, head, at)
+	w.countRefusal(err)
+	return err
 }
 
 // pathOps are the ops whose summaries list "op path" or "op path -> to"

@@ -246,6 +246,9 @@ func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func
 		if err != nil && bt != nil {
 			bt.abandon()
 		}
+		if err != nil && w.gate != nil {
+			w.countRefusal(err)
+		}
 		if errors.Is(err, errArchivedHead) {
 			return c, w.archived(err)
 		}

@@ -260,6 +260,7 @@ func (w *Workspace) merge(ctx context.Context, head backend.Commit, base CommitR
 			return MergeResult{}, err
 		}
 		if err := m.run(ctx, hs, theirs, nil); err != nil {
+			w.countRefusal(err)
 			return MergeResult{}, err
 		}
 		res.Paths, res.Conflicts = m.paths, m.conflicts

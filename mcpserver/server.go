@@ -588,6 +588,8 @@ func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspa
 			opts = append(opts, satchel.OnlyThread())
 		}
 		opts = append(opts, cfg.FileOptions(se.id)...)
+		// Reads of the session's own (resources) name it in refusals.
+		opts = append(opts, satchel.WorkspaceActor(satchel.Actor{Agent: se.id.Agent, Credential: se.id.Credential}))
 		ws, err := cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread, opts...)
 		if err != nil {
 			return nil, err
