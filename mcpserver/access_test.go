@@ -103,7 +103,15 @@ func setUpAccess(t *testing.T, st *satchel.Store, scope, thread string) {
 // satchel's stdio transport: the agent's rules from AgentFiles, the
 // token's as the server's FileRules, ReadOnly as serve --read-only.
 func TestAccessTableStdio(t *testing.T) {
-	st := newStore(t)
+	for _, kind := range []string{"memory", "sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			st, _ := openShared(t, kind)
+			accessTableStdio(t, st)
+		})
+	}
+}
+
+func accessTableStdio(t *testing.T, st *satchel.Store) {
 	for i, c := range satcheltest.AccessCases() {
 		thread := fmt.Sprintf("stdio-%d", i)
 		setUpAccess(t, st, "default", thread)
@@ -129,7 +137,15 @@ func TestAccessTableStdio(t *testing.T) {
 // TestAccessTableHTTP runs the table over streamable HTTP: the token
 // carries its rules and --read-only, the agent's come from AgentFiles.
 func TestAccessTableHTTP(t *testing.T) {
-	st := newStore(t)
+	for _, kind := range []string{"memory", "sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			st, _ := openShared(t, kind)
+			accessTableHTTP(t, st)
+		})
+	}
+}
+
+func accessTableHTTP(t *testing.T, st *satchel.Store) {
 	servers := map[string]string{} // agent rules -> URL
 	for i, c := range satcheltest.AccessCases() {
 		url, ok := servers[c.Agent]
