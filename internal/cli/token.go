@@ -148,10 +148,10 @@ func newTokenListCmd(a *app) *cobra.Command {
 		Use:   "list",
 		Short: "List the access tokens",
 		Long: `List every token, oldest first, one a line: ID, AGENT, SCOPE, THREAD (empty
-when the token allows any), CREATED, EXPIRES (empty: never), STATUS
-(active, expired or revoked) and FILES (the token's file rules as --files
-takes them, "read-only" for --read-only; empty: its agent's), separated by
-tabs; on a terminal, in aligned
+when the token allows any), CREATED, EXPIRES (empty: never), FILES (the
+token's file rules as --files takes them, "read-only" for --read-only;
+empty: its agent's alone) and STATUS (active, expired or revoked),
+separated by tabs; on a terminal, in aligned
 columns under a header row. Secrets are never shown:
 they are not stored.
 
@@ -182,9 +182,9 @@ With --json, an array of tokens, each with its "status".`,
 				if t.Operator {
 					t.Agent, t.Scope = "(operator)", "*"
 				}
-				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), t.Status, tokenFiles(t.Token))
+				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), tokenFiles(t.Token), t.Status)
 			}
-			return a.emit(out, table([]string{"ID", "AGENT", "SCOPE", "THREAD", "CREATED", "EXPIRES", "STATUS", "FILES"}, b.String()))
+			return a.emit(out, table([]string{"ID", "AGENT", "SCOPE", "THREAD", "CREATED", "EXPIRES", "FILES", "STATUS"}, b.String()))
 		},
 	}
 }

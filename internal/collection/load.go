@@ -867,6 +867,7 @@ func (c fileCtx) files(v *jval) filerules.Rules {
 		return nil
 	}
 	rules := filerules.Rules{}
+	at := []int{} // the position of each rule in files
 	ok := true
 	for i, pv := range v.arr {
 		p := index("files", i)
@@ -887,15 +888,15 @@ func (c fileCtx) files(v *jval) filerules.Rules {
 			ok = false
 			continue
 		}
-		if known {
-			rules = append(rules, r)
-		}
+		rules = append(rules, r)
+		at = append(at, i)
+	}
+	for _, s := range rules.Shadowed() {
+		c.add(index("files", at[s.Index]), "[%q, %q] can never match: files[%d] [%q, %q] matches every path it does",
+			rules[s.Index].Glob, v.arr[at[s.Index]].arr[1].str, at[s.By], rules[s.By].Glob, v.arr[at[s.By]].arr[1].str)
 	}
 	if !ok {
 		return nil
-	}
-	for _, s := range rules.Shadowed() {
-		c.add(index("files", s.Index), "[%q, %q] can never match: files[%d] [%q, %q] matches every path it does", rules[s.Index].Glob, rules[s.Index].Access, s.By, rules[s.By].Glob, rules[s.By].Access)
 	}
 	return rules
 }
