@@ -458,8 +458,12 @@ func hiddenIn(s *Snapshot, path string) bool {
 // with them, after their agent's rules (WithFileRules).
 func (t Token) FileOptions() []WorkspaceOption {
 	var opts []WorkspaceOption
-	if t.Files != nil {
-		opts = append(opts, WithFileRules(t.Files))
+	if t.Files != "" {
+		r, err := ParseFileRules(t.Files)
+		if err != nil {
+			r = FileRules{} // rules that do not parse hide everything
+		}
+		opts = append(opts, WithFileRules(r))
 	}
 	if t.ReadOnly {
 		opts = append(opts, ReadOnlyFiles())

@@ -72,9 +72,10 @@ type Token struct {
 	// Operator marks an operator's token (TokenSpec.Operator): Agent,
 	// Scope and Thread are empty.
 	Operator bool `json:"operator,omitempty"`
-	// Files and ReadOnly are TokenSpec's (FileOptions applies them).
-	Files    FileRules `json:"files,omitempty"`
-	ReadOnly bool      `json:"read_only,omitempty"`
+	// Files and ReadOnly are TokenSpec's, Files in flag form
+	// ("notes/**=rw,**=read"; "" for none). FileOptions applies them.
+	Files    string `json:"files,omitempty"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 }
 
 // tokenRecord is what the store keeps: the token and its secret's hash.
@@ -108,7 +109,7 @@ func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (secret string,
 	if err != nil {
 		return "", Token{}, err
 	}
-	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator, Files: spec.Files, ReadOnly: spec.ReadOnly}
+	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator, Files: spec.Files.String(), ReadOnly: spec.ReadOnly}
 	if spec.Expires > 0 {
 		t.Expires = t.Created.Add(spec.Expires)
 	}

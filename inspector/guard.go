@@ -290,7 +290,7 @@ func tokenViewer(t satchel.Token) viewer {
 	if t.Thread != "" {
 		who += ", thread " + t.Thread
 	}
-	return viewer{scope: t.Scope, thread: t.Thread, agent: t.Agent, who: who + " (token " + t.ID + ")", signedIn: true, files: t.Files.String()}
+	return viewer{scope: t.Scope, thread: t.Thread, agent: t.Agent, who: who + " (token " + t.ID + ")", signedIn: true, files: t.Files}
 }
 
 // foreignOrigin returns why a request from another origin is refused, or

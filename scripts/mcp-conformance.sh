@@ -203,6 +203,7 @@ for s in "${unclassified[@]}"; do echo "  ? $s: not classified: decide whether i
 echo "extra checks (the official TypeScript SDK client on satchel's own resources, a token, and stdio):"
 extra=0
 "$node" "$root/scripts/mcp-conformance-extra.mjs" "$cache" "$satchel" "$db" "$work/project" "$url" "$token" || extra=1
+"$node" "$root/scripts/mcp-e2e-paths.mjs" "$cache" "$satchel" "$work" || extra=$((extra + 1))
 
 echo "conformance: $((${#passed[@]} + ${#stdio_passed[@]})) passed, $((${#failed[@]} + ${#stdio_failed[@]} + ${#unclassified[@]} + extra)) failed, ${#skip[@]} skipped"
 [ "${#failed[@]}" -eq 0 ] && [ "${#stdio_failed[@]}" -eq 0 ] && [ "${#unclassified[@]}" -eq 0 ] && [ "$extra" -eq 0 ]

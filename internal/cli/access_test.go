@@ -31,15 +31,15 @@ func TestTokenFileRules(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	created := decode[tokenCreated](t, h.ok("--json", "token", "create", "--agent", "research", "--scope", "acme", "--files", "notes/**=rw,**=read"))
-	if created.Files.String() != "notes/**=rw,**=read" || created.ReadOnly {
+	if created.Files != "notes/**=rw,**=read" || created.ReadOnly {
 		t.Errorf("token create --files: %+v", created)
 	}
 	ro := decode[tokenCreated](t, h.ok("--json", "token", "create", "--agent", "auditor", "--scope", "acme", "--read-only"))
-	if !ro.ReadOnly || ro.Files != nil {
+	if !ro.ReadOnly || ro.Files != "" {
 		t.Errorf("token create --read-only: %+v", ro)
 	}
 	tok, err := h.store.Authenticate(ctx, created.Secret)
-	if err != nil || tok.Files.String() != "notes/**=rw,**=read" {
+	if err != nil || tok.Files != "notes/**=rw,**=read" {
 		t.Errorf("the stored token: %+v, %v", tok, err)
 	}
 	out := h.ok("token", "list")

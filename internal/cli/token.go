@@ -218,8 +218,8 @@ func tokenFiles(t satchel.Token) string {
 	if t.ReadOnly {
 		parts = append(parts, "read-only")
 	}
-	if t.Files != nil {
-		parts = append(parts, t.Files.String())
+	if t.Files != "" {
+		parts = append(parts, t.Files)
 	}
 	return strings.Join(parts, "; ")
 }
