@@ -78,15 +78,136 @@ type gate struct {
 	sets     []FileRules
 	readOnly bool
 	hides    bool // some path may be none: reads go through hiddenView
+
+	// dirs caches the rules of each directory met (gateDir), up to
+	// maxGateDirs of them: a path's check is then a lookup and the pairs
+	// that may match some files of its directory only. The map is
+	// replaced, never changed (reads take no lock); mu orders writers.
+	mu   sync.Mutex
+	dirs atomic.Pointer[map[string]*gateDir]
 }
+
+// maxGateDirs bounds the directories a gate keeps the rules of; past it,
+// the paths of other directories are checked against every pair.
+const maxGateDirs = 1024
 
 func (g *gate) clone() *gate {
 	if g == nil {
 		return &gate{}
 	}
-	c := *g
-	c.sets = append([]FileRules(nil), g.sets...)
-	return &c
+	return &gate{sets: append([]FileRules(nil), g.sets...), readOnly: g.readOnly, hides: g.hides}
+}
+
+// gateDir is the rules of a gate for the files of one directory.
+type gateDir struct {
+	sets     []filerules.Dir
+	top      FileAccess // read when read-only, else rw
+	constant bool       // every file of the directory has access c
+	c        FileAccess
+}
+
+func (d *gateDir) access(path string) FileAccess {
+	if d.constant {
+		return d.c
+	}
+	a := d.top
+	for i := range d.sets {
+		if x := d.sets[i].Of(path); x < a {
+			if a = x; a == AccessNone {
+				break
+			}
+		}
+	}
+	return a
+}
+
+// dirOf returns the rules of the gate for the files of dir.
+// It returns nil when the cache is full and dir is not in it.
+func (g *gate) dirOf(dir string) *gateDir {
+	m := g.dirs.Load()
+	if m != nil {
+		if d, ok := (*m)[dir]; ok {
+			return d
+		}
+		if len(*m) >= maxGateDirs {
+			return nil
+		}
+	}
+	d := g.newDir(dir)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	old := g.dirs.Load()
+	n := 0
+	if old != nil {
+		n = len(*old)
+	}
+	if n < maxGateDirs {
+		nm := make(map[string]*gateDir, n+1)
+		if old != nil {
+			for k, v := range *old {
+				nm[k] = v
+			}
+		}
+		nm[strings.Clone(dir)] = d
+		g.dirs.Store(&nm)
+	}
+	return d
+}
+
+// slow is the access of path checked against every pair (a directory
+// the cache has no room for).
+func (g *gate) slow(path string) FileAccess {
+	a := AccessRW
+	if g.readOnly {
+		a = AccessRead
+	}
+	for _, s := range g.sets {
+		a = min(a, s.Of(path))
+	}
+	return a
+}
+
+// newDir works out the rules of the gate for the files of dir.
+func (g *gate) newDir(dir string) *gateDir {
+	d := &gateDir{top: AccessRW, constant: true}
+	if g.readOnly {
+		d.top = AccessRead
+	}
+	d.c = d.top
+	for _, s := range g.sets {
+		fd := s.ForDir(dir)
+		d.sets = append(d.sets, fd)
+		d.constant = d.constant && len(fd.Maybe) == 0
+		d.c = min(d.c, fd.Rest)
+	}
+	return d
+}
+
+// dirName is the directory of path ("" at the root).
+func dirName(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+// scanGate checks the paths of one scan, which come directory by
+// directory: it keeps the rules of the last directory.
+type scanGate struct {
+	g   *gate
+	dir string
+	d   *gateDir
+}
+
+func (s *scanGate) visible(path string) bool {
+	if dir := dirName(path); s.d == nil || dir != s.dir {
+		d := s.g.dirOf(dir)
+		if d == nil {
+			return s.g.slow(path) != AccessNone
+		}
+		s.dir, s.d = dir, d
+	}
+	return s.d.access(path) != AccessNone
 }
 
 // WithFileRules makes the workspace enforce file rules: each set given
@@ -123,18 +244,10 @@ func (g *gate) access(path string) FileAccess {
 	if g == nil {
 		return AccessRW
 	}
-	a := AccessRW
-	if g.readOnly {
-		a = AccessRead
+	if d := g.dirOf(dirName(path)); d != nil {
+		return d.access(path)
 	}
-	for _, s := range g.sets {
-		if x := s.Of(path); x < a {
-			if a = x; a == AccessNone {
-				break
-			}
-		}
-	}
-	return a
+	return g.slow(path)
 }
 
 // Access returns what the workspace's caller may do with path under the
@@ -288,8 +401,9 @@ func (h *hiddenView) Content(ctx context.Context, ent *engine.Entry) (string, er
 }
 
 func (h *hiddenView) Scan(ctx context.Context, from, to string, fn func(*engine.Entry) (bool, error)) error {
+	sg := scanGate{g: h.w.gate}
 	return h.v.Scan(ctx, from, to, func(e *engine.Entry) (bool, error) {
-		if !h.visible(e.Path) {
+		if !sg.visible(e.Path) {
 			return true, nil
 		}
 		return fn(e)
@@ -297,9 +411,11 @@ func (h *hiddenView) Scan(ctx context.Context, from, to string, fn func(*engine.
 }
 
 func (h *hiddenView) ScanFiles(ctx context.Context, from, to string, want func(string) bool, fn func(*engine.Entry) (bool, error)) error {
-	seen := func(p string) bool { return h.visible(p) && (want == nil || want(p)) }
-	return h.v.ScanFiles(ctx, from, to, seen, func(e *engine.Entry) (bool, error) {
-		if !h.visible(e.Path) {
+	// A hidden file is skipped before its content is read; want is left
+	// as it is (the engine reads ahead best without one).
+	sg := scanGate{g: h.w.gate}
+	return h.v.ScanFiles(ctx, from, to, want, func(e *engine.Entry) (bool, error) {
+		if !sg.visible(e.Path) {
 			return true, nil
 		}
 		return fn(e)
@@ -307,8 +423,9 @@ func (h *hiddenView) ScanFiles(ctx context.Context, from, to string, want func(s
 }
 
 func (h *hiddenView) ScanPaths(ctx context.Context, from, to string, fn func(string) (bool, error)) error {
+	sg := scanGate{g: h.w.gate}
 	return h.v.ScanPaths(ctx, from, to, func(p string) (bool, error) {
-		if !h.visible(p) {
+		if !sg.visible(p) {
 			return true, nil
 		}
 		return fn(p)

@@ -53,6 +53,11 @@ type Rule struct {
 	Access Access
 	g      *vpath.Glob // compiled Glob (nil: not compiled yet)
 	all    bool        // Glob is "**": it matches every path
+
+	// Quick refusals, before the glob's own match: every path it
+	// matches starts with pre (or is pre without its final "/") and ends
+	// with post.
+	pre, post string
 }
 
 // NewRule compiles one pair. A bad glob is refused with kind
@@ -65,7 +70,17 @@ func NewRule(glob string, a Access) (Rule, error) {
 	if err != nil {
 		return Rule{}, err
 	}
-	return Rule{Glob: glob, Access: a, g: g, all: glob == "**"}, nil
+	r := Rule{Glob: glob, Access: a, g: g, all: glob == "**"}
+	segs := strings.Split(glob, "/")
+	for _, s := range segs[:len(segs)-1] {
+		if strings.IndexByte(s, '*') >= 0 {
+			break
+		}
+		r.pre += s + "/"
+	}
+	last := segs[len(segs)-1]
+	r.post = last[strings.LastIndexByte(last, '*')+1:]
+	return r, nil
 }
 
 // Match reports whether the rule's glob matches path. A rule made without
@@ -81,6 +96,12 @@ func (r *Rule) Match(path string) bool {
 			return false
 		}
 		return c.Match(path)
+	}
+	if !strings.HasSuffix(path, r.post) {
+		return false
+	}
+	if r.pre != "" && !strings.HasPrefix(path, r.pre) && path != r.pre[:len(r.pre)-1] {
+		return false
 	}
 	return r.g.Match(path)
 }
@@ -306,4 +327,93 @@ func segCovers(a, b string) bool {
 	}
 	g, err := vpath.Compile(a)
 	return err == nil && g.Match(b)
+}
+
+// Dir is the rules as they apply to the files of one directory: the
+// pairs that may match some of its files and not all (Maybe, in order),
+// and the access of every file none of them matches (Rest: that of the
+// first pair matching every file of the directory, None when no pair
+// does). A directory whose Maybe is empty gives all its files one access.
+// Dirs make a scan cheap: its files come directory by directory.
+type Dir struct {
+	Maybe []Rule
+	Rest  Access
+}
+
+// Of returns the access of path, a file of the directory.
+func (d *Dir) Of(path string) Access {
+	for i := range d.Maybe {
+		if d.Maybe[i].Match(path) {
+			return d.Maybe[i].Access
+		}
+	}
+	return d.Rest
+}
+
+// ForDir returns the rules for the files under dir ("" for the root: its
+// files and those of every directory under it, which gives every pair
+// but those it proves match all).
+func (r Rules) ForDir(dir string) Dir {
+	if r == nil {
+		return Dir{Rest: RW}
+	}
+	var d Dir
+	for _, p := range r {
+		switch p.under(dir) {
+		case never:
+			continue
+		case always:
+			d.Rest = p.Access
+			return d
+		}
+		d.Maybe = append(d.Maybe, p)
+	}
+	d.Rest = None
+	return d
+}
+
+type reach int
+
+const (
+	never reach = iota
+	maybe
+	always
+)
+
+// under says whether the rule's glob matches none, some or all of the
+// paths under dir (dir/NAME, dir/A/NAME, ...). It errs towards maybe.
+func (r *Rule) under(dir string) reach {
+	if r.all {
+		return always
+	}
+	if dir == "" {
+		return maybe
+	}
+	if Covers(r.Glob, dir+"/*/**") {
+		return always
+	}
+	gs := strings.Split(r.Glob, "/")
+	ds := strings.Split(dir, "/")
+	for i, g := range gs {
+		if g == "**" {
+			return maybe
+		}
+		if i >= len(ds) {
+			return maybe // a pair longer than dir: it may match some files under it
+		}
+		if g == ds[i] || g == "*" {
+			continue
+		}
+		if strings.IndexByte(g, '*') < 0 || !nameMatch(g, ds[i]) {
+			return never
+		}
+	}
+	return never // no "**", and no longer than dir: no file under dir has so few segments
+}
+
+// nameMatch reports whether the one-segment glob g matches the name n
+// (taken literally, '*' included).
+func nameMatch(g, n string) bool {
+	c, err := vpath.Compile(g)
+	return err == nil && c.Match(n)
 }

@@ -191,3 +191,49 @@ func FuzzRules(f *testing.F) {
 		}
 	})
 }
+
+func TestForDir(t *testing.T) {
+	r, _ := Parse("secrets/**=none,private/**=none,*.lock=read,tmp/**/*.bak=read,**/.env=none,notes/*.md=read,**=rw")
+	d := r.ForDir("notes/d01")
+	if len(d.Maybe) != 1 || d.Maybe[0].Glob != "**/.env" || d.Rest != RW {
+		t.Errorf("ForDir(notes/d01) = %+v", d)
+	}
+	d = r.ForDir("secrets/x")
+	if len(d.Maybe) != 0 || d.Rest != None {
+		t.Errorf("ForDir(secrets/x) = %+v", d)
+	}
+	d = r.ForDir("notes")
+	if len(d.Maybe) != 2 || d.Rest != RW {
+		t.Errorf("ForDir(notes) = %+v", d)
+	}
+}
+
+// FuzzForDir checks the rules of a directory against the rules
+// themselves for a file under it.
+func FuzzForDir(f *testing.F) {
+	f.Add("secrets/**=none,notes/*.md=read,**/.env=none,**=rw", "notes/a.md")
+	f.Add("a/*/b/**=read,a/x*=none,*=rw", "a/xy/b/c")
+	f.Add("**/x/*=rw,a/**=none", "a/x/y")
+	f.Fuzz(func(t *testing.T, spec, path string) {
+		r, err := Parse(spec)
+		if err != nil || len(path) > 64 || strings.Count(path, "/") > 8 || strings.Count(spec, "**") > 6 {
+			return
+		}
+		if path == "" || strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") || strings.Contains(path, "//") {
+			return
+		}
+		for i := 0; i < len(path); i++ {
+			if path[i] != '/' {
+				continue
+			}
+			d := r.ForDir(path[:i])
+			if got, want := d.Of(path), r.Of(path); got != want {
+				t.Fatalf("%q: ForDir(%q).Of(%q) = %v, Of = %v", spec, path[:i], path, got, want)
+			}
+		}
+		root := r.ForDir("")
+		if got, want := root.Of(path), r.Of(path); got != want {
+			t.Fatalf("%q: ForDir(\"\").Of(%q) = %v, Of = %v", spec, path, got, want)
+		}
+	})
+}
