@@ -97,8 +97,8 @@ func (r *Rule) Match(path string) bool {
 		}
 		return c.Match(path)
 	}
-	if !strings.HasSuffix(path, r.post) {
-		return false
+	if n := len(r.post); n > 0 && (len(path) < n || path[len(path)-1] != r.post[n-1] || path[len(path)-n:] != r.post) {
+		return false // the last byte first: most paths fail on it
 	}
 	if r.pre != "" && !strings.HasPrefix(path, r.pre) && path != r.pre[:len(r.pre)-1] {
 		return false
