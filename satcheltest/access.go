@@ -274,6 +274,28 @@ func (s *suite) fileRules(t *testing.T, st *satchel.Store, _ *satchel.Workspace)
 		}
 		CheckAccessCase(t, c, out, errText, true)
 	}
+	// A grep whose only matches are in hidden files returns nothing and
+	// says nothing of them: no match, no count, no notice.
+	all, err := st.Workspace(bg, "default", "rules-grep")
+	must(t, "open", err)
+	must(t, "set up", SetUpAccess(bg, all))
+	ws, err := st.Workspace(bg, "default", "rules-grep", satchel.WithFileRules(mustRules(t, RulesAgent)))
+	must(t, "open", err)
+	g, err := ws.Grep(bg, "TOKEN-SECRET", "", satchel.GrepOptions{})
+	must(t, "grep", err)
+	if len(g.Matches) != 0 || g.Truncated || g.SkippedBinary != 0 || g.Stopped != "" {
+		t.Errorf("grep of hidden matches = %+v", g)
+	}
+	if g, err := all.Grep(bg, "TOKEN-SECRET", "", satchel.GrepOptions{}); err != nil || len(g.Matches) != 1 {
+		t.Errorf("grep without rules = %+v, %v", g, err)
+	}
+	// The snapshot of a commit and its io/fs view hide the same files.
+	snap, err := ws.At(bg, "head")
+	must(t, "at", err)
+	if _, err := snap.FS(bg).Open("secrets/key.md"); err == nil {
+		t.Errorf("a snapshot's FS opens a hidden file")
+	}
+
 	// Refusals are counted by agent and reason.
 	var readOnly, hidden int64
 	for _, r := range st.AccessRefusals() {
@@ -359,4 +381,11 @@ func (s *suite) fileRulesMerge(t *testing.T, st *satchel.Store, main *satchel.Wo
 	if !ro.ReadsEverything() || ro.Access("x") != satchel.AccessRead {
 		t.Errorf("read-only: reads everything %v, access %v", ro.ReadsEverything(), ro.Access("x"))
 	}
+}
+
+func mustRules(t *testing.T, s string) satchel.FileRules {
+	t.Helper()
+	r, err := satchel.ParseFileRules(s)
+	must(t, "rules", err)
+	return r
 }
