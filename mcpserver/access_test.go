@@ -218,3 +218,21 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestReadOnlyDocuments: serve --read-only and a --read-only token refuse
+// the collection tools that change documents, and serve those that read.
+func TestReadOnlyDocuments(t *testing.T) {
+	fc := newFakeCollections()
+	c, _ := newClient(t, Config{Collections: fc, Agent: "writer", ReadOnly: true})
+	c.refused("store__notes__set", map[string]any{"key": "a", "text": "x"},
+		"store__notes__set changes documents: agent writer may only read here (--read-only)")
+	c.ok("store__notes__get", map[string]any{"key": "a"})
+
+	f := newHTTP(t, Config{})
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme", ReadOnly: true})
+	h := mustDial(t, f.url, secret, "")
+	h.refused("store__notes__set", map[string]any{"key": "a", "text": "x"},
+		"store__notes__set changes documents: agent writer may only read here (--read-only)")
+	open, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	mustDial(t, f.url, open, "").ok("store__notes__set", map[string]any{"key": "a", "text": "x"})
+}

@@ -140,7 +140,7 @@ structured content.`,
 	fl.StringVar(&f.dir, "dir", "", "project `DIR` with stores/ and agents/ (default: . when it has them)")
 	fl.StringVar(&f.agent, "agent", "", "the agent that stdio sessions act as (over HTTP the token says)")
 	fl.StringVar(&f.toolPrefix, "tool-prefix", "", "put `PREFIX` before the file tools' names")
-	fl.BoolVar(&f.readOnly, "read-only", false, "every caller may read files, not change them (restore and merge included)")
+	fl.BoolVar(&f.readOnly, "read-only", false, "every caller may read files and documents, not change them (restore and merge included)")
 	fl.StringVar(&f.staleWrites, "stale-writes", "refuse", "a session's change to a file that changed since it last read it (or that it never read): refuse, warn (apply it with a notice) or off")
 	fl.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "with --http on a loopback address: let requests without a token act as --scope/--agent/--thread (for testing)")
 	fl.BoolVar(&f.ui, "ui", false, "with --http: serve the web inspector under /ui/ on the same listener")
