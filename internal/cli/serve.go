@@ -229,6 +229,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 			return err
 		}
 		agentFiles = mcpserver.ProjectFiles(project)
+		for _, w := range project.Warnings() {
+			log.Warn("project definition", "warning", w)
+		}
 	}
 	var tools []mcpserver.CustomTool
 	if f.scripts != "" {
