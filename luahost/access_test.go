@@ -108,3 +108,23 @@ func TestAccessTable(t *testing.T) {
 		})
 	}
 }
+
+// TestReadOnlyDocs: a read-only run (serve --read-only, a --read-only
+// token) reads documents and refuses docs.set and docs.remove.
+func TestReadOnlyDocs(t *testing.T) {
+	st := open(t, "memory")
+	p := project(t)
+	if _, _, err := exec(t, st, `docs.set("notes", {id = "a", rank = 1, tags = {}})`, luahost.Config{Project: p}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := exec(t, st, `print(docs.get("notes", "a").rank)`, luahost.Config{Project: p, ReadOnlyDocs: true})
+	if err != nil || out != "1\n" {
+		t.Errorf("docs.get read-only: %q, %v", out, err)
+	}
+	for _, src := range []string{`docs.set("notes", {id = "b", rank = 1, tags = {}})`, `docs.remove("notes", "a")`} {
+		_, _, err := exec(t, st, src, luahost.Config{Project: p, ReadOnlyDocs: true})
+		if err == nil || err.Error() != "script.lua:1: documents cannot be changed here: this caller may only read (--read-only)" {
+			t.Errorf("%s read-only: %v", src, err)
+		}
+	}
+}

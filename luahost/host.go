@@ -46,6 +46,9 @@ type Config struct {
 	// --read-only). The agent's own rules (its agent.json "files", from
 	// Project) always apply.
 	Options []satchel.WorkspaceOption
+	// ReadOnlyDocs refuses docs.set and docs.remove (serve --read-only, a
+	// --read-only token): documents are read, not changed, as files are.
+	ReadOnlyDocs bool
 
 	// Args are the script's arguments: `args` joins them with spaces and
 	// `arg` holds them as a sequence.

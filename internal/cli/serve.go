@@ -244,6 +244,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		run := luahost.Config{Timeout: f.scriptTimeout, MaxMemory: maxMemory}
 		if f.readOnly {
 			run.Options = []satchel.WorkspaceOption{satchel.ReadOnlyFiles()}
+			run.ReadOnlyDocs = true
 		}
 		if tools, closeScripts, err = serveScripts(st, dir, f.scripts, limits, run, log); err != nil {
 			return err

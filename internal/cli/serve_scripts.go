@@ -201,6 +201,7 @@ func callerOf(id mcpserver.Identity) luahost.Caller {
 		Actor: satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:run_script"}}
 	// The token's file rules (the agent's apply in every run).
 	c.Options = (&mcpserver.Config{}).FileOptions(mcpserver.Identity{Files: id.Files, ReadOnly: id.ReadOnly})
+	c.ReadOnly = id.ReadOnly
 	return c
 }
 
