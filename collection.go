@@ -69,6 +69,25 @@ func (p *Project) ReviewAgent(agent string) bool {
 // load did not read: special files such as FIFOs, which could block it.
 func (p *Project) Skipped() []string { return append([]string(nil), p.p.Skipped...) }
 
+// Warnings lists the problems of the definitions that do not stop the
+// load, one a line ("FILE: PATH: message"), such as
+// `agents/writer/agent.json: stores.companies: "rw" on a shared store;
+// agents only read shared stores`. satchel check prints them.
+func (p *Project) Warnings() []string { return append([]string(nil), p.p.Warnings...) }
+
+// AgentFiles returns the file rules of an agent's agent.json ("files"):
+// nil when the agent has none, or when there is no such agent (rw on
+// every path).
+func (p *Project) AgentFiles(agent string) FileRules {
+	if p == nil {
+		return nil
+	}
+	if a, ok := p.p.Agents[agent]; ok {
+		return a.Files
+	}
+	return nil
+}
+
 // StoreDefinitionSchema returns a JSON Schema of the store definition
 // format (stores/<name>.json), for editors.
 func StoreDefinitionSchema() []byte { return collection.StoreDefinitionSchema() }

@@ -62,6 +62,13 @@ var (
 	// research (edit_file, 2026-12-06T10:04:05Z); read it again before
 	// changing it`. The error is a *StaleError.
 	ErrStale = errs.ErrStale
+	// ErrAccess: a change the caller's file rules (WithFileRules,
+	// ReadOnlyFiles) do not allow: `notes/a.md is read-only for agent
+	// research`, `secrets/k is hidden from agent research: it cannot be
+	// written`, or a restore or merge that would change such paths. A path
+	// the rules hide is never refused with it when read: it answers as a
+	// missing file.
+	ErrAccess = errs.ErrAccess
 )
 
 // Error is the concrete type of satchel's refusals: a kind and a message.

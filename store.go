@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/satchel-dev/satchel/backend"
@@ -30,7 +32,9 @@ type Store struct {
 	keyRetention time.Duration // idempotency keys (store_idempotency.go); 0: the default
 
 	changesOnce sync.Once
-	changes     *changeHub // the change feed (store_changes.go), made on first use
+	changes     *changeHub                  // the change feed (store_changes.go), made on first use
+	refusals    refusalCounts               // of file rules (access.go)
+	log         atomic.Pointer[slog.Logger] // SetLogger's (nil: slog.Default())
 }
 
 // Option configures Open and New.

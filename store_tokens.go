@@ -51,6 +51,11 @@ type TokenSpec struct {
 	// Review makes the token's changes wait for review: an MCP session
 	// of the token never changes its thread directly (ForReview).
 	Review bool
+	// Files and ReadOnly narrow the token's file access below its agent's
+	// (access.go): Files are rules of its own, ReadOnly caps every path at
+	// read.
+	Files    FileRules
+	ReadOnly bool
 }
 
 // Token describes an access token (never its secret).
@@ -73,6 +78,10 @@ type Token struct {
 	// Review marks a token whose changes wait for review
 	// (TokenSpec.Review).
 	Review bool `json:"review,omitempty"`
+	// Files and ReadOnly are TokenSpec's, Files in flag form
+	// ("notes/**=rw,**=read"; "" for none). FileOptions applies them.
+	Files    string `json:"files,omitempty"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 }
 
 // tokenRecord is what the store keeps: the token and its secret's hash.
@@ -106,7 +115,7 @@ func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (secret string,
 	if err != nil {
 		return "", Token{}, err
 	}
-	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator, Review: spec.Review}
+	t = Token{ID: id, Agent: spec.Agent, Scope: spec.Scope, Thread: spec.Thread, Created: now.UTC(), Operator: spec.Operator, Review: spec.Review, Files: spec.Files.String(), ReadOnly: spec.ReadOnly}
 	if spec.Expires > 0 {
 		t.Expires = t.Created.Add(spec.Expires)
 	}
@@ -272,6 +281,9 @@ func (spec TokenSpec) check() error {
 		}
 		if spec.Review {
 			msgs = append(msgs, "an operator token changes nothing: it takes no review")
+		}
+		if spec.Files != nil || spec.ReadOnly {
+			msgs = append(msgs, "an operator token takes no file rules (--files, --read-only)")
 		}
 		if spec.Expires < 0 {
 			msgs = append(msgs, fmt.Sprintf("expires must not be negative, was %s", spec.Expires))

@@ -30,6 +30,7 @@ type Workspace struct {
 	arm    *arm        // set for the arms of a fanout
 	reads  *readLedger // set by TrackReads, shared by the handles
 	only   bool        // OnlyThread: no reach to other threads
+	gate   *gate       // the file rules it enforces (access.go); nil: none
 
 	// Review (workspace_review.go): rv routes the changes of a workspace
 	// opened with ForReview (shared by the handles); home is the thread a
@@ -87,7 +88,7 @@ func (s *Store) Workspace(ctx context.Context, scope, thread string, opts ...Wor
 // to record which tool made each commit. WorkspaceActor sets the actor of
 // a workspace as it is opened.
 func (w *Workspace) ForActor(a Actor) *Workspace {
-	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, reads: w.reads, only: w.only, ref: w.ref,
+	return &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: a, key: w.key, limits: w.limits, arm: w.arm, reads: w.reads, only: w.only, gate: w.gate, ref: w.ref,
 		rv: w.rv, home: w.home, notes: &noteSink{}}
 }
 
@@ -268,6 +269,9 @@ func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func
 		}
 		if err != nil && bt != nil {
 			bt.abandon()
+		}
+		if err != nil && w.gate != nil {
+			w.countRefusal(err)
 		}
 		if errors.Is(err, errArchivedHead) {
 			return c, w.archived(err)
@@ -630,6 +634,9 @@ func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOp
 	if err := vpath.Validate(path); err != nil {
 		return err
 	}
+	if err := b.w.canWrite("write", path); err != nil {
+		return err
+	}
 	o, err := b.options(opts)
 	if err != nil {
 		return err
@@ -681,6 +688,9 @@ func (b *Batch) Append(ctx context.Context, path, text string) error {
 	if err := vpath.Validate(path); err != nil {
 		return err
 	}
+	if err := b.w.canWrite("append", path); err != nil {
+		return err
+	}
 	if err := b.claim(path, claimAppend); err != nil {
 		return err
 	}
@@ -714,6 +724,9 @@ func (b *Batch) StrReplace(ctx context.Context, path, old, new string, replaceAl
 	}
 	if old == "" {
 		return 0, errs.New(errs.ErrInvalidArgument, "anchor must not be empty")
+	}
+	if err := b.w.canChange("edit", path); err != nil {
+		return 0, err
 	}
 	o, err := b.options(opts)
 	if err != nil {
@@ -759,6 +772,9 @@ func (b *Batch) Delete(ctx context.Context, path string, opts ...WriteOption) er
 	if err := vpath.Validate(path); err != nil {
 		return err
 	}
+	if err := b.w.canWrite("delete", path); err != nil {
+		return err
+	}
 	o, err := b.options(opts)
 	if err != nil {
 		return err
@@ -795,6 +811,12 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 		return err
 	}
 	if err := vpath.Validate(to); err != nil {
+		return err
+	}
+	if err := b.w.canChange("move", from); err != nil {
+		return err
+	}
+	if err := b.w.canWrite("move", to); err != nil {
 		return err
 	}
 	o, err := b.options(opts)
@@ -847,17 +869,17 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 	return b.checkBounds(ctx, to, 0)
 }
 
-// Read reads path within the batch (seeing the batch's own changes).
 // Summarize gives the batch's commit the summary s instead of the list of
 // its operations ("write a.md; write b.md; ..."), for a batch that says
 // better what it does: "import 112 files under docs/".
 func (b *Batch) Summarize(s string) { b.summary = s }
 
+// Read reads path within the batch (seeing the batch's own changes).
 func (b *Batch) Read(ctx context.Context, path string, bounds ...int) (string, error) {
-	return readView(ctx, b.tx, path, false, bounds)
+	return readView(ctx, b.w.filter(b.tx), path, false, bounds)
 }
 
 // Exists reports whether path is a file, within the batch.
 func (b *Batch) Exists(ctx context.Context, path string) (bool, error) {
-	return existsView(ctx, b.tx, path)
+	return existsView(ctx, b.w.filter(b.tx), path)
 }

@@ -28,7 +28,7 @@ func (w *Workspace) Fanout(ctx context.Context, arms ...func(ctx context.Context
 	var wg sync.WaitGroup
 	for i, fn := range arms {
 		aw := &Workspace{s: w.s, scope: w.scope, thread: w.thread, actor: w.actor, limits: w.limits,
-			arm: &arm{id: i + 1, rec: rec}, reads: w.reads, only: w.only, ref: w.ref, rv: w.rv, home: w.home, notes: w.notes}
+			arm: &arm{id: i + 1, rec: rec}, reads: w.reads, only: w.only, gate: w.gate, ref: w.ref, rv: w.rv, home: w.home, notes: w.notes}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -38,7 +38,7 @@ var (
 
 // FS returns the files of the snapshot's commit as a file system whose
 // calls read with ctx.
-func (s *Snapshot) FS(ctx context.Context) *FS { return &FS{ctx: ctx, view: s.snap} }
+func (s *Snapshot) FS(ctx context.Context) *FS { return &FS{ctx: ctx, view: s.v()} }
 
 // FS returns the files of the workspace's head commit, as it is now, as a
 // file system whose calls read with ctx. Later writes do not show in it:

@@ -39,9 +39,11 @@ func (w *Workspace) History(ctx context.Context, before int64, limit int) ([]Com
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Commit, len(cs))
-	for i, c := range cs {
-		out[i] = w.s.commitOf(c, names[c.Seq])
+	out := make([]Commit, 0, len(cs))
+	for _, c := range cs {
+		if rc, ok := w.redact(w.s.commitOf(c, names[c.Seq])); ok {
+			out = append(out, rc)
+		}
 	}
 	return out, nil
 }
@@ -184,6 +186,9 @@ func (w *Workspace) FileHistory(ctx context.Context, path string, before int64, 
 	if limit <= 0 {
 		limit = 20
 	}
+	if w.Access(path) == AccessNone {
+		return page, nil // as for a path that never existed
+	}
 	id, ok, err := w.threadID(ctx, false)
 	if err != nil || !ok {
 		return page, err
@@ -238,7 +243,8 @@ func (w *Workspace) FileHistory(ctx context.Context, path string, before int64, 
 			}
 		}
 		if kind != "" {
-			page.Changes = append(page.Changes, FileChange{Commit: w.s.commitOf(c, names[c.Seq]), Kind: kind})
+			rc, _ := w.redact(w.s.commitOf(c, names[c.Seq]))
+			page.Changes = append(page.Changes, FileChange{Commit: rc, Kind: kind})
 			if len(page.Changes) == limit {
 				if i+1 < len(cs) {
 					page.Next = c.Seq
@@ -259,9 +265,12 @@ func (s *Store) DiffSnapshots(ctx context.Context, a, b *Snapshot) ([]Change, er
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Change, len(cs))
-	for i, c := range cs {
-		out[i] = Change{Path: c.Path, Kind: c.Kind.String()}
+	out := make([]Change, 0, len(cs))
+	for _, c := range cs {
+		if hiddenIn(a, c.Path) || hiddenIn(b, c.Path) {
+			continue
+		}
+		out = append(out, Change{Path: c.Path, Kind: c.Kind.String()})
 	}
 	return out, nil
 }

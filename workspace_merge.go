@@ -263,6 +263,7 @@ func (w *Workspace) merge(ctx context.Context, head backend.Commit, base CommitR
 			return MergeResult{}, err
 		}
 		if err := m.run(ctx, hs, theirs, nil); err != nil {
+			w.countRefusal(err)
 			return MergeResult{}, err
 		}
 		res.Paths, res.Conflicts = m.paths, m.conflicts
@@ -421,6 +422,15 @@ func (m *merger) run(ctx context.Context, v view, theirs []engine.Change, b *Bat
 					return err
 				}
 			}
+		}
+	}
+	if m.w.gate != nil {
+		touched := append([]string(nil), m.paths...)
+		for _, c := range m.conflicts {
+			touched = append(touched, c.Path)
+		}
+		if err := m.w.canChangeAll("merge", "merging "+m.from+" into "+m.into, touched); err != nil {
+			return err
 		}
 	}
 	if b != nil && len(m.conflicts) > 0 && !m.markers {

@@ -75,6 +75,11 @@ func (w *Workspace) publishAt(ctx context.Context, onto *Workspace, base int64, 
 			return Commit{}, err
 		}
 	}
+	if onto.gate != nil {
+		if err := onto.canPublish(ctx, id, w.thread, src); err != nil {
+			return Commit{}, err
+		}
+	}
 	sum := summary
 	if sum == "" {
 		sum = fmt.Sprintf("publish %s@%d", w.thread, src.Seq)

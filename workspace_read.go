@@ -693,5 +693,5 @@ func (w *Workspace) Stat(ctx context.Context, path string) (FileInfo, error) {
 
 func (w *Workspace) view(ctx context.Context) (engine.View, error) {
 	snap, _, err := w.head(ctx)
-	return snap, err
+	return w.filter(snap), err
 }

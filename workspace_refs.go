@@ -86,7 +86,7 @@ func (w *Workspace) resolveIn(ctx context.Context, r string) (backend.Commit, er
 // sibling is a handle on another thread of w's scope, with w's actor and
 // read ledger.
 func (w *Workspace) sibling(thread string) *Workspace {
-	return &Workspace{s: w.s, scope: w.scope, thread: thread, actor: w.actor, limits: &limitsOnce{}, reads: w.reads, ref: &threadRef{}, rv: w.rv, notes: w.notes}
+	return &Workspace{s: w.s, scope: w.scope, thread: thread, actor: w.actor, limits: &limitsOnce{}, reads: w.reads, gate: w.gate, ref: &threadRef{}, rv: w.rv, notes: w.notes}
 }
 
 // OnThread returns the workspace of another thread of the same scope,

@@ -100,7 +100,7 @@ func (b *Batch) pruneSpills(ctx context.Context, keep int) error {
 // refused as reclaimed: `spill/X was reclaimed (each thread keeps its
 // newest 64 spills)`, still of kind ErrNotFound.
 func (w *Workspace) readSpill(ctx context.Context, path string, err error, read func(*Workspace) error) error {
-	if !errors.Is(err, errs.ErrNotFound) || !strings.HasPrefix(path, SpillDir+"/") || isSpillThread(w.thread) {
+	if !errors.Is(err, errs.ErrNotFound) || !strings.HasPrefix(path, SpillDir+"/") || isSpillThread(w.thread) || w.Access(path) == AccessNone {
 		return err
 	}
 	sw := w.spills()

@@ -47,35 +47,44 @@ func (s *Store) commitOf(c backend.Commit, names []string) Commit {
 // Snapshot is a read-only view of a workspace at one retained commit.
 type Snapshot struct {
 	snap   *engine.Snapshot
+	view   engine.View // snap, without what the workspace's file rules hide
 	commit Commit
+}
+
+// v is the view the snapshot's reads go through.
+func (s *Snapshot) v() engine.View {
+	if s.view != nil {
+		return s.view
+	}
+	return s.snap
 }
 
 // Commit returns the commit the snapshot shows.
 func (s *Snapshot) Commit() Commit { return s.commit }
 
 func (s *Snapshot) Read(ctx context.Context, path string, bounds ...int) (string, error) {
-	return readView(ctx, s.snap, path, false, bounds)
+	return readView(ctx, s.v(), path, false, bounds)
 }
 func (s *Snapshot) ReadNumbered(ctx context.Context, path string, bounds ...int) (string, error) {
-	return readView(ctx, s.snap, path, true, bounds)
+	return readView(ctx, s.v(), path, true, bounds)
 }
 func (s *Snapshot) ReadWith(ctx context.Context, path string, o ReadOptions) (ReadResult, error) {
-	return readWith(ctx, s.snap, path, o)
+	return readWith(ctx, s.v(), path, o)
 }
 func (s *Snapshot) Glob(ctx context.Context, pattern string) ([]string, error) {
-	return globView(ctx, s.snap, pattern)
+	return globView(ctx, s.v(), pattern)
 }
 func (s *Snapshot) List(ctx context.Context, under string, o ListOptions) ([]string, error) {
-	return listView(ctx, s.snap, under, o)
+	return listView(ctx, s.v(), under, o)
 }
 func (s *Snapshot) Grep(ctx context.Context, regex, under string, o GrepOptions) (GrepResult, error) {
-	return grepView(ctx, s.snap, regex, under, o)
+	return grepView(ctx, s.v(), regex, under, o)
 }
 func (s *Snapshot) Exists(ctx context.Context, path string) (bool, error) {
-	return existsView(ctx, s.snap, path)
+	return existsView(ctx, s.v(), path)
 }
 func (s *Snapshot) Stat(ctx context.Context, path string) (FileInfo, error) {
-	return statView(ctx, s.snap, path)
+	return statView(ctx, s.v(), path)
 }
 
 // resolve finds the commit a ref names: a sequence number, a checkpoint
@@ -180,7 +189,7 @@ func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Snapshot{snap: snap, commit: w.s.commitOf(c, nil)}
+	out := &Snapshot{snap: snap, view: w.filter(snap), commit: w.s.commitOf(c, nil)}
 	return out, nil
 }
 
@@ -295,9 +304,12 @@ func (w *Workspace) Diff(ctx context.Context, from, to string) ([]Change, error)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Change, len(cs))
-	for i, c := range cs {
-		out[i] = Change{Path: c.Path, Kind: c.Kind.String()}
+	out := make([]Change, 0, len(cs))
+	for _, c := range cs {
+		if w.gate != nil && w.gate.access(c.Path) == AccessNone {
+			continue
+		}
+		out = append(out, Change{Path: c.Path, Kind: c.Kind.String()})
 	}
 	return out, nil
 }
@@ -328,11 +340,11 @@ func (w *Workspace) DiffFile(ctx context.Context, from, to, path string) (string
 
 // diffSnapshotFile is the unified diff of path between two snapshots.
 func diffSnapshotFile(ctx context.Context, a, b *Snapshot, path string) (string, error) {
-	ca, okA, err := contentAt(ctx, a.snap, path)
+	ca, okA, err := contentAt(ctx, a.v(), path)
 	if err != nil {
 		return "", err
 	}
-	cb, okB, err := contentAt(ctx, b.snap, path)
+	cb, okB, err := contentAt(ctx, b.v(), path)
 	if err != nil {
 		return "", err
 	}
@@ -413,6 +425,9 @@ func (w *Workspace) restore(ctx context.Context, ref string, kc *keyCall) (Commi
 			}
 		}
 		return c, err
+	}
+	if err := w.canRestore(ctx, ref, src); err != nil {
+		return Commit{}, err
 	}
 	id, _, err := w.threadID(ctx, true)
 	if err != nil {
@@ -516,7 +531,7 @@ func (w *Workspace) Fork(ctx context.Context, ref, newThread string, opts ...Wri
 		return nil, err
 	}
 	if nw == nil { // a retry: the thread the first call made
-		return w.s.Workspace(ctx, w.scope, newThread, WorkspaceActor(w.actor))
+		return w.s.Workspace(ctx, w.scope, newThread, WorkspaceActor(w.actor), w.keepGate)
 	}
 	return nw, nil
 }
@@ -551,7 +566,7 @@ func (w *Workspace) fork(ctx context.Context, ref, newThread string) (*Workspace
 	case err != nil:
 		return nil, forkQuotaError(err)
 	}
-	nw, err := w.s.Workspace(ctx, w.scope, newThread, WorkspaceActor(w.actor))
+	nw, err := w.s.Workspace(ctx, w.scope, newThread, WorkspaceActor(w.actor), w.keepGate)
 	if err != nil {
 		return nil, err
 	}

@@ -373,7 +373,7 @@ func (in *Inspector) commitPage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	} else if ok && seq == 1 && viewerOf(ctx).seesThread(t.Scope, o.Thread) {
-		if pw, err := in.cfg.Store.Workspace(ctx, t.Scope, o.Thread); err == nil {
+		if pw, err := in.cfg.Store.Workspace(ctx, t.Scope, o.Thread, in.fileOptions(ctx)...); err == nil {
 			if a, err = pw.At(ctx, strconv.FormatInt(o.Seq, 10)); err == nil {
 				d.Origin = &o
 			}
@@ -498,7 +498,7 @@ func (in *Inspector) comparePage(w http.ResponseWriter, r *http.Request) {
 		if !v.seesThread(t.Scope, thread) {
 			return nil, refusal(satchel.ErrNotFound, "thread not found: %s", thread)
 		}
-		ws, err := in.cfg.Store.Workspace(ctx, t.Scope, thread)
+		ws, err := in.cfg.Store.Workspace(ctx, t.Scope, thread, in.fileOptions(ctx)...)
 		if err != nil {
 			return nil, err
 		}

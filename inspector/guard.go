@@ -53,6 +53,27 @@ type viewer struct {
 	signedIn       bool
 	secret         string
 	session, token string
+	// files are the token's file rules in flag form ("": none).
+	files string
+}
+
+// fileOptions are the workspace options of the file rules of the
+// request's viewer: an agent's token sees the files its agent's rules
+// (the project's agent.json) and its own let it read, no more.
+func (in *Inspector) fileOptions(ctx context.Context) []satchel.WorkspaceOption {
+	v := viewerOf(ctx)
+	if v.all {
+		return nil
+	}
+	opts := []satchel.WorkspaceOption{satchel.WithFileRules(in.cfg.Project.AgentFiles(v.agent))}
+	if v.files != "" {
+		r, err := satchel.ParseFileRules(v.files)
+		if err != nil {
+			r = satchel.FileRules{} // rules that do not parse hide everything
+		}
+		opts = append(opts, satchel.WithFileRules(r))
+	}
+	return opts
 }
 
 func (v viewer) seesScope(scope string) bool { return v.all || scope == v.scope }
@@ -269,7 +290,7 @@ func tokenViewer(t satchel.Token) viewer {
 	if t.Thread != "" {
 		who += ", thread " + t.Thread
 	}
-	return viewer{scope: t.Scope, thread: t.Thread, agent: t.Agent, who: who + " (token " + t.ID + ")", signedIn: true}
+	return viewer{scope: t.Scope, thread: t.Thread, agent: t.Agent, who: who + " (token " + t.ID + ")", signedIn: true, files: t.Files}
 }
 
 // foreignOrigin returns why a request from another origin is refused, or

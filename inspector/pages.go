@@ -85,7 +85,7 @@ func (in *Inspector) workspaceOf(r *http.Request) (threadRef, *satchel.Workspace
 	if !viewerOf(r.Context()).seesThread(scope, thread) {
 		return threadRef{}, nil, refusal(satchel.ErrNotFound, "thread not found: %s", thread)
 	}
-	ws, err := in.cfg.Store.Workspace(r.Context(), scope, thread)
+	ws, err := in.cfg.Store.Workspace(r.Context(), scope, thread, in.fileOptions(r.Context())...)
 	return threadRef{scope, thread}, ws, err
 }
 
@@ -189,7 +189,7 @@ func (in *Inspector) threadsPage(w http.ResponseWriter, r *http.Request) {
 
 func (in *Inspector) threadRow(ctx context.Context, scope string, t satchel.ThreadInfo) (threadRow, error) {
 	row := threadRow{ThreadInfo: t}
-	ws, err := in.cfg.Store.Workspace(ctx, scope, t.Name)
+	ws, err := in.cfg.Store.Workspace(ctx, scope, t.Name, in.fileOptions(ctx)...)
 	if err != nil {
 		return row, err
 	}

@@ -148,7 +148,7 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 	wss := map[string]*satchel.Workspace{}
 	var all []*treeNode
 	for i, t := range seen[lo:hi] {
-		ws, err := in.cfg.Store.Workspace(ctx, scope, t.Name)
+		ws, err := in.cfg.Store.Workspace(ctx, scope, t.Name, in.fileOptions(ctx)...)
 		if err != nil {
 			return d, err
 		}

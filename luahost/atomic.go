@@ -22,7 +22,7 @@ func (s *Script) runAtomic(ctx context.Context, cfg *Config, parent *satchel.Wor
 	name := forkName(cfg.Thread)
 	var fork *satchel.Workspace
 	if base.Seq == 0 {
-		fork, err = cfg.Store.Workspace(ctx, cfg.Scope, name, satchel.WorkspaceActor(cfg.Actor))
+		fork, err = cfg.Store.Workspace(ctx, cfg.Scope, name, cfg.workspaceOptions()...)
 	} else {
 		fork, err = parent.Fork(ctx, strconv.FormatInt(base.Seq, 10), name)
 	}

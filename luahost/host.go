@@ -41,6 +41,15 @@ type Config struct {
 	Project *satchel.Project
 	Agent   string
 
+	// Options are added to every workspace the run opens: file rules
+	// beyond the agent's (a token's --files and --read-only, a server's
+	// --read-only). The agent's own rules (its agent.json "files", from
+	// Project) always apply.
+	Options []satchel.WorkspaceOption
+	// ReadOnlyDocs refuses docs.set and docs.remove (serve --read-only, a
+	// --read-only token): documents are read, not changed, as files are.
+	ReadOnlyDocs bool
+
 	// Args are the script's arguments: `args` joins them with spaces and
 	// `arg` holds them as a sequence.
 	Args []string
@@ -217,7 +226,7 @@ func (s *Script) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Input != nil && s.Front.Input == nil {
 		return nil, errNoInput
 	}
-	opts := []satchel.WorkspaceOption{satchel.WorkspaceActor(cfg.Actor)}
+	opts := cfg.workspaceOptions()
 	if cfg.Review != "" {
 		if cfg.Atomic {
 			return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: "a run whose changes wait for review cannot be atomic: a review reaches the thread whole or not at all already"}
@@ -258,7 +267,7 @@ func (s *Script) exec(ctx context.Context, cfg *Config, ws *satchel.Workspace) (
 			return nil, err
 		}
 	}
-	opts := []satchel.WorkspaceOption{satchel.WorkspaceActor(cfg.Actor), satchel.TrackReads()}
+	opts := append(cfg.workspaceOptions(), satchel.TrackReads())
 	if ws.UnderReview() {
 		opts = append(opts, satchel.ForReview(cfg.Review)) // the same key: the same review
 	}
@@ -542,4 +551,14 @@ func randomSuffix() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// workspaceOptions are the options of every workspace a run opens: its
+// actor, its agent's file rules and Options.
+func (cfg *Config) workspaceOptions() []satchel.WorkspaceOption {
+	opts := []satchel.WorkspaceOption{satchel.WorkspaceActor(cfg.Actor)}
+	if r := cfg.Project.AgentFiles(cfg.Agent); r != nil {
+		opts = append(opts, satchel.WithFileRules(r))
+	}
+	return append(opts, cfg.Options...)
 }

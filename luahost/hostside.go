@@ -288,6 +288,16 @@ func (h *hostSide) doc(ctx context.Context, f *frame) (*frame, error) {
 		out := docFrame(nil, append([]satchel.Document{d}, d.History...))
 		out.n = []int64{1}
 		return out, nil
+	case opDocSet, opDocRemove:
+		if h.cfg.ReadOnlyDocs {
+			who := "this caller"
+			if h.cfg.Agent != "" {
+				who = "agent " + h.cfg.Agent
+			}
+			return nil, &satchel.Error{Kind: satchel.ErrReadOnly, Msg: "documents cannot be changed here: " + who + " may only read (--read-only)"}
+		}
+	}
+	switch f.op {
 	case opDocSet:
 		key, version, err := c.Set(ctx, json.RawMessage(f.str(1)), keyOf(f, 2, 0)...)
 		if err != nil {

@@ -177,6 +177,11 @@ type Caller struct {
 	// Review makes the run's changes wait for review (Config.Review):
 	// each run has a review of its own.
 	Review bool
+	// Options narrow the run's file access (the caller's token's rules),
+	// after the agent's and the Scripts' base Options; ReadOnly (a
+	// --read-only token) refuses changes of documents too.
+	Options  []satchel.WorkspaceOption
+	ReadOnly bool
 }
 
 func (c Caller) owner() string { return c.Scope + "\x00" + c.Agent + "\x00" + c.Actor.Credential }
@@ -253,6 +258,8 @@ func (s *Scripts) Start(ctx context.Context, caller Caller, req StartRequest) (R
 	cfg := s.base
 	cfg.Scope, cfg.Thread, cfg.Agent, cfg.Actor = caller.Scope, caller.Thread, caller.Agent, caller.Actor
 	cfg.Args, cfg.Input, cfg.Atomic = req.Args, input, req.Atomic
+	cfg.Options = append(append([]satchel.WorkspaceOption(nil), s.base.Options...), caller.Options...)
+	cfg.ReadOnlyDocs = s.base.ReadOnlyDocs || caller.ReadOnly
 	printed := &limitedBuffer{max: maxPrinted}
 	cfg.Stdout = printed
 	j := &job{owner: caller.owner(), done: make(chan struct{}), state: RunState{

@@ -3,8 +3,11 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/satchel-dev/satchel"
 )
 
 // Collections supplies the generated collection tools of DESIGN §3: for
@@ -69,6 +72,11 @@ func (t Tool) mcpTool() *mcp.Tool {
 func (s *Server) collectionHandler(t Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.handle(ctx, req, t.Name, t.Name, func(ctx context.Context, c *call) (*outcome, error) {
+			if id := c.identity(); !t.ReadOnly && (s.cfg.ReadOnly || id.ReadOnly) {
+				// serve --read-only, or a --read-only token: documents are
+				// read, not changed, as files are.
+				return nil, &satchel.Error{Kind: satchel.ErrReadOnly, Msg: fmt.Sprintf("%s changes documents: agent %s may only read here (--read-only)", t.Name, id.Agent)}
+			}
 			v, err := s.cfg.Collections.Call(ctx, c.identity(), t.Name, req.Params.Arguments)
 			if err != nil {
 				return nil, err

@@ -126,6 +126,7 @@ var errorKinds = []struct {
 	{satchel.ErrValidation, "validation"},
 	{satchel.ErrArchived, "archived"},
 	{satchel.ErrStale, "stale"},
+	{satchel.ErrAccess, "file_access"},
 	{context.Canceled, "canceled"},
 }
 

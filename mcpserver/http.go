@@ -174,7 +174,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("token %s is an operator token (for the inspector): the MCP server takes an agent's token", t.ID), http.StatusForbidden)
 			return
 		}
-		c := caller{id: Identity{Scope: t.Scope, Agent: t.Agent, Thread: t.Thread, Credential: t.ID, ThreadBound: t.Thread != "", Review: t.Review}}
+		c := caller{id: Identity{Scope: t.Scope, Agent: t.Agent, Thread: t.Thread, Credential: t.ID, ThreadBound: t.Thread != "", Review: t.Review, Files: t.Files, ReadOnly: t.ReadOnly}}
 		if c.id.Thread == "" {
 			c.id.Thread = "main"
 		}

@@ -21,6 +21,7 @@ import (
 //	satchel_mcp_spills_total                       results spilled
 //	satchel_mcp_sessions                           open sessions
 //	satchel_mcp_http_unauthorized_total            HTTP requests refused with 401
+//	satchel_access_refusals_total{agent,reason}    refusals of file rules (read_only, hidden)
 //
 // plus the Go runtime and process collectors, and, on a backend with a
 // pool of connections (Store.PoolStats, PostgreSQL), the pool's:
@@ -126,4 +127,20 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(poolAcquiresDesc, prometheus.CounterValue, float64(s.Acquires))
 	ch <- prometheus.MustNewConstMetric(poolWaitsDesc, prometheus.CounterValue, float64(s.Waits))
 	ch <- prometheus.MustNewConstMetric(poolWaitedDesc, prometheus.CounterValue, s.Waited.Seconds())
+}
+
+// refusalCollector exports the store's refusals of file rules
+// (Store.AccessRefusals).
+type refusalCollector struct{ st *satchel.Store }
+
+var refusalsDesc = prometheus.NewDesc("satchel_access_refusals_total",
+	"Refusals of file rules, by agent and reason: read_only (a change to a path the caller may only read), hidden (a read or change of a path hidden from it).",
+	[]string{"agent", "reason"}, nil)
+
+func (c refusalCollector) Describe(ch chan<- *prometheus.Desc) { ch <- refusalsDesc }
+
+func (c refusalCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range c.st.AccessRefusals() {
+		ch <- prometheus.MustNewConstMetric(refusalsDesc, prometheus.CounterValue, float64(r.Count), r.Agent, r.Reason)
+	}
 }

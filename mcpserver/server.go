@@ -138,6 +138,47 @@ type Config struct {
 	// review (its agent.json says "review": true): its sessions then
 	// work as those of a review token do (satchel.ForReview).
 	Review func(agent string) bool
+	// AgentFiles, when set, returns an agent's file rules (agent.json's
+	// "files"; nil: rw on every path), which every session of that agent
+	// is held to (satchel.WithFileRules). ProjectFiles makes it from a
+	// project.
+	AgentFiles func(agent string) satchel.FileRules
+	// FileRules narrow every session's access further, as a token's
+	// --files does (for stdio sessions, which have no token).
+	FileRules satchel.FileRules
+	// ReadOnly makes every file at most readable for every session
+	// (satchel serve --read-only).
+	ReadOnly bool
+}
+
+// ProjectFiles returns the Config.AgentFiles of a project's agents.
+func ProjectFiles(p *satchel.Project) func(agent string) satchel.FileRules {
+	return p.AgentFiles
+}
+
+// FileOptions are the workspace options of id's file rules: its agent's,
+// its token's, and the server's.
+func (cfg *Config) FileOptions(id Identity) []satchel.WorkspaceOption {
+	var opts []satchel.WorkspaceOption
+	if cfg.AgentFiles != nil {
+		if r := cfg.AgentFiles(id.Agent); r != nil {
+			opts = append(opts, satchel.WithFileRules(r))
+		}
+	}
+	if id.Files != "" {
+		r, err := satchel.ParseFileRules(id.Files)
+		if err != nil {
+			r = satchel.FileRules{} // rules that do not parse hide everything
+		}
+		opts = append(opts, satchel.WithFileRules(r))
+	}
+	if cfg.FileRules != nil {
+		opts = append(opts, satchel.WithFileRules(cfg.FileRules))
+	}
+	if id.ReadOnly || cfg.ReadOnly {
+		opts = append(opts, satchel.ReadOnlyFiles())
+	}
+	return opts
 }
 
 // The values of Config.StaleWrites.
@@ -163,6 +204,11 @@ type Identity struct {
 	// Review is set for a token made with review (satchel.TokenSpec.Review):
 	// the session's changes wait for review (satchel.ForReview).
 	Review bool `json:"review,omitempty"`
+	// Files and ReadOnly are the token's file rules (satchel.Token's;
+	// Files in flag form, "" for none): the session's access is the
+	// stricter of its agent's and these.
+	Files    string `json:"files,omitempty"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 	// Client and ClientVersion are the MCP client's name and version from
 	// the session's initialize request, set for each tool call (they are
 	// agent-chosen text; the audit trail records them).
@@ -274,6 +320,7 @@ func New(cfg Config) (*Server, error) {
 		tokens:  newTokenCache(cfg.TokenCheckInterval, time.Now),
 	}
 	s.metrics.gate = s.operatorOnly
+	s.metrics.reg.MustRegister(refusalCollector{cfg.Store})
 	if _, ok := cfg.Store.PoolStats(); ok {
 		s.metrics.reg.MustRegister(poolCollector{cfg.Store})
 	}
@@ -599,6 +646,9 @@ func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspa
 			// The session's changes wait for review: one review a session.
 			opts = append(opts, satchel.ForReview("mcp:"+se.reviewKey()))
 		}
+		opts = append(opts, cfg.FileOptions(se.id)...)
+		// Reads of the session's own (resources) name it in refusals.
+		opts = append(opts, satchel.WorkspaceActor(satchel.Actor{Agent: se.id.Agent, Credential: se.id.Credential}))
 		ws, err := cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread, opts...)
 		if err != nil {
 			return nil, err

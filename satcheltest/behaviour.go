@@ -99,6 +99,8 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"Blame", s.blame},
 		{"Review", s.review},
 		{"ReviewFirst", s.reviewFirst},
+		{"FileRules", s.fileRules},
+		{"FileRulesMerge", s.fileRulesMerge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

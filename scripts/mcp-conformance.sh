@@ -207,6 +207,7 @@ extra=0
 "$node" "$root/scripts/mcp-e2e-shell.mjs" "$cache" "$satchel" "$work" || extra=1
 "$node" "$root/scripts/mcp-e2e-findings.mjs" "$cache" "$satchel" "$work" "$url" "$token" || extra=1
 "$node" "$root/scripts/mcp-e2e-review.mjs" "$cache" "$satchel" "$db" "$url" || extra=1
+"$node" "$root/scripts/mcp-e2e-paths.mjs" "$cache" "$satchel" "$work" || extra=$((extra + 1))
 
 echo "conformance: $((${#passed[@]} + ${#stdio_passed[@]})) passed, $((${#failed[@]} + ${#stdio_failed[@]} + ${#unclassified[@]} + extra)) failed, ${#skip[@]} skipped"
 [ "${#failed[@]}" -eq 0 ] && [ "${#stdio_failed[@]}" -eq 0 ] && [ "${#unclassified[@]}" -eq 0 ] && [ "$extra" -eq 0 ]

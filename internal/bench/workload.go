@@ -29,6 +29,9 @@ type Env struct {
 	Progress func()
 	// Keys gives W1's writes and appends an idempotency key each.
 	Keys bool
+	// Rules opens W1's workspace with W1Rules, ten file rules that let
+	// every path of the workload be written (the cost of the check).
+	Rules bool
 }
 
 func (e Env) seed() uint32 {
@@ -133,7 +136,11 @@ func init() {
 			if err := env.Store.SetLimits(ctx, "bench", "w1", W1Limits(env.N)); err != nil {
 				return err
 			}
-			ws, err := env.Store.Workspace(ctx, "bench", "w1")
+			var opts []satchel.WorkspaceOption
+			if env.Rules {
+				opts = append(opts, satchel.WithFileRules(W1Rules()))
+			}
+			ws, err := env.Store.Workspace(ctx, "bench", "w1", opts...)
 			if err != nil {
 				return err
 			}
@@ -178,4 +185,17 @@ func w1Targets(rs []Result) []Verdict {
 		})
 	}
 	return out
+}
+
+// W1Rules returns the ten file rules of W1 with --file-rules: nine that
+// match none of its paths (three of them hiding, so that its reads go
+// through the filtered view) and a last one, "**", that lets it write
+// every path: each check tries all ten.
+func W1Rules() satchel.FileRules {
+	r, err := satchel.ParseFileRules("secrets/**=none,private/**=none,vendor/**=read,docs/**=read,*.lock=read," +
+		"build/**=read,tmp/**/*.bak=read,archive/**=read,**/.env=none,**=rw")
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

@@ -46,6 +46,8 @@ type benchFlags struct {
 	cpuProfile          string
 	clients             string
 	keys                bool // --idempotency-keys
+	fileRules           bool // --file-rules
+	rulesRun            bool // this run is --file-rules' second
 	cacheBytes          int64
 
 	// W4.
@@ -143,6 +145,7 @@ $` + benchPGEnv + `. The user must be allowed to create schemas.`,
 	fl.BoolVar(&f.noTargets, "no-targets", false, "do not print the figures held against their targets (plain output)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (for go tool pprof)")
 	fl.Int64Var(&f.cacheBytes, "cache-bytes", 0, "bound of each store's cache of packs and nodes, in bytes (default the store's own, 256 MiB): a small one makes walks read from the database")
+	fl.BoolVar(&f.fileRules, "file-rules", false, "W1: run each backend twice, the second time (system satchel-B+rules) with ten file rules on the workspace, side by side")
 	fl.BoolVar(&f.keys, "idempotency-keys", false, "W1: run each backend twice, the second time (system satchel-B+keys) with an idempotency key on every write and append")
 	f.w5.register(fl)
 	return cmd
@@ -318,6 +321,13 @@ func runBench(ctx context.Context, a *app, f benchFlags) error {
 						return err
 					}
 				}
+				if f.fileRules && w.Name == "W1" {
+					fr := f
+					fr.rulesRun = true
+					if err := benchOne(ctx, a, w, b, pg, n, clients, fr, false, report); err != nil {
+						return err
+					}
+				}
 			}
 		}
 	}
@@ -372,8 +382,9 @@ func benchOne(ctx context.Context, a *app, w bench.Workload, b, pg string, n int
 	var reportErr error
 	err = w.Run(ctx, bench.Env{
 		Store:    st,
-		System:   "satchel-" + b + map[bool]string{true: "+keys"}[keys],
+		System:   "satchel-" + b + map[bool]string{true: "+keys"}[keys] + map[bool]string{true: "+rules"}[f.rulesRun],
 		Keys:     keys,
+		Rules:    f.rulesRun,
 		N:        n,
 		Seed:     f.seed,
 		Clients:  clients,

@@ -15,6 +15,9 @@ type checkProjectResult struct {
 	Dir    string   `json:"dir"`
 	Stores []string `json:"stores"`
 	Agents []string `json:"agents"`
+	// Warnings are the problems that do not fail the check (also printed
+	// on standard error).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func newCheckCmd(a *app) *cobra.Command {
@@ -28,7 +31,12 @@ func newCheckCmd(a *app) *cobra.Command {
 stores/*.json and agents/*/agent.json. Every problem of every file is
 reported at once, each with the file, the field path and what is wrong,
 and the command exits 1; the database is not opened ("satchel doc check"
-lists the stored documents that no longer fit the definitions).
+lists the stored documents that no longer fit the definitions). An
+agent's "files" rules are checked too: each pair a [GLOB, ACCESS] of
+strings, ACCESS one of rw, read, none, the glob valid, and no pair that
+can never match because an earlier one always does. Problems that do not
+fail the check, such as "rw" on a shared store (agents only read shared
+stores), are printed as warnings on standard error.
 
 Prints the stores and agents found; with --json, {"dir": ..., "stores":
 [...], "agents": [...]}.
@@ -57,7 +65,10 @@ Run it on a quiet database: commits made meanwhile may show as faults.`,
 			for _, s := range p.Skipped() {
 				a.notice("%s", s)
 			}
-			r := checkProjectResult{Dir: dir, Stores: nonEmpty(p.Stores()), Agents: nonEmpty(p.Agents())}
+			for _, w := range p.Warnings() {
+				a.notice("%s", w)
+			}
+			r := checkProjectResult{Dir: dir, Stores: nonEmpty(p.Stores()), Agents: nonEmpty(p.Agents()), Warnings: p.Warnings()}
 			return a.emit(r, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "ok: %s (%s), %s (%s)\n",
 					nouns(len(r.Stores), "store", "stores"), strings.Join(r.Stores, ", "), nouns(len(r.Agents), "agent", "agents"), strings.Join(r.Agents, ", "))

@@ -49,6 +49,7 @@ var errorKinds = []struct {
 	{satchel.ErrValidation, "validation", exitFailure},
 	{satchel.ErrArchived, "archived", exitFailure},
 	{satchel.ErrStale, "stale", exitFailure},
+	{satchel.ErrAccess, "file_access", exitFailure},
 	{context.Canceled, "canceled", exitCanceled},
 }
 

@@ -133,7 +133,7 @@ func runScript(cmd *cobra.Command, a *app, f *runFlags, path string, args []stri
 	}
 	res, runErr := script.Run(ctx, luahost.Config{
 		Store: st, Scope: a.scope, Thread: a.thread,
-		Actor:   satchel.Actor{Via: "cli:run " + script.Name},
+		Actor:   satchel.Actor{Agent: f.agent, Via: "cli:run " + script.Name},
 		Project: project, Agent: f.agent,
 		Args: args, Input: input, Stdout: stdout,
 		Timeout: f.timeout, MaxMemory: maxMemory, FanoutMax: f.fanoutMax,

@@ -53,6 +53,7 @@ const serveMemoryLimit = 320 << 20
 type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
 	scripts, staleWrites                   string
+	readOnly                               bool // --read-only: every caller read-only
 	wrapUntrusted, insecureNoAuth, ui      bool
 	shell                                  bool
 	callTimeout, shutdownTimeout           time.Duration
@@ -150,6 +151,7 @@ structured content.`,
 	fl.StringVar(&f.dir, "dir", "", "project `DIR` with stores/ and agents/ (default: . when it has them)")
 	fl.StringVar(&f.agent, "agent", "", "the agent that stdio sessions act as (over HTTP the token says)")
 	fl.StringVar(&f.toolPrefix, "tool-prefix", "", "put `PREFIX` before the file tools' names")
+	fl.BoolVar(&f.readOnly, "read-only", false, "every caller may read files and documents, not change them (restore and merge included)")
 	fl.StringVar(&f.staleWrites, "stale-writes", "refuse", "a session's change to a file that changed since it last read it (or that it never read): refuse, warn (apply it with a notice) or off")
 	fl.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "with --http on a loopback address: let requests without a token act as --scope/--agent/--thread (for testing)")
 	fl.BoolVar(&f.ui, "ui", false, "with --http: serve the web inspector under /ui/ on the same listener")
@@ -233,6 +235,18 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		}
 	}
 	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	st.SetLogger(log) // the refusals of file rules
+	var agentFiles func(string) satchel.FileRules
+	if dir != "" {
+		project, err := satchel.LoadProject(dir)
+		if err != nil {
+			return err
+		}
+		agentFiles = mcpserver.ProjectFiles(project)
+		for _, w := range project.Warnings() {
+			log.Warn("project definition", "warning", w)
+		}
+	}
 	var tools []mcpserver.CustomTool
 	if f.scripts != "" {
 		maxMemory, err := parseSize(f.scriptMaxMemory)
@@ -242,6 +256,10 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		var closeScripts func()
 		limits := luahost.ScriptsLimits{MaxRuns: f.maxRuns, MaxRunsPerToken: f.maxRunsPerToken}
 		run := luahost.Config{Timeout: f.scriptTimeout, MaxMemory: maxMemory}
+		if f.readOnly {
+			run.Options = []satchel.WorkspaceOption{satchel.ReadOnlyFiles()}
+			run.ReadOnlyDocs = true
+		}
 		if tools, closeScripts, err = serveScripts(st, dir, f.scripts, limits, run, log); err != nil {
 			return err
 		}
@@ -274,6 +292,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools, StaleWrites: f.staleWrites,
 		MaxSubscriptions: f.maxSubscriptions,
 		Review:           project.ReviewAgent,
+		AgentFiles:       agentFiles, ReadOnly: f.readOnly,
 	})
 	if err != nil {
 		return err

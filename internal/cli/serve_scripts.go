@@ -114,7 +114,8 @@ func scriptTools(st *satchel.Store, project *satchel.Project, dir string, limits
 			caller.Review = id.Review || project.ReviewAgent(id.Agent)
 			in := luahost.InputSource{
 				Read: func(name string) (string, error) {
-					ws, err := st.Workspace(ctx, id.Scope, id.Thread)
+					opts := append([]satchel.WorkspaceOption{satchel.WorkspaceActor(caller.Actor), satchel.WithFileRules(project.AgentFiles(id.Agent))}, run.Options...)
+					ws, err := st.Workspace(ctx, id.Scope, id.Thread, append(opts, caller.Options...)...)
 					if err != nil {
 						return "", err
 					}
@@ -200,8 +201,12 @@ const runOutputSchema = `{"type": "object", "properties": {
 // changes name the script (Via "lua:SCRIPT", which the run sets) and the
 // session's MCP client.
 func callerOf(id mcpserver.Identity) luahost.Caller {
-	return luahost.Caller{Scope: id.Scope, Thread: id.Thread, Agent: id.Agent,
+	c := luahost.Caller{Scope: id.Scope, Thread: id.Thread, Agent: id.Agent,
 		Actor: satchel.Actor{Agent: id.Agent, Credential: id.Credential, Client: id.Client, ClientVersion: id.ClientVersion}}
+	// The token's file rules (the agent's apply in every run).
+	c.Options = (&mcpserver.Config{}).FileOptions(mcpserver.Identity{Files: id.Files, ReadOnly: id.ReadOnly})
+	c.ReadOnly = id.ReadOnly
+	return c
 }
 
 // runResult renders a run: a failed run is a tool error with its message;

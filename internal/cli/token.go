@@ -33,9 +33,10 @@ type tokenCreated struct {
 func newTokenCreateCmd(a *app) *cobra.Command {
 	var agent string
 	var expires time.Duration
-	var operator, review bool
+	var operator, review, readOnly bool
+	var files string
 	cmd := &cobra.Command{
-		Use:   "create (--agent NAME --scope SCOPE [--thread THREAD] [--review] | --operator) [--expires DURATION]",
+		Use:   "create (--agent NAME --scope SCOPE [--thread THREAD] [--review] [--files RULES] [--read-only] | --operator) [--expires DURATION]",
 		Short: "Make an access token and print its secret, once",
 		Long: `Make a token for agent --agent in scope --scope (required: the only scope
 the token can touch). With --thread, the token can touch only that thread;
@@ -44,6 +45,14 @@ main). --expires makes it expire after a duration (e.g. 720h); by default
 it never expires. With --review, the token's changes wait for review: a
 session of it never changes its thread, but a review thread of its own
 that a person approves or rejects (satchel review).
+
+--files and --read-only narrow what the token may do with the files of
+its threads, below what its agent's agent.json allows (never more): --files
+takes rules GLOB=ACCESS separated by commas, ACCESS one of rw, read, none,
+the first matching glob deciding and a path none matches being none (e.g.
+'notes/**=rw,**=read'); --read-only makes every path at most readable. A
+path of access none is hidden (it reads as missing, no listing names it);
+a read path refuses changes.
 
 --operator makes a token for a person rather than an agent: it signs in
 to the inspector (satchel ui) and sees every scope, read-only; it names no
@@ -57,11 +66,23 @@ stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 		Example: `  satchel token create --agent research --scope acme
   satchel token create --agent ci --scope acme --thread nightly --expires 24h
   satchel token create --agent intern --scope acme --review
+  satchel token create --agent research --scope acme --files 'notes/**=rw,**=read'
+  satchel token create --agent auditor --scope acme --read-only
   satchel token create --operator --expires 8h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pf := cmd.Root().PersistentFlags()
+			var rules satchel.FileRules
+			if cmd.Flags().Changed("files") {
+				var err error
+				if rules, err = satchel.ParseFileRules(files); err != nil {
+					return usagef("token create: --files: %v", err)
+				}
+			}
 			if operator {
+				if rules != nil || readOnly {
+					return usagef("token create: --operator takes no --files or --read-only")
+				}
 				if agent != "" || pf.Changed("scope") || pf.Changed("thread") {
 					return usagef("token create: --operator names no --agent, --scope or --thread (it sees every scope)")
 				}
@@ -83,7 +104,7 @@ stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 			if w := unknownAgentWarning(agent); w != "" {
 				a.notice("%s", w)
 			}
-			return createToken(cmd, a, satchel.TokenSpec{Agent: agent, Scope: a.scope, Thread: thread, Expires: expires, Review: review})
+			return createToken(cmd, a, satchel.TokenSpec{Agent: agent, Scope: a.scope, Thread: thread, Expires: expires, Review: review, Files: rules, ReadOnly: readOnly})
 		},
 	}
 	globalHelp(cmd, map[string]string{
@@ -94,6 +115,8 @@ stored and cannot be shown again. With --json, {"secret": ..., "id": ...,
 	cmd.Flags().BoolVar(&operator, "operator", false, "an operator's token: reads every scope in the inspector")
 	cmd.Flags().BoolVar(&review, "review", false, "the token's changes wait for review (satchel review)")
 	cmd.Flags().DurationVar(&expires, "expires", 0, "expire after `DURATION` (e.g. 720h; default: never)")
+	cmd.Flags().StringVar(&files, "files", "", "file `RULES` narrowing the agent's: GLOB=ACCESS,... (ACCESS rw, read or none)")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "every file at most readable")
 	return cmd
 }
 
@@ -140,8 +163,10 @@ func newTokenListCmd(a *app) *cobra.Command {
 		Use:   "list",
 		Short: "List the access tokens",
 		Long: `List every token, oldest first, one a line: ID, AGENT, SCOPE, THREAD (empty
-when the token allows any), CREATED, EXPIRES (empty: never) and STATUS
-(active, expired or revoked), separated by tabs; on a terminal, in aligned
+when the token allows any), CREATED, EXPIRES (empty: never), FILES (the
+token's file rules as --files takes them, "read-only" for --read-only;
+empty: its agent's alone) and STATUS (active, expired or revoked),
+separated by tabs; on a terminal, in aligned
 columns under a header row. Secrets are never shown:
 they are not stored.
 
@@ -172,9 +197,9 @@ With --json, an array of tokens, each with its "status".`,
 				if t.Operator {
 					t.Agent, t.Scope = "(operator)", "*"
 				}
-				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), t.Status)
+				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), tokenFiles(t.Token), t.Status)
 			}
-			return a.emit(out, table([]string{"ID", "AGENT", "SCOPE", "THREAD", "CREATED", "EXPIRES", "STATUS"}, b.String()))
+			return a.emit(out, table([]string{"ID", "AGENT", "SCOPE", "THREAD", "CREATED", "EXPIRES", "FILES", "STATUS"}, b.String()))
 		},
 	}
 }
@@ -199,4 +224,17 @@ token stays listed, as revoked, since commits name it.`,
 			return a.emit(map[string]any{"id": args[0], "revoked": true}, text("revoked "+args[0]+"\n"))
 		},
 	}
+}
+
+// tokenFiles is the FILES column of token list: the token's rules in
+// flag form, "read-only", or both separated by "; ".
+func tokenFiles(t satchel.Token) string {
+	var parts []string
+	if t.ReadOnly {
+		parts = append(parts, "read-only")
+	}
+	if t.Files != "" {
+		parts = append(parts, t.Files)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -1,6 +1,7 @@
 package collection
 
 import (
+	"github.com/satchel-dev/satchel/internal/filerules"
 	"sort"
 	"strings"
 
@@ -127,6 +128,9 @@ type Agent struct {
 	Label string
 	// Stores maps each granted store to its access.
 	Stores map[string]Access
+	// Files are the agent's file rules (agent.json's "files"); nil when
+	// it has none (every path rw).
+	Files filerules.Rules
 	// File is the definition's path relative to the project directory.
 	File string
 	// Review makes the agent's changes wait for review (agent.json's
@@ -146,6 +150,9 @@ type Project struct {
 	// Skipped says, one line each, which entries of stores/ and agents/
 	// were not read: special files such as FIFOs.
 	Skipped []string
+	// Warnings are problems that do not stop the load, one a line as
+	// "FILE: PATH: message", such as an "rw" grant on a shared store.
+	Warnings []string
 }
 
 // Store returns the store called name, or an error of kind ErrNotFound.

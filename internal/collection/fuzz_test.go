@@ -264,3 +264,45 @@ func FuzzCursor(f *testing.F) {
 		p.Match("k", map[string]any{"at": "2026-01-01T00:00:00Z", "n": 1.0})
 	})
 }
+
+// FuzzLoadAgentFiles loads random JSON as an agent's "files". It must
+// never panic; a failure is a validation error at a position of files;
+// rules that load are what the definition schema accepts, and give every
+// path an access.
+func FuzzLoadAgentFiles(f *testing.F) {
+	f.Add(`[["secrets/**", "none"], ["notes/**", "rw"], ["**", "read"]]`)
+	f.Add(`[["**", "read"], ["notes/**", "rw"]]`)
+	f.Add(`[["a?", "rw"]]`)
+	f.Add(`[]`)
+	f.Add(`[["a", "rw", "x"]]`)
+	agentSchema := AgentDefinitionSchema()
+	f.Fuzz(func(t *testing.T, files string) {
+		data := []byte(`{"files": ` + files + `}`)
+		if !json.Valid(data) {
+			return
+		}
+		p, err := LoadProjectFS(fstest.MapFS{"agents/a/agent.json": {Data: data}})
+		if err != nil {
+			var ve *errs.ValidationError
+			if !errors.As(err, &ve) || len(ve.Violations) == 0 {
+				t.Fatalf("error %v is not a validation error with violations", err)
+			}
+			for _, v := range ve.Violations {
+				if v.File != "agents/a/agent.json" || v.Msg == "" {
+					t.Fatalf("violation %+v", v)
+				}
+			}
+			return
+		}
+		if probs, err := checkSchema(agentSchema, data); err != nil || len(probs) > 0 {
+			t.Fatalf("loaded, but the definition schema refuses it: %v %v", probs, err)
+		}
+		r := p.Agents["a"].Files
+		for _, path := range []string{"a", "notes/a.md", "secrets/k"} {
+			r.Of(path)
+		}
+		if len(r.Shadowed()) > 0 {
+			t.Fatalf("loaded with dead pairs: %v", r)
+		}
+	})
+}

@@ -183,7 +183,7 @@ func (c *schemaChecker) check(schema any, inst any, path string) {
 					c.check(v, name, path+"."+name+"(name)")
 				}
 			}
-		case "items", "minItems", "uniqueItems":
+		case "items", "minItems", "maxItems", "prefixItems", "uniqueItems":
 			a, ok := inst.([]any)
 			if !ok {
 				continue
@@ -196,6 +196,15 @@ func (c *schemaChecker) check(schema any, inst any, path string) {
 			case "minItems":
 				if n, _ := num(v); float64(len(a)) < n {
 					c.fail(path, "fewer than %v items", v)
+				}
+			case "maxItems":
+				if n, _ := num(v); float64(len(a)) > n {
+					c.fail(path, "more than %v items", v)
+				}
+			case "prefixItems":
+				ps, _ := v.([]any)
+				for i := 0; i < len(ps) && i < len(a); i++ {
+					c.check(ps[i], a[i], fmt.Sprintf("%s[%d]", path, i))
 				}
 			case "uniqueItems":
 				for i := range a {

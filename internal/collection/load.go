@@ -3,6 +3,7 @@ package collection
 import (
 	"errors"
 	"fmt"
+	"github.com/satchel-dev/satchel/internal/filerules"
 	"io"
 	"io/fs"
 	"math"
@@ -61,6 +62,9 @@ func LoadProjectFS(fsys fs.FS) (*Project, error) {
 			continue
 		}
 		defined[s.Name] = true
+		if s.Shared {
+			l.shared = append(l.shared, s.Name)
+		}
 		tp := ToolPrefix(s.Name)
 		if other, ok := tools[tp]; ok {
 			l.add(file, "name", "store %q gets the same tool names as store %q (%s*): rename one of them", s.Name, other, tp)
@@ -97,13 +101,16 @@ func LoadProjectFS(fsys fs.FS) (*Project, error) {
 	p.StoreNames = sortedKeys(p.Stores)
 	p.AgentNames = sortedKeys(p.Agents)
 	p.Skipped = l.skipped
+	p.Warnings = l.warnings
 	return p, nil
 }
 
 type loader struct {
-	fsys    fs.FS
-	viol    []errs.Violation
-	skipped []string
+	fsys     fs.FS
+	viol     []errs.Violation
+	skipped  []string
+	shared   []string // the shared stores
+	warnings []string
 }
 
 // MaxDefinitionBytes bounds one definition file: a store or an agent.
@@ -786,7 +793,7 @@ func (l *loader) checkRefs(s *Store, defined map[string]bool, names []string) {
 	}
 }
 
-var agentKeys = []string{"$schema", "name", "description", "stores", "review"}
+var agentKeys = []string{"$schema", "name", "description", "stores", "review", "files"}
 
 func (l *loader) agent(dir string, defined map[string]bool, storeNames []string) *Agent {
 	file := "agents/" + dir + "/agent.json"
@@ -839,7 +846,69 @@ func (l *loader) agent(dir string, defined map[string]bool, storeNames []string)
 				continue
 			}
 			a.Stores[m.key] = Access(m.val.str)
+			if m.val.str == string(AccessRW) && contains(l.shared, m.key) {
+				l.warnings = append(l.warnings, fmt.Sprintf("%s: %s: \"rw\" on a shared store; agents only read shared stores", file, p))
+			}
 		}
 	}
+	if v := root.get("files"); v != nil {
+		a.Files = c.files(v)
+	}
 	return a
+}
+
+// files reads an agent's "files": an array of [GLOB, ACCESS] pairs. Each
+// problem is reported at its position (files[1][0]), and so is a pair an
+// earlier one makes dead.
+func (c fileCtx) files(v *jval) filerules.Rules {
+	if v.kind != jArray {
+		c.add("files", "must be an array of [GLOB, ACCESS] pairs, such as [[\"notes/**\", \"rw\"], [\"**\", \"read\"]], not %s", v.kind)
+		return nil
+	}
+	if len(v.arr) == 0 {
+		c.add("files", "must list at least one [GLOB, ACCESS] pair (leave files out for rw on every path)")
+		return nil
+	}
+	rules := filerules.Rules{}
+	at := []int{} // the position of each rule in files
+	ok := true
+	for i, pv := range v.arr {
+		p := index("files", i)
+		if pv.kind != jArray || len(pv.arr) != 2 || pv.arr[0].kind != jString || pv.arr[1].kind != jString {
+			c.add(p, "must be a [GLOB, ACCESS] pair of two strings, not %s", describeJSON(pv))
+			ok = false
+			continue
+		}
+		glob, acc := pv.arr[0].str, pv.arr[1].str
+		a, known := filerules.ParseAccess(acc)
+		if !known {
+			c.add(index(p, 1), "unknown access %q: want \"rw\", \"read\" or \"none\"", acc)
+			ok = false
+		}
+		r, err := filerules.NewRule(glob, a)
+		if err != nil {
+			c.add(index(p, 0), "%s", errMsg(err))
+			ok = false
+			continue
+		}
+		rules = append(rules, r)
+		at = append(at, i)
+	}
+	for _, s := range rules.Shadowed() {
+		c.add(index("files", at[s.Index]), "[%q, %q] can never match: files[%d] [%q, %q] matches every path it does",
+			rules[s.Index].Glob, v.arr[at[s.Index]].arr[1].str, at[s.By], rules[s.By].Glob, v.arr[at[s.By]].arr[1].str)
+	}
+	if !ok {
+		return nil
+	}
+	return rules
+}
+
+// errMsg is an error's message without its kind.
+func errMsg(err error) string {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	return err.Error()
 }

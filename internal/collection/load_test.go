@@ -2,6 +2,7 @@ package collection
 
 import (
 	"errors"
+	"github.com/satchel-dev/satchel/internal/filerules"
 	"os"
 	"path/filepath"
 	"strings"
@@ -378,7 +379,7 @@ func TestLoadAgentErrors(t *testing.T) {
 		{"stores not object", with(map[string]string{A: `{"stores": ["notes"]}`}),
 			[]errs.Violation{{File: A, Path: "stores", Msg: `must be an object of store name to "read" or "rw", not an array`}}},
 		{"unknown key", with(map[string]string{A: `{"name": "Bot", "tools": []}`}),
-			[]errs.Violation{{File: A, Path: "tools", Msg: `unknown key "tools" (allowed here: $schema, name, description, stores, review)`}}},
+			[]errs.Violation{{File: A, Path: "tools", Msg: `unknown key "tools" (allowed here: $schema, name, description, stores, review, files)`}}},
 		{"review not boolean", with(map[string]string{A: `{"review": "yes"}`}),
 			[]errs.Violation{{File: A, Path: "review", Msg: `must be true or false, not a string`}}},
 		{"label not string", with(map[string]string{A: `{"name": 1}`}),
@@ -389,6 +390,19 @@ func TestLoadAgentErrors(t *testing.T) {
 			[]errs.Violation{{File: A, Msg: `missing: the agent directory agents/bot/ needs an agent.json`}}},
 		{"invalid JSON", with(map[string]string{A: `{"stores": {`}),
 			[]errs.Violation{{File: A, Msg: `invalid JSON at line 1, column 13: unexpected end of input`}}},
+		{"files not an array", with(map[string]string{A: `{"files": {"**": "rw"}}`}),
+			[]errs.Violation{{File: A, Path: "files", Msg: `must be an array of [GLOB, ACCESS] pairs, such as [["notes/**", "rw"], ["**", "read"]], not an object`}}},
+		{"files empty", with(map[string]string{A: `{"files": []}`}),
+			[]errs.Violation{{File: A, Path: "files", Msg: `must list at least one [GLOB, ACCESS] pair (leave files out for rw on every path)`}}},
+		{"files unknown access", with(map[string]string{A: `{"files": [["notes/**", "rw"], ["**", "write"]]}`}),
+			[]errs.Violation{{File: A, Path: "files[1][1]", Msg: `unknown access "write": want "rw", "read" or "none"`}}},
+		{"files bad glob", with(map[string]string{A: `{"files": [["notes/?.md", "rw"]]}`}),
+			[]errs.Violation{{File: A, Path: "files[0][0]", Msg: `invalid pattern "notes/?.md": ? is not supported (only * and ** are)`}}},
+		{"files not a pair", with(map[string]string{A: `{"files": [["notes/**"], "x"]}`}),
+			[]errs.Violation{{File: A, Path: "files[0]", Msg: `must be a [GLOB, ACCESS] pair of two strings, not an array`},
+				{File: A, Path: "files[1]", Msg: `must be a [GLOB, ACCESS] pair of two strings, not "x"`}}},
+		{"files dead pair", with(map[string]string{A: `{"files": [["**", "read"], ["notes/**", "rw"]]}`}),
+			[]errs.Violation{{File: A, Path: "files[1]", Msg: `["notes/**", "rw"] can never match: files[0] ["**", "read"] matches every path it does`}}},
 		{"store that failed to load is not reported twice", map[string]string{"stores/notes.json": `{}`, A: `{"stores": {"notes": "rw"}}`},
 			[]errs.Violation{{File: "stores/notes.json", Path: "entity", Msg: `missing: a store needs entity {"name", "key", "schema"} (or a top-level key and schema)`}}},
 	}
@@ -418,7 +432,7 @@ func TestLoadAllErrorsAtOnce(t *testing.T) {
 		{File: "stores/c.json", Path: "key", Msg: "{x} names no field of the schema (fields: id)"},
 		{File: "stores/c.json", Path: "deletable", Msg: "must be true or false, not null"},
 		{File: "stores/c.json", Path: "schema.id.store", Msg: `no store is named "zzz" (stores: c)`},
-		{File: "agents/r/agent.json", Path: "extra", Msg: `unknown key "extra" (allowed here: $schema, name, description, stores, review)`},
+		{File: "agents/r/agent.json", Path: "extra", Msg: `unknown key "extra" (allowed here: $schema, name, description, stores, review, files)`},
 		{File: "agents/r/agent.json", Path: "stores.a", Msg: `no store is named "a" (stores: c)`},
 		{File: "agents/r/agent.json", Path: "stores.a", Msg: `access must be "read" or "rw", not "admin"`},
 		{File: "agents/r/agent.json", Path: "stores.q", Msg: `no store is named "q" (stores: c)`},
@@ -465,5 +479,30 @@ func TestLoadSeedTTLExample(t *testing.T) {
 	got := p.Stores["tasks"].TTL
 	if got.Default != 86400 || len(got.Overrides) != 1 || got.Overrides[0].TTL != 3600 || got.Overrides[0].Cond.String() != "status = 'done'" {
 		t.Errorf("TTL = %+v", got)
+	}
+}
+
+// TestLoadAgentFiles: an agent's files load as rules; one without files
+// has none; an "rw" grant on a shared store is a warning, not an error.
+func TestLoadAgentFiles(t *testing.T) {
+	p, err := loadFiles(t, map[string]string{
+		"stores/notes.json":        store(okEntity),
+		"stores/companies.json":    `{"shared": true, "key": "{id}", "schema": {"id": {"type": "string"}}}`,
+		"agents/writer/agent.json": `{"stores": {"companies": "rw", "notes": "rw"}, "files": [["secrets/**", "none"], ["notes/**", "rw"], ["**", "read"]]}`,
+		"agents/plain/agent.json":  `{"stores": {"companies": "read"}}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Agents["writer"]
+	if w.Files.String() != "secrets/**=none,notes/**=rw,**=read" || w.Files.Of("secrets/a") != filerules.None || w.Files.Of("notes/a") != filerules.RW {
+		t.Errorf("writer's files = %v", w.Files)
+	}
+	if p.Agents["plain"].Files != nil {
+		t.Errorf("plain's files = %v, want none", p.Agents["plain"].Files)
+	}
+	want := []string{`agents/writer/agent.json: stores.companies: "rw" on a shared store; agents only read shared stores`}
+	if diff := cmp.Diff(want, p.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }

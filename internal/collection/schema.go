@@ -107,6 +107,11 @@ func AgentDefinitionSchema() []byte {
 			{"stores", jobj{{"type", "object"}, {"description", "The stores the agent may use: read grants get, query and list; rw adds set and remove."},
 				{"propertyNames", jobj{{"pattern", namePattern}}},
 				{"additionalProperties", jobj{{"enum", []string{string(AccessRead), string(AccessRW)}}}}}},
+			{"files", jobj{{"type", "array"}, {"minItems", 1},
+				{"description", "The agent's file rules: [GLOB, ACCESS] pairs, the first whose glob matches a path deciding its access (rw, read or none); a path no pair matches is none. Without files, every path is rw."},
+				{"items", jobj{{"type", "array"}, {"minItems", 2}, {"maxItems", 2},
+					{"prefixItems", []jobj{{{"type", "string"}}, {{"enum", []string{"rw", "read", "none"}}}}},
+					{"items", jobj{{"type", "string"}}}}}}},
 		}},
 		{"additionalProperties", false},
 	})

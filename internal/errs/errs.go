@@ -66,6 +66,9 @@ var (
 	// ErrStale: a change to a file whose content at the head is not what
 	// the caller last saw of it (a read ledger's refusal).
 	ErrStale = errors.New("stale")
+	// ErrAccess: a change to a path the caller's file rules (an agent's
+	// "files", a token's --files or --read-only) let it read only, or hide.
+	ErrAccess = errors.New("file access")
 )
 
 // Error is a refusal: a kind (one of the sentinels above) and the exact

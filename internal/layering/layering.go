@@ -76,6 +76,7 @@ var Packages = map[string]Layer{
 
 	"internal/vpath":      Semantics,
 	"internal/lines":      Semantics,
+	"internal/filerules":  Semantics,
 	"internal/collection": Semantics,
 	"internal/bounded":    Semantics,
 	"internal/envelope":   Semantics,

@@ -1,0 +1,54 @@
+package inspector
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// TestAgentViewFileRules: an agent's token sees in the inspector what its
+// rules let it read: a hidden file is not found, and no listing, search,
+// commit or history page names it.
+func TestAgentViewFileRules(t *testing.T) {
+	f := newFixture(t)
+	rules, err := satchel.ParseFileRules("notes/todo.md=none,**=read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := f.st.CreateToken(context.Background(), satchel.TokenSpec{Agent: "research", Scope: "acme", Files: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := f.signIn(t, secret)
+	if c == nil {
+		t.Fatal("no session")
+	}
+	cookie := c.Name + "=" + c.Value
+	resp, body := f.get(t, "/s/acme/t/main/files/notes/todo.md", "Cookie", cookie)
+	if resp.StatusCode != 404 || !strings.Contains(body, "file not found: notes/todo.md") {
+		t.Errorf("the hidden file: %d\n%s", resp.StatusCode, body)
+	}
+	for _, page := range []string{"/s/acme/t/main/files/notes/", "/s/acme/t/main/search?glob=**/*.md", "/s/acme/t/main/search?grep=-",
+		"/s/acme/t/main/", "/s/acme/t/main/compare?from=draft-1&to=head"} {
+		resp, body := f.get(t, page, "Cookie", cookie)
+		if resp.StatusCode != 200 {
+			t.Errorf("%s: %d", page, resp.StatusCode)
+		}
+		if strings.Contains(body, "todo.md") {
+			t.Errorf("%s names the hidden file", page)
+		}
+	}
+	// The commit that wrote only the hidden file is left out of the
+	// history, so its page is not found.
+	if resp, body := f.get(t, "/s/acme/t/main/c/4", "Cookie", cookie); resp.StatusCode == 200 || strings.Contains(body, "todo.md") {
+		t.Errorf("the commit of the hidden file: %d", resp.StatusCode)
+	}
+	// Without rules, the same pages name it.
+	open, _, _ := f.st.CreateToken(context.Background(), satchel.TokenSpec{Agent: "research", Scope: "acme"})
+	_, oc := f.signIn(t, open)
+	if _, body := f.get(t, "/s/acme/t/main/files/notes/", "Cookie", oc.Name+"="+oc.Value); !strings.Contains(body, "todo.md") {
+		t.Errorf("an agent without rules does not see notes/todo.md")
+	}
+}
