@@ -149,6 +149,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		var msg struct {
 			Method string `json:"method"`
 		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "server/discover" {
+			next.ServeHTTP(w, r) // opens no session
+			return
+		}
 		if json.Unmarshal(body, &msg) == nil && msg.Method != "initialize" {
 			what := "this request"
 			if msg.Method != "" {

@@ -60,13 +60,15 @@ type callerCtxKey struct{}
 // arriving on a loopback address with a Host header that is not loopback
 // are refused (403), against DNS rebinding.
 func (s *Server) Handler() http.Handler {
-	// Requests of protocol 2026-07-28 and later go to the SDK's handler,
-	// which refuses them on a stateful server as the SDK words it.
+	// Requests of protocol 2026-07-28 and later, which has no sessions,
+	// and server/discover go to the SDK's handler, stateless: each request
+	// is served on its own, on any replica (decision 0134).
 	sdk := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
-		JSONResponse:        true,
-		Logger:              s.log,
-		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
-		SessionTimeout:      s.cfg.SessionIdleTimeout,
+		Stateless:                    true,
+		JSONResponse:                 true,
+		Logger:                       s.log,
+		MaxRequestBodyBytes:          s.cfg.MaxRequestBytes,
+		PropagateRequestCancellation: true,
 	})
 	// The SDK's middleware puts the TokenInfo where its transport reads it;
 	// authenticate has already checked the token, so the verifier only
@@ -357,6 +359,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.closeSessions()
 	})
+	go func() {
+		// The shared records of sessions ended or switched long ago.
+		if err := s.pruneSessionStates(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("pruning session records", "error", err.Error())
+		}
+	}()
 	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "endpoint", MCPPath)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -170,6 +170,7 @@ type Server struct {
 	fast    map[*mcp.Server]*fastCalls // each server's fast path for tools/call
 
 	sessions sync.Map // *mcp.ServerSession -> *session
+	callers  sync.Map // callerStateKey -> *callerState (2026-07-28 over HTTP)
 	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
 	counted  sync.Map // *mcp.ServerSession -> *pendingCalls, counted by the middleware
 
@@ -508,6 +509,15 @@ type session struct {
 
 	wsMu sync.Mutex
 	ws   *satchel.Workspace // opened on first use; calls take cheap ForActor handles
+
+	// onSwitch, when set, records a switch_thread where every replica
+	// reads it (an HTTP session, decision 0134); it runs before the
+	// session moves, and its error refuses the switch.
+	onSwitch func(ctx context.Context, thread string) error
+	// perRequest marks the state of one request of a revision without
+	// sessions (2026-07-28): each request names its thread, and
+	// switch_thread has nothing to move.
+	perRequest bool
 }
 
 // identity returns the session's identity as it is now.
@@ -591,7 +601,7 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 				return next(ctx, method, req)
 			}
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			se, err := s.bind(ss, key, req.GetExtra())
+			se, err := s.bind(ss, key, req)
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 			}
@@ -613,13 +623,17 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 
 // bind returns the state of ss, made on its first request from the
 // request's identity. Later requests must keep the session's identity.
-func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestExtra) (*session, error) {
+func (s *Server) bind(ss *mcp.ServerSession, key serverKey, req mcp.Request) (*session, error) {
+	extra := req.GetExtra()
 	id, explicit, err := s.identify(key, extra)
 	if err != nil {
 		return nil, err
 	}
 	if ss == nil {
 		return s.newSession(id)
+	}
+	if key.http && extra != nil && extra.Header.Get(protocolVersionHeader) >= newestVersion {
+		return s.perRequestSession(id, explicit, req)
 	}
 	if v, ok := s.sessions.Load(ss); ok {
 		se := v.(*session)
@@ -639,6 +653,13 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 	if se.label == "" {
 		se.label = "local-" + newRequestID()
 	}
+	return s.register(ss, key, se)
+}
+
+// register makes se the state of ss, unless ss has one already (then
+// that one is returned), until ss ends.
+func (s *Server) register(ss *mcp.ServerSession, key serverKey, se *session) (*session, error) {
+	id := se.id
 	if v, loaded := s.sessions.LoadOrStore(ss, se); loaded {
 		return v.(*session), nil
 	}

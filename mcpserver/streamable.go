@@ -49,19 +49,22 @@ type streamable struct {
 	fallback http.Handler
 	maxBody  int64
 	idle     time.Duration
+	keys     *sessionKeys
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 }
 
 func newStreamable(s *Server, fallback http.Handler) *streamable {
-	return &streamable{s: s, fallback: fallback, maxBody: s.cfg.MaxRequestBytes, idle: s.cfg.SessionIdleTimeout, sessions: map[string]*httpSession{}}
+	return &streamable{s: s, fallback: fallback, maxBody: s.cfg.MaxRequestBytes, idle: s.cfg.SessionIdleTimeout,
+		keys: newSessionKeys(s.cfg.Store), sessions: map[string]*httpSession{}}
 }
 
 // httpSession is an open session: its MCP session and the connection the
 // SDK reads it through.
 type httpSession struct {
-	id         string
+	id         string // signed once initialize is answered (sessionid.go)
+	label      string // sessionLabel(id): its shared record's name
 	credential string // of the token that opened it ("" without authentication)
 	ss         *mcp.ServerSession
 	conn       *httpConn
@@ -142,7 +145,7 @@ func versionRoute(v string) route {
 // refuseVersion answers a request whose Mcp-Protocol-Version the server
 // does not speak: 400, naming the versions it does.
 func refuseVersion(w http.ResponseWriter) {
-	http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(knownVersions, ",")), http.StatusBadRequest)
+	http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(mcp.SupportedProtocolVersions(), ",")), http.StatusBadRequest)
 }
 
 // lookup returns the session the request names, or writes why not.
@@ -156,8 +159,7 @@ func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string)
 	hs := h.sessions[id]
 	h.mu.Unlock()
 	if hs == nil {
-		http.Error(w, "session not found", http.StatusNotFound)
-		return nil
+		return h.revive(w, r, id)
 	}
 	if hs.credential != "" {
 		c, _ := r.Context().Value(callerCtxKey{}).(caller)
@@ -166,6 +168,9 @@ func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string)
 			return nil
 		}
 	}
+	if !h.sync(w, r, hs) {
+		return nil
+	}
 	return hs
 }
 
@@ -173,6 +178,18 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request) {
 	hs := h.lookup(w, r, "DELETE")
 	if hs == nil {
 		return
+	}
+	if hs.label != "" {
+		// Ended on every replica: each reads the record before serving.
+		st := sessionState{Ended: true}
+		if se := h.s.sessionOf(hs.ss); se != nil {
+			st.Thread = se.identity().Thread
+		}
+		if err := h.s.writeSessionState(r.Context(), hs.label, st); err != nil {
+			h.s.log.Error("ending a session", "session", hs.label, "error", err.Error())
+			http.Error(w, "cannot end the session now", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	_ = hs.ss.Close()
 	w.WriteHeader(http.StatusNoContent)
@@ -223,6 +240,13 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 	msgs, batch, err := parsePost(body)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
+		return
+	}
+	if hs == nil && !batch && len(msgs) == 1 && isDiscover(msgs[0]) {
+		// server/discover opens nothing: the SDK's handler of the
+		// revisions without sessions answers it, whatever the version.
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.fallback.ServeHTTP(w, r)
 		return
 	}
 	version := r.Header.Get(protocolVersionHeader)
@@ -309,7 +333,18 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 		c.forget(p)
 		return
 	}
-	writeJSON(w, p.body(), opened && hs.ss.InitializeParams() != nil, hs.id)
+	out := p.body()
+	if opened && hs.ss.InitializeParams() != nil {
+		if err := h.seal(r, hs, out); err != nil {
+			h.s.log.Error("signing a session id", "error", err.Error())
+			_ = hs.ss.Close()
+			http.Error(w, "cannot open a session now", http.StatusServiceUnavailable)
+			return
+		}
+		writeJSON(w, out, true, hs.id)
+		return
+	}
+	writeJSON(w, out, false, "")
 }
 
 // serveFast answers the POST of one plain tool call on the fast path,
@@ -369,10 +404,27 @@ func (h *streamable) open(r *http.Request) (*httpSession, error) {
 	if !c.tokenless {
 		hs.credential = c.id.Credential
 	}
+	if err := h.connect(srv, hs, nil); err != nil {
+		return nil, err
+	}
+	if !h.insert(hs) {
+		_ = hs.ss.Close()
+		return nil, errors.New("session id taken")
+	}
+	return hs, nil
+}
+
+// connect connects hs to srv, as a new session (state nil) or as one
+// opened elsewhere (state from its id), with its fast path and idle timer.
+func (h *streamable) connect(srv *mcp.Server, hs *httpSession, state *mcp.ServerSessionState) error {
+	var opts *mcp.ServerSessionOptions
+	if state != nil {
+		opts = &mcp.ServerSessionOptions{State: state}
+	}
 	hs.conn = newHTTPConn(hs.id)
-	ss, err := srv.Connect(context.Background(), &httpTransport{conn: hs.conn}, nil)
+	ss, err := srv.Connect(context.Background(), &httpTransport{conn: hs.conn}, opts)
 	if err != nil {
-		return nil, fmt.Errorf("failed connection: %w", err)
+		return fmt.Errorf("failed connection: %w", err)
 	}
 	hs.ss = ss
 	hs.fast = newFastConn(h.s.fastCalls(srv))
@@ -383,18 +435,29 @@ func (h *streamable) open(r *http.Request) (*httpSession, error) {
 		hs.idle = h.idle
 		hs.timer = time.AfterFunc(h.idle, func() { _ = ss.Close() })
 	}
+	return nil
+}
+
+// insert makes hs findable by its id until its session ends; false (and
+// nothing done) when another session has the id.
+func (h *streamable) insert(hs *httpSession) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sessions[hs.id] != nil {
+		return false
+	}
 	h.sessions[hs.id] = hs
-	h.mu.Unlock()
 	go func() {
-		_ = ss.Wait()
+		_ = hs.ss.Wait()
 		hs.fast.close()
 		hs.stopTimer()
 		h.mu.Lock()
-		delete(h.sessions, hs.id)
+		if h.sessions[hs.id] == hs {
+			delete(h.sessions, hs.id)
+		}
 		h.mu.Unlock()
 	}()
-	return hs, nil
+	return true
 }
 
 // tokenInfo returns what the session's handlers learn of the request's
@@ -612,7 +675,18 @@ func newHTTPConn(id string) *httpConn {
 	return &httpConn{sessionID: id, incoming: make(chan jsonrpc.Message, 16), waiting: map[jsonrpc.ID]*pendingPost{}, done: make(chan struct{})}
 }
 
-func (c *httpConn) SessionID() string { return c.sessionID }
+func (c *httpConn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// rename gives the connection its signed id.
+func (c *httpConn) rename(id string) {
+	c.mu.Lock()
+	c.sessionID = id
+	c.mu.Unlock()
+}
 
 // await registers p's calls, unless one of their ids is in flight
 // already: then it returns that id.

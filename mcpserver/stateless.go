@@ -1,0 +1,129 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// MetaThread is the _meta key of a request that names the caller's
+// thread at a protocol revision without sessions (2026-07-28), as
+// ThreadHeader does over HTTP: within the token's scope, and only the
+// token's thread for a token bound to one.
+const MetaThread = "dev.satchel/thread"
+
+// callerState is what the requests of a revision without sessions share
+// on this process, per caller (scope, agent and credential: the token,
+// or the configured identity without one): the read ledger, one
+// workspace per thread sharing it, and the envelope's run. Each request
+// names its thread; nothing else carries from one request to the next.
+type callerState struct {
+	run *satchel.Run
+
+	mu      sync.Mutex
+	threads map[string]*satchel.Workspace // sharing one read ledger
+}
+
+type callerStateKey struct{ scope, agent, credential string }
+
+// perRequestSession returns the state of one request at 2026-07-28 over
+// HTTP: the caller's, on the thread the request names (ThreadHeader, or
+// the _meta key MetaThread; the token's or "main" otherwise).
+func (s *Server) perRequestSession(id Identity, explicit bool, req mcp.Request) (*session, error) {
+	if th, ok := metaThread(req); ok {
+		if err := satchel.ValidThreadName(th); err != nil {
+			return nil, err
+		}
+		switch {
+		case id.ThreadBound && th != id.Thread:
+			return nil, fmt.Errorf("token %s is bound to thread %q: _meta %q %q is not allowed", id.Credential, id.Thread, MetaThread, th)
+		case explicit && th != id.Thread:
+			return nil, fmt.Errorf("%s %q and _meta %q %q name different threads", ThreadHeader, id.Thread, MetaThread, th)
+		}
+		id.Thread = th
+	}
+	k := callerStateKey{id.Scope, id.Agent, id.Credential}
+	v, ok := s.callers.Load(k)
+	if !ok {
+		run, err := satchel.NewRun()
+		if err != nil {
+			return nil, err
+		}
+		v, _ = s.callers.LoadOrStore(k, &callerState{run: run, threads: map[string]*satchel.Workspace{}})
+	}
+	cs := v.(*callerState)
+	ctx, end := context.WithCancelCause(context.Background())
+	se := &session{id: id, start: id.Thread, run: cs.run, ctx: ctx, end: end, perRequest: true, label: "caller-" + id.Agent}
+	if id.Credential != "" {
+		se.label = "token-" + id.Credential
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		go func() {
+			_ = ss.Wait() // the request's own session ends with its answer
+			end(errSessionEnded)
+		}()
+	}
+	ws, err := cs.workspace(context.Background(), &s.cfg, id)
+	if err != nil {
+		end(err)
+		return nil, err
+	}
+	se.ws = ws
+	return se, nil
+}
+
+// workspace returns the caller's workspace of id.Thread, opened once. A
+// read ledger keeps what it saw per thread, so one per thread is the
+// caller's ledger.
+func (cs *callerState) workspace(ctx context.Context, cfg *Config, id Identity) (*satchel.Workspace, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if ws := cs.threads[id.Thread]; ws != nil {
+		return ws, nil
+	}
+	var opts []satchel.WorkspaceOption
+	if cfg.StaleWrites != StaleOff {
+		opts = append(opts, satchel.TrackReads())
+	}
+	if id.ThreadBound {
+		opts = append(opts, satchel.OnlyThread())
+	}
+	ws, err := cfg.Store.Workspace(ctx, id.Scope, id.Thread, opts...)
+	if err != nil {
+		return nil, err
+	}
+	cs.threads[id.Thread] = ws
+	return ws, nil
+}
+
+// metaThread returns the thread a request's _meta names.
+func metaThread(req mcp.Request) (string, bool) {
+	p := req.GetParams()
+	if p == nil {
+		return "", false
+	}
+	th, ok := p.GetMeta()[MetaThread].(string)
+	return th, ok
+}
+
+// metaClient returns the client a request's _meta names (2026-07-28
+// carries it in every request instead of initialize).
+func metaClient(p mcp.Params) (name, version string) {
+	if p == nil {
+		return "", ""
+	}
+	switch ci := p.GetMeta()[mcp.MetaKeyClientInfo].(type) {
+	case map[string]any:
+		name, _ = ci["name"].(string)
+		version, _ = ci["version"].(string)
+	case *mcp.Implementation:
+		if ci != nil {
+			name, version = ci.Name, ci.Version
+		}
+	}
+	return name, version
+}
