@@ -262,3 +262,15 @@ func TestHTTP2026Session(t *testing.T) {
 		})
 	}
 }
+
+// TestMetaOfNoParams: a request sent without params (a nil pointer) has
+// no _meta, and reading it does not panic.
+func TestMetaOfNoParams(t *testing.T) {
+	var p *mcp.ListResourcesParams
+	if th, ok := metaThread(&mcp.ListResourcesRequest{Params: p}); ok || th != "" {
+		t.Errorf("thread %q", th)
+	}
+	if n, v := metaClient(p); n != "" || v != "" {
+		t.Errorf("client %q %q", n, v)
+	}
+}

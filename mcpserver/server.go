@@ -605,6 +605,13 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 			}
+			if th, ok := metaThread(req); ok && !key.http {
+				// stdio at 2026-07-28: this request's thread (over HTTP,
+				// bind read it).
+				if se, err = s.requestThread(ctx, se, th); err != nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+				}
+			}
 			ctx = context.WithValue(ctx, sessionKey{}, se)
 			switch method {
 			case "tools/call":

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,23 +101,51 @@ func (cs *callerState) workspace(ctx context.Context, cfg *Config, id Identity) 
 	return ws, nil
 }
 
+// requestThread returns the state of one request of se that names its
+// thread in _meta (MetaThread): se's caller and read ledger, on that
+// thread, for this request only.
+func (s *Server) requestThread(ctx context.Context, se *session, thread string) (*session, error) {
+	if err := satchel.ValidThreadName(thread); err != nil {
+		return nil, err
+	}
+	id := se.identity()
+	if id.ThreadBound && thread != id.Thread {
+		return nil, fmt.Errorf("this session is bound to thread %q: _meta %q %q is not allowed", id.Thread, MetaThread, thread)
+	}
+	ws, err := se.workspace(ctx, &s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	on, err := ws.OnThread(ctx, thread)
+	if err != nil {
+		return nil, err
+	}
+	id.Thread = thread
+	return &session{id: id, start: thread, run: se.run, label: se.label, ctx: se.ctx, ws: on, perRequest: true}, nil
+}
+
 // metaThread returns the thread a request's _meta names.
 func metaThread(req mcp.Request) (string, bool) {
-	p := req.GetParams()
-	if p == nil {
-		return "", false
-	}
-	th, ok := p.GetMeta()[MetaThread].(string)
+	th, ok := paramsMeta(req.GetParams())[MetaThread].(string)
 	return th, ok
+}
+
+// paramsMeta returns the _meta of p, which may be a nil pointer (a
+// request sent without params).
+func paramsMeta(p mcp.Params) map[string]any {
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p.GetMeta()
 }
 
 // metaClient returns the client a request's _meta names (2026-07-28
 // carries it in every request instead of initialize).
 func metaClient(p mcp.Params) (name, version string) {
-	if p == nil {
-		return "", ""
-	}
-	switch ci := p.GetMeta()[mcp.MetaKeyClientInfo].(type) {
+	switch ci := paramsMeta(p)[mcp.MetaKeyClientInfo].(type) {
 	case map[string]any:
 		name, _ = ci["name"].(string)
 		version, _ = ci["version"].(string)

