@@ -117,7 +117,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt := versionRoute(r.Header.Get(protocolVersionHeader))
 		if rt == unsupported {
-			refuseVersion(w)
+			refuseVersion(w, r)
 			return
 		}
 		if r.Method != http.MethodPost {

@@ -597,6 +597,10 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 			}
 			switch method {
 			case "initialize", "tools/call", "resources/list", "resources/read":
+			case "prompts/list", "prompts/get":
+				// No prompts capability: at 2026-07-28 the SDK would answer
+				// an empty list, which claims prompts it does not declare.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (satchel has no prompts)"}
 			default:
 				return next(ctx, method, req)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -91,7 +92,7 @@ func (h *streamable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fallback.ServeHTTP(w, r)
 		return
 	case unsupported:
-		refuseVersion(w)
+		refuseVersion(w, r)
 		return
 	}
 	switch r.Method {
@@ -143,10 +144,34 @@ func versionRoute(v string) route {
 }
 
 // refuseVersion answers a request whose Mcp-Protocol-Version the server
-// does not speak: 400, naming the versions it does.
-func refuseVersion(w http.ResponseWriter) {
-	http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(mcp.SupportedProtocolVersions(), ",")), http.StatusBadRequest)
+// does not speak: 400, naming the versions it does. A POST gets it as a
+// JSON-RPC error (code -32022, UnsupportedProtocolVersionError: the
+// supported versions and the requested one in its data), from which a
+// client of 2026-07-28 or later picks a version it shares; its message is
+// the same sentence, for the request's id (read from the first
+// refusedBodyBytes of the body; null when not found there).
+func refuseVersion(w http.ResponseWriter, r *http.Request) {
+	msg := fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(mcp.SupportedProtocolVersions(), ","))
+	if r.Method != http.MethodPost {
+		http.Error(w, msg, http.StatusBadRequest)
+		return
+	}
+	var id jsonrpc.ID
+	if r.Body != nil {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, refusedBodyBytes))
+		var m struct {
+			ID any `json:"id"`
+		}
+		if json.Unmarshal(body, &m) == nil {
+			id, _ = jsonrpc.MakeID(m.ID)
+		}
+	}
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: mcp.SupportedProtocolVersions(), Requested: r.Header.Get(protocolVersionHeader)})
+	writeRPCError(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Message: msg, Data: data})
 }
+
+// refusedBodyBytes is the most of a refused request's body read for its id.
+const refusedBodyBytes = 64 << 10
 
 // lookup returns the session the request names, or writes why not.
 func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string) *httpSession {
