@@ -52,7 +52,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
 	var servers strings.Builder
 	for i, r := range replicas {
-		fmt.Fprintf(&servers, "    server r%d %s\n", i, r)
+		fmt.Fprintf(&servers, "    server r%d %s check\n", i, r)
 	}
 	conf := fmt.Sprintf(`global
     maxconn 256
@@ -70,6 +70,7 @@ frontend mcp
 backend satchel
     balance roundrobin
     option http-server-close
+    option httpchk GET /healthz
 %s`, front, servers.String())
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
