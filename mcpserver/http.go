@@ -32,8 +32,9 @@ const (
 
 // ThreadHeader chooses the thread of an HTTP session, within the token's
 // scope: it is read when the session starts; a later request of the same
-// session may repeat it but not change it. A token bound to a thread
-// refuses any other.
+// session may repeat it but not change it. At 2026-07-28, which has no
+// sessions, it chooses the thread of each request. A token bound to a
+// thread refuses any other.
 const ThreadHeader = "X-Satchel-Thread"
 
 // RequestIDHeader carries a request's id: the client's when it sends a

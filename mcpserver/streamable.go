@@ -43,8 +43,10 @@ import (
 // (400, naming the versions it does), whatever the session;
 // Content-Type must be application/json and Accept must name both
 // application/json and text/event-stream. A request that names a protocol
-// version the SDK lists from 2026-07-28 on goes to the SDK's handler
-// (fallback), which refuses it on a stateful server.
+// version the SDK lists from 2026-07-28 on, and a server/discover, go to
+// the SDK's stateless handler (fallback; decision 0135). A session's id is
+// signed, and a session this process does not hold is rebuilt from its id
+// (replicas.go, decision 0134).
 type streamable struct {
 	s        *Server
 	fallback http.Handler
