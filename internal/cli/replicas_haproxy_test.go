@@ -70,7 +70,8 @@ frontend mcp
 backend satchel
     balance roundrobin
     option http-server-close
-    option httpchk GET /healthz
+    option httpchk
+    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
 %s`, front, servers.String())
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -193,9 +194,13 @@ func startReplica(t *testing.T, ctx context.Context, bin, pg string, i int) stri
 		sc := bufio.NewScanner(stderr)
 		sent := false
 		for sc.Scan() {
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil && !sent {
+			line := sc.Text()
+			if m := addrRE.FindStringSubmatch(line); m != nil && !sent {
 				found <- m[1]
 				sent = true
+			}
+			if strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, `"level":"WARN"`) {
+				t.Logf("replica %d: %s", i, line)
 			}
 		}
 	}()
