@@ -48,10 +48,12 @@ applicable=(
 )
 # The scenarios run again over stdio, through internal/tools/stdiobridge
 # (the suite reaches a server by URL only): those about the messages, not
-# about HTTP, at the revisions with sessions (the bridge relays a session
-# to a process).
-stdio_applicable=(server-initialize ping logging-set-level tools-list resources-list)
-stdio_revisions=(2025-06-18 2025-11-25)
+# about HTTP (server-stateless checks HTTP statuses and headers, which the
+# bridge makes). The bridge relays a session to a process of its own, and
+# every request of 2026-07-28 to one process.
+stdio_applicable=(server-initialize ping logging-set-level tools-list resources-list
+  sep-2164-resource-not-found caching input-required-result-unsupported-methods)
+stdio_revisions=("${revisions[@]}")
 # Checks of applicable scenarios that do not apply, by scenario:check id.
 declare -A skip_check=(
   [server-stateless:sep-2575-server-rejects-undeclared-capability]="fixture tool test_missing_capability: satchel never asks the client for sampling"
