@@ -274,3 +274,45 @@ func TestMetaOfNoParams(t *testing.T) {
 		t.Errorf("client %q %q", n, v)
 	}
 }
+
+// TestStdio2026: over stdio (Run), the Go SDK's client speaks 2026-07-28
+// through server/discover, and the _meta key MetaThread names the thread
+// of one request, sharing the session's read ledger.
+func TestStdio2026(t *testing.T) {
+	st := newStore(t)
+	s := newServer(t, Config{Store: st, Scope: "acme"})
+	c := &client{t: t, cs: connect(t, s)}
+	if got := c.cs.InitializeResult().ProtocolVersion; got != "2026-07-28" {
+		t.Fatalf("negotiated %s", got)
+	}
+	c.ok("write_file", map[string]any{"path": "a.md", "content": "main\n"})
+	c.ok("fork", map[string]any{"name": "alt"})
+	on := func(thread, name string, args map[string]any) *mcp.CallToolResult {
+		r, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{MetaThread: thread}})
+		if err != nil {
+			t.Fatalf("%s on %s: %v", name, thread, err)
+		}
+		return r
+	}
+	if r := on("alt", "write_file", map[string]any{"path": "b.md", "content": "alt\n"}); r.IsError {
+		t.Fatalf("write on alt: %q", texts(t, r))
+	}
+	c.is("glob", map[string]any{"pattern": "*.md"}, "a.md")
+	if r := on("alt", "glob", map[string]any{"pattern": "*.md"}); texts(t, r)[0] != "a.md\nb.md" {
+		t.Errorf("glob on alt: %q", texts(t, r))
+	}
+	// A read on alt lets an edit through on alt.
+	on("alt", "read_file", map[string]any{"path": "a.md"})
+	if r := on("alt", "edit_file", map[string]any{"path": "a.md", "old_text": "main", "new_text": "alt"}); r.IsError {
+		t.Errorf("edit on alt after a read on alt: %q", texts(t, r))
+	}
+	// A thread that does not exist yet is empty, and its first write makes it.
+	if r := on("new", "glob", map[string]any{"pattern": "*"}); texts(t, r)[0] != "no files match *" {
+		t.Errorf("glob on a new thread: %q", texts(t, r))
+	}
+	// An invalid name is a protocol error, as a bad X-Satchel-Thread is a 400.
+	_, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "glob", Arguments: map[string]any{"pattern": "*"}, Meta: mcp.Meta{MetaThread: "bad name!"}})
+	if err == nil || !strings.Contains(err.Error(), `invalid thread name "bad name!"`) {
+		t.Errorf("an invalid thread name: %v", err)
+	}
+}

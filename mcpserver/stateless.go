@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -117,6 +118,15 @@ func (s *Server) requestThread(ctx context.Context, se *session, thread string) 
 		return nil, err
 	}
 	on, err := ws.OnThread(ctx, thread)
+	if errors.Is(err, satchel.ErrNotFound) {
+		// A thread the first write makes, as over HTTP (a ledger of its
+		// own: nothing of it was seen yet).
+		var opts []satchel.WorkspaceOption
+		if s.cfg.StaleWrites != StaleOff {
+			opts = append(opts, satchel.TrackReads())
+		}
+		on, err = s.cfg.Store.Workspace(ctx, id.Scope, thread, opts...)
+	}
 	if err != nil {
 		return nil, err
 	}
