@@ -93,7 +93,11 @@ func (s *Server) Handler() http.Handler {
 	// its framing, a flush and a chunked end (docs/mcp-performance.md,
 	// decision 0069). Messages of the server's own go on the session's
 	// GET stream.
-	guarded := s.guard(newStreamable(s, fallback))
+	st := newStreamable(s, fallback)
+	s.httpMu.Lock()
+	s.streams = append(s.streams, st)
+	s.httpMu.Unlock()
+	guarded := s.guard(st)
 
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, s.track(s.authenticate(guarded)))

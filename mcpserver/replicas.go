@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -205,4 +206,50 @@ func (s *Server) moveSession(ctx context.Context, se *session, thread string) er
 func isDiscover(m jsonrpc.Message) bool {
 	req, ok := m.(*jsonrpc.Request)
 	return ok && req.IsCall() && req.Method == "server/discover"
+}
+
+// NotifySession sends a notification of the server's own (method and
+// params, as JSON-RPC) to an HTTP session of a revision with sessions, on
+// the session's event stream (its GET) if this process holds it open. A
+// session is named by its label, which every replica computes alike from
+// the session's id (the "session" of the logs; sessionLabel). It reports
+// whether the stream was open here: with replicas, a session's GET may be
+// held by another process, which must then be the one to send (a
+// subscription kept in the store lets each replica find the sessions it
+// holds streams of). Requests of 2026-07-28 have no session: their
+// notifications go on the stream of their subscriptions/listen, which the
+// SDK's handler serves.
+func (s *Server) NotifySession(ctx context.Context, label, method string, params any) (bool, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return false, err
+	}
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
+	if err != nil {
+		return false, err
+	}
+	s.httpMu.Lock()
+	streams := slices.Clone(s.streams)
+	s.httpMu.Unlock()
+	for _, h := range streams {
+		h.mu.Lock()
+		var hs *httpSession
+		for _, x := range h.sessions {
+			if x.label == label {
+				hs = x
+				break
+			}
+		}
+		h.mu.Unlock()
+		if hs == nil {
+			continue
+		}
+		hs.conn.mu.Lock()
+		es := hs.conn.stream
+		hs.conn.mu.Unlock()
+		if es != nil && es.send(data) {
+			return true, nil
+		}
+	}
+	return false, ctx.Err()
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -314,5 +315,49 @@ func TestStdio2026(t *testing.T) {
 	_, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "glob", Arguments: map[string]any{"pattern": "*"}, Meta: mcp.Meta{MetaThread: "bad name!"}})
 	if err == nil || !strings.Contains(err.Error(), `invalid thread name "bad name!"`) {
 		t.Errorf("an invalid thread name: %v", err)
+	}
+}
+
+// TestNotifySession: a notification of the server's own reaches a
+// session's event stream through NotifySession, by the session's label;
+// a process that holds no stream of the session says so.
+func TestNotifySession(t *testing.T) {
+	r := newReplicas(t, 2, Config{})
+	secret, _ := token(t, r.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	h := rawSession(t, &httpFixture{st: r.st, s: r.srv[0], url: r.urls[0]}, secret, "2025-11-25")
+	label := sessionLabel(h[sessionIDHeader])
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The stream is held by the second replica.
+	req, _ := http.NewRequestWithContext(ctx, "GET", r.urls[1]+MCPPath, nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	params := map[string]any{"uri": "satchel:///a.md"}
+	if ok, err := r.srv[0].NotifySession(ctx, label, "notifications/resources/updated", params); ok || err != nil {
+		t.Errorf("the first replica holds no stream, yet sent: %v %v", ok, err)
+	}
+	if ok, err := r.srv[1].NotifySession(ctx, label, "notifications/resources/updated", params); !ok || err != nil {
+		t.Fatalf("the second replica did not send: %v %v", ok, err)
+	}
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			if want := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"satchel:///a.md"}}`; strings.TrimSpace(d) != want {
+				t.Errorf("event %q, want %q", d, want)
+			}
+			return
+		}
 	}
 }

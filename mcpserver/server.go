@@ -171,6 +171,9 @@ type Server struct {
 
 	sessions sync.Map // *mcp.ServerSession -> *session
 	callers  sync.Map // callerStateKey -> *callerState (2026-07-28 over HTTP)
+
+	httpMu  sync.Mutex
+	streams []*streamable // the sessions of each Handler, for NotifySession
 	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
 	counted  sync.Map // *mcp.ServerSession -> *pendingCalls, counted by the middleware
 
