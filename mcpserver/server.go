@@ -172,10 +172,10 @@ type Server struct {
 	sessions sync.Map // *mcp.ServerSession -> *session
 	callers  sync.Map // callerStateKey -> *callerState (2026-07-28 over HTTP)
 
-	httpMu  sync.Mutex
-	streams []*streamable // the sessions of each Handler, for NotifySession
-	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
-	counted  sync.Map // *mcp.ServerSession -> *pendingCalls, counted by the middleware
+	httpMu   sync.Mutex
+	streams  []*streamable // the sessions of each Handler, for NotifySession
+	draining sync.Map      // *mcp.ServerSession -> true, while Run shuts down
+	counted  sync.Map      // *mcp.ServerSession -> *pendingCalls, counted by the middleware
 
 	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
 	guards   *guard       // the HTTP server's bounds
