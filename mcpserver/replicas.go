@@ -144,6 +144,7 @@ func (h *streamable) revive(w http.ResponseWriter, r *http.Request, sid string) 
 		}
 		return other
 	}
+	hs.armIdle()
 	h.s.log.Info("session resumed", "session", label, "scope", cl.Scope, "agent", cl.Agent, "credential", cl.Credential)
 	return hs
 }

@@ -185,7 +185,9 @@ func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string)
 	h.mu.Lock()
 	hs := h.sessions[id]
 	h.mu.Unlock()
-	if hs == nil {
+	if hs == nil || hs.closing() {
+		// Not here, or ending here (its idle timeout): its id still names
+		// it, unless a DELETE ended it.
 		return h.revive(w, r, id)
 	}
 	if hs.credential != "" {
@@ -295,7 +297,9 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
-	hs.startPOST()
+	if !opened {
+		hs.startPOST() // open held the session already
+	}
 	defer hs.endPOST()
 
 	extra := &mcp.RequestExtra{TokenInfo: hs.tokenInfo(r), Header: r.Header}
@@ -434,6 +438,7 @@ func (h *streamable) open(r *http.Request) (*httpSession, error) {
 	if err := h.connect(srv, hs, nil); err != nil {
 		return nil, err
 	}
+	hs.startPOST() // the initialize that opens it: not idle meanwhile
 	if !h.insert(hs) {
 		_ = hs.ss.Close()
 		return nil, errors.New("session id taken")
@@ -459,18 +464,40 @@ func (h *streamable) connect(srv *mcp.Server, hs *httpSession, state *mcp.Server
 		hs.fast.ss.Store(ss)
 	}
 	if h.idle > 0 {
+		// Armed when the session's first request ends (endPOST), or by
+		// revive: a session is not idle while it opens.
 		hs.idle = h.idle
 		hs.timer = time.AfterFunc(h.idle, func() { _ = ss.Close() })
+		hs.timer.Stop()
 	}
 	return nil
 }
 
+// armIdle starts the idle timer of a session no request holds.
+func (hs *httpSession) armIdle() {
+	hs.timerMu.Lock()
+	defer hs.timerMu.Unlock()
+	if hs.timer != nil && hs.refs == 0 {
+		hs.timer.Reset(hs.idle)
+	}
+}
+
+// closing reports whether hs's session is ending.
+func (hs *httpSession) closing() bool {
+	select {
+	case <-hs.conn.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // insert makes hs findable by its id until its session ends; false (and
-// nothing done) when another session has the id.
+// nothing done) when another session that is not ending has the id.
 func (h *streamable) insert(hs *httpSession) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.sessions[hs.id] != nil {
+	if old := h.sessions[hs.id]; old != nil && !old.closing() {
 		return false
 	}
 	h.sessions[hs.id] = hs
