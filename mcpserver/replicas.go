@@ -106,6 +106,17 @@ func (h *streamable) revive(w http.ResponseWriter, r *http.Request, sid string) 
 		http.Error(w, "no server available", http.StatusBadRequest)
 		return nil
 	}
+	// A resumed session counts against this process's bounds as a new
+	// one does (counted here while it opens; bind's hold once open).
+	if code, why := h.s.guards.take(cl.Credential); code != 0 {
+		h.s.log.Info("session refused", "request_id", r.Header.Get(RequestIDHeader), "credential", cl.Credential, "reason", why)
+		if code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "5")
+		}
+		http.Error(w, why, code)
+		return nil
+	}
+	defer h.s.guards.give(cl.Credential)
 	hs := &httpSession{id: sid, label: label}
 	if !cl.Tokenless {
 		hs.credential = cl.Credential

@@ -361,3 +361,24 @@ func TestNotifySession(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasResumeWithinBounds: a session resumed on a replica counts
+// against that replica's bound of sessions per token.
+func TestReplicasResumeWithinBounds(t *testing.T) {
+	r := newReplicas(t, 2, Config{MaxSessionsPerToken: 1})
+	secret, _ := token(t, r.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	h1 := rawSession(t, &httpFixture{st: r.st, s: r.srv[0], url: r.urls[0]}, secret, "2025-11-25")
+	h2 := rawSession(t, &httpFixture{st: r.st, s: r.srv[1], url: r.urls[1]}, secret, "2025-11-25")
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	// The second replica holds h2: h1 is one too many there.
+	if code, body, _ := post(t, r.urls[1]+MCPPath, secret, h1, ping); code != http.StatusTooManyRequests || !strings.Contains(body, "--max-sessions-per-token") {
+		t.Errorf("resuming over the bound: %d %q, want 429", code, body)
+	}
+	if code, body, _ := send(t, "DELETE", r.urls[1]+MCPPath, secret, h2, ""); code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %q", code, body)
+	}
+	waitFor(t, "the place of the ended session", func() bool {
+		code, _, _ := post(t, r.urls[1]+MCPPath, secret, h1, ping)
+		return code == http.StatusOK
+	})
+}
