@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/satchel-dev/satchel"
 )
 
 // Sessions on any replica (decision 0134): a session's id is signed
@@ -163,7 +165,7 @@ func (h *streamable) revive(w http.ResponseWriter, r *http.Request, sid string) 
 // sync applies to hs what its shared record says (a switch_thread or a
 // DELETE through another replica), or writes why hs is no more.
 func (h *streamable) sync(w http.ResponseWriter, r *http.Request, hs *httpSession) bool {
-	if hs.label == "" {
+	if hs.label == "" || !h.shared {
 		return true
 	}
 	st, err := h.s.readSessionState(r.Context(), hs.label)
@@ -189,6 +191,16 @@ func (h *streamable) sync(w http.ResponseWriter, r *http.Request, hs *httpSessio
 		return false
 	}
 	return true
+}
+
+// sharedStore reports whether st is reached through a database server
+// (a pool of connections: PostgreSQL), which replicas share. On SQLite
+// (one host's file) and memory, a process reads a session's record when
+// it rebuilds the session, not at every request: one small query a call
+// saved (decision 0134).
+func sharedStore(st *satchel.Store) bool {
+	_, ok := st.PoolStats()
+	return ok
 }
 
 // sessionOf returns the state of ss, if bound.

@@ -33,6 +33,7 @@ func newReplicas(t *testing.T, n int, cfg Config) *replicas {
 		c.Store = r.st
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		s := newServer(t, c)
+		s.replicated = true // one memory store in one process, as replicas on PostgreSQL
 		ts := httptest.NewServer(s.Handler())
 		t.Cleanup(ts.Close)
 		r.urls = append(r.urls, ts.URL)

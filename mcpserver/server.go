@@ -172,6 +172,8 @@ type Server struct {
 	sessions sync.Map // *mcp.ServerSession -> *session
 	callers  sync.Map // callerStateKey -> *callerState (2026-07-28 over HTTP)
 
+	replicated bool // set by tests: servers on one memory store stand for replicas
+
 	httpMu   sync.Mutex
 	streams  []*streamable // the sessions of each Handler, for NotifySession
 	draining sync.Map      // *mcp.ServerSession -> true, while Run shuts down

@@ -53,6 +53,11 @@ type streamable struct {
 	maxBody  int64
 	idle     time.Duration
 	keys     *sessionKeys
+	// shared: the store is reached through a database server, which other
+	// processes (replicas) may serve: every request of a session reads the
+	// session's shared record (sync). A memory or SQLite store is one
+	// host's, served by one process.
+	shared bool
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -60,7 +65,7 @@ type streamable struct {
 
 func newStreamable(s *Server, fallback http.Handler) *streamable {
 	return &streamable{s: s, fallback: fallback, maxBody: s.cfg.MaxRequestBytes, idle: s.cfg.SessionIdleTimeout,
-		keys: newSessionKeys(s.cfg.Store), sessions: map[string]*httpSession{}}
+		keys: newSessionKeys(s.cfg.Store), sessions: map[string]*httpSession{}, shared: s.replicated || sharedStore(s.cfg.Store)}
 }
 
 // httpSession is an open session: its MCP session and the connection the
