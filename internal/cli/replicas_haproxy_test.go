@@ -89,6 +89,7 @@ backend satchel
 		before[i] = toolCalls(t, r)
 	}
 	const calls = 300
+	const switched = 6 // appends after a switch_thread, at 2025-11-25
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		dir := strings.ReplaceAll(version, "-", "")
 		tr := &mcp.StreamableClientTransport{
@@ -130,6 +131,26 @@ backend satchel
 				}
 			}
 		}
+		if version < "2026" {
+			// A switch_thread through one replica holds on the others.
+			for i, c := range []struct {
+				name string
+				args map[string]any
+			}{
+				{"fork", map[string]any{"name": "alt"}},
+				{"switch_thread", map[string]any{"thread": "alt"}},
+			} {
+				if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args}); err != nil || r.IsError {
+					t.Fatalf("%s (%d): %v %+v", c.name, i, err, r)
+				}
+			}
+			for i := range switched {
+				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "append_file", Arguments: map[string]any{"path": "alt.md", "content": fmt.Sprintf("alt %d\n", i)}})
+				if err != nil || r.IsError {
+					t.Fatalf("append on alt %d: %v %+v", i, err, r)
+				}
+			}
+		}
 		_ = cs.Close()
 	}
 	total := 0.0
@@ -141,8 +162,8 @@ backend satchel
 		}
 		t.Logf("replica %d served %.0f calls", i, d)
 	}
-	if total != 2*calls {
-		t.Errorf("the replicas served %.0f calls, want %d", total, 2*calls)
+	if total != 2*calls+2+switched {
+		t.Errorf("the replicas served %.0f calls, want %d", total, 2*calls+2+switched)
 	}
 
 	st, err := satchel.Open(ctx, pg)
@@ -153,6 +174,16 @@ backend satchel
 	ws, err := st.Workspace(ctx, scope, "main")
 	if err != nil {
 		t.Fatal(err)
+	}
+	alt, err := st.Workspace(ctx, scope, "alt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := alt.Read(ctx, "alt.md"); err != nil || got != "alt 0\nalt 1\nalt 2\nalt 3\nalt 4\nalt 5\n" {
+		t.Errorf("alt.md on the thread switched to: %q, %v", got, err)
+	}
+	if _, err := ws.Read(ctx, "alt.md"); err == nil {
+		t.Error("alt.md reached main")
 	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		dir := strings.ReplaceAll(version, "-", "")
