@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/sqlite"
@@ -32,15 +33,24 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 }
 
 // Empty reports whether the database holds nothing: no thread, no token,
-// no setting of the global namespace. Documents are not looked at (a
-// backend cannot list them without their stores' names).
+// no setting of the global namespace but the servers' shared state (a
+// session key: SharedState). Documents are not looked at (a backend
+// cannot list them without their stores' names).
 func (s *Store) Empty(ctx context.Context) (bool, error) {
 	sc, err := s.b.Scopes(ctx)
 	if err != nil || len(sc) > 0 {
 		return false, err
 	}
 	set, err := s.b.Settings(ctx, "", "", "")
-	return len(set) == 0, err
+	if err != nil {
+		return false, err
+	}
+	for k := range set {
+		if !strings.HasPrefix(k, sharedKey) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // VerifyBackup checks that the SQLite file at path is a sound satchel

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/satchel-dev/satchel"
 )
 
@@ -365,7 +367,7 @@ func TestAttackBadProtocolVersion(t *testing.T) {
 	f := newHTTP(t, Config{})
 	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
 	h := rawSession(t, f, secret, "2025-06-18")
-	want := "supported versions: " + strings.Join(knownVersions, ",")
+	want := "supported versions: " + strings.Join(mcp.SupportedProtocolVersions(), ",")
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	for _, v := range []string{"9999-12-31", "garbage", "2026-07-29", "2025-06-18x", "2025-06-1", "2024-01-01", "zzzz", "\u00e9t\u00e9"} {
 		for _, sid := range []string{h[sessionIDHeader], "nosuch", ""} {

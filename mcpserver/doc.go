@@ -71,6 +71,14 @@
 // bytes stored, spills, sessions). On SIGINT or SIGTERM the server stops
 // accepting, lets the calls in flight finish, then exits.
 //
+// Every MCP revision the Go SDK speaks is served, over stdio and HTTP:
+// 2024-11-05 to 2025-11-25 with sessions, 2026-07-28 without (each request
+// carries its _meta; the key MetaThread, "dev.satchel/thread", or the
+// X-Satchel-Thread header names a request's thread). Servers on one
+// database answer each other's sessions: a session id is signed with a key
+// kept in the store, and any of them rebuilds the session from it, so
+// replicas need no sticky routing (docs/mcp.md, "Protocol revisions").
+//
 // No tool argument can name a scope: the identity comes from the flags
 // (stdio) or the token (HTTP), never from a tool call.
 //

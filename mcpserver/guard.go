@@ -117,7 +117,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt := versionRoute(r.Header.Get(protocolVersionHeader))
 		if rt == unsupported {
-			refuseVersion(w)
+			refuseVersion(w, r)
 			return
 		}
 		if r.Method != http.MethodPost {
@@ -148,6 +148,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct {
 			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "server/discover" {
+			next.ServeHTTP(w, r) // opens no session
+			return
 		}
 		if json.Unmarshal(body, &msg) == nil && msg.Method != "initialize" {
 			what := "this request"

@@ -32,9 +32,11 @@ const (
 
 // ThreadHeader chooses the thread of an HTTP session, within the token's
 // scope: it is read when the session starts; a later request of the same
-// session may repeat it but not change it. A token bound to a thread
-// refuses any other. A thread it names that does not exist is made by the
-// session's first write; reads before it are refused (session.checkNamed).
+// session may repeat it but not change it. At 2026-07-28, which has no
+// sessions, it chooses the thread of each request. A token bound to a
+// thread refuses any other. A thread it names that does not exist is made
+// by the session's first write; reads before it are refused
+// (session.checkNamed).
 const ThreadHeader = "X-Satchel-Thread"
 
 // RequestIDHeader carries a request's id: the client's when it sends a
@@ -61,13 +63,15 @@ type callerCtxKey struct{}
 // arriving on a loopback address with a Host header that is not loopback
 // are refused (403), against DNS rebinding.
 func (s *Server) Handler() http.Handler {
-	// Requests of protocol 2026-07-28 and later go to the SDK's handler,
-	// which refuses them on a stateful server as the SDK words it.
+	// Requests of protocol 2026-07-28 and later, which has no sessions,
+	// and server/discover go to the SDK's handler, stateless: each request
+	// is served on its own, on any replica (decision 0134).
 	sdk := mcp.NewStreamableHTTPHandler(s.httpServer, &mcp.StreamableHTTPOptions{
-		JSONResponse:        true,
-		Logger:              s.log,
-		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
-		SessionTimeout:      s.cfg.SessionIdleTimeout,
+		Stateless:                    true,
+		JSONResponse:                 true,
+		Logger:                       s.log,
+		MaxRequestBodyBytes:          s.cfg.MaxRequestBytes,
+		PropagateRequestCancellation: true,
 	})
 	// The SDK's middleware puts the TokenInfo where its transport reads it;
 	// authenticate has already checked the token, so the verifier only
@@ -91,7 +95,11 @@ func (s *Server) Handler() http.Handler {
 	// its framing, a flush and a chunked end (docs/mcp-performance.md,
 	// decision 0069). Messages of the server's own go on the session's
 	// GET stream.
-	guarded := s.guard(newStreamable(s, fallback))
+	st := newStreamable(s, fallback)
+	s.httpMu.Lock()
+	s.streams = append(s.streams, st)
+	s.httpMu.Unlock()
+	guarded := s.guard(st)
 
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, s.track(s.authenticate(guarded)))
@@ -363,6 +371,12 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.closeSessions()
 	})
+	go func() {
+		// The shared records of sessions ended or switched long ago.
+		if err := s.pruneSessionStates(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("pruning session records", "error", err.Error())
+		}
+	}()
 	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "endpoint", MCPPath)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

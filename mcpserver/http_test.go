@@ -35,8 +35,14 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // dialHTTP opens an MCP session over streamable HTTP with the given
-// token and thread header.
+// token and thread header, at 2025-11-25 (the tests of sessions).
 func dialHTTP(t *testing.T, url, token, thread string) (*client, error) {
+	t.Helper()
+	return dialHTTPAt(t, url, token, thread, "2025-11-25")
+}
+
+// dialHTTPAt is dialHTTP at a protocol version the client proposes.
+func dialHTTPAt(t *testing.T, url, token, thread, version string) (*client, error) {
 	t.Helper()
 	h := map[string]string{}
 	if token != "" {
@@ -50,7 +56,7 @@ func dialHTTP(t *testing.T, url, token, thread string) (*client, error) {
 		HTTPClient: &http.Client{Transport: headerTransport{http.DefaultTransport, h}},
 		MaxRetries: -1,
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, err
 	}

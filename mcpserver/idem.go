@@ -31,6 +31,9 @@ func clientInfo(req *mcp.CallToolRequest) (name, version string) {
 	}
 	p := req.Session.InitializeParams()
 	if p == nil || p.ClientInfo == nil {
+		if req.Params != nil {
+			return metaClient(req.Params) // 2026-07-28: in each request
+		}
 		return "", ""
 	}
 	return p.ClientInfo.Name, p.ClientInfo.Version

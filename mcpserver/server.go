@@ -229,9 +229,15 @@ type Server struct {
 	fast    map[*mcp.Server]*fastCalls // each server's fast path for tools/call
 
 	sessions sync.Map // *mcp.ServerSession -> *session
-	draining sync.Map // *mcp.ServerSession -> true, while Run shuts down
-	counted  sync.Map // *mcp.ServerSession -> *pendingCalls, counted by the middleware
-	subs     sync.Map // *mcp.ServerSession -> *sessionSubs (subscriptions.go)
+	callers  sync.Map // callerStateKey -> *callerState (2026-07-28 over HTTP)
+
+	replicated bool // set by tests: servers on one memory store stand for replicas
+
+	httpMu   sync.Mutex
+	streams  []*streamable // the sessions of each Handler, for NotifySession
+	draining sync.Map      // *mcp.ServerSession -> true, while Run shuts down
+	counted  sync.Map      // *mcp.ServerSession -> *pendingCalls, counted by the middleware
+	subs     sync.Map      // *mcp.ServerSession -> *sessionSubs (subscriptions.go)
 
 	inflight atomic.Int64 // HTTP MCP requests in flight, event streams aside
 	guards   *guard       // the HTTP server's bounds
@@ -580,6 +586,15 @@ type session struct {
 
 	wsMu sync.Mutex
 	ws   *satchel.Workspace // opened on first use; calls take cheap ForActor handles
+
+	// onSwitch, when set, records a switch_thread where every replica
+	// reads it (an HTTP session, decision 0134); it runs before the
+	// session moves, and its error refuses the switch.
+	onSwitch func(ctx context.Context, thread string) error
+	// perRequest marks the state of one request of a revision without
+	// sessions (2026-07-28): each request names its thread, and
+	// switch_thread has nothing to move.
+	perRequest bool
 }
 
 // reviewKey names the session's review (satchel.ForReview): its MCP
@@ -627,6 +642,25 @@ func (se *session) checkNamed(ctx context.Context, st *satchel.Store) error {
 	return nil
 }
 
+// workspaceOptions are the options of a workspace opened for id, at every
+// revision and on every transport: its read ledger, its thread binding,
+// its review (one a reviewKey: satchel.ForReview) and its file rules.
+func (cfg *Config) workspaceOptions(id Identity, reviewKey string) []satchel.WorkspaceOption {
+	var opts []satchel.WorkspaceOption
+	if cfg.StaleWrites != StaleOff {
+		opts = append(opts, satchel.TrackReads()) // the caller's read ledger
+	}
+	if id.ThreadBound {
+		opts = append(opts, satchel.OnlyThread())
+	}
+	if id.Review || cfg.Review != nil && id.Agent != "" && cfg.Review(id.Agent) {
+		opts = append(opts, satchel.ForReview("mcp:"+reviewKey))
+	}
+	opts = append(opts, cfg.FileOptions(id)...)
+	// Reads of the caller's own (resources) name it in refusals.
+	return append(opts, satchel.WorkspaceActor(satchel.Actor{Agent: id.Agent, Credential: id.Credential}))
+}
+
 // workspace returns the session's workspace, opening it (and reading its
 // bounds) once. It may be the handle an earlier call used (adopt), whose
 // commits name that call's tool: read through it, and mutate through a
@@ -635,20 +669,7 @@ func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspa
 	se.wsMu.Lock()
 	defer se.wsMu.Unlock()
 	if se.ws == nil {
-		var opts []satchel.WorkspaceOption
-		if cfg.StaleWrites != StaleOff {
-			opts = append(opts, satchel.TrackReads()) // the session's read ledger
-		}
-		if se.id.ThreadBound {
-			opts = append(opts, satchel.OnlyThread())
-		}
-		if se.id.Review || cfg.Review != nil && se.id.Agent != "" && cfg.Review(se.id.Agent) {
-			// The session's changes wait for review: one review a session.
-			opts = append(opts, satchel.ForReview("mcp:"+se.reviewKey()))
-		}
-		opts = append(opts, cfg.FileOptions(se.id)...)
-		// Reads of the session's own (resources) name it in refusals.
-		opts = append(opts, satchel.WorkspaceActor(satchel.Actor{Agent: se.id.Agent, Credential: se.id.Credential}))
+		opts := cfg.workspaceOptions(se.id, se.reviewKey())
 		ws, err := cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread, opts...)
 		if err != nil {
 			return nil, err
@@ -698,13 +719,24 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 			switch method {
 			case "initialize", "tools/call", "resources/list", "resources/read",
 				"resources/subscribe", "resources/unsubscribe", "subscriptions/listen":
+			case "prompts/list", "prompts/get":
+				// No prompts capability: at 2026-07-28 the SDK would answer
+				// an empty list, which claims prompts it does not declare.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (satchel has no prompts)"}
 			default:
 				return next(ctx, method, req)
 			}
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			se, err := s.bind(ss, key, req.GetExtra())
+			se, err := s.bind(ss, key, req)
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+			}
+			if th, ok := metaThread(req); ok && !key.http {
+				// stdio at 2026-07-28: this request's thread (over HTTP,
+				// bind read it).
+				if se, err = s.requestThread(ctx, se, th); err != nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+				}
 			}
 			ctx = context.WithValue(ctx, sessionKey{}, se)
 			switch method {
@@ -724,7 +756,8 @@ func (s *Server) middleware(key serverKey, tools map[string]bool) mcp.Middleware
 
 // bind returns the state of ss, made on its first request from the
 // request's identity. Later requests must keep the session's identity.
-func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestExtra) (*session, error) {
+func (s *Server) bind(ss *mcp.ServerSession, key serverKey, req mcp.Request) (*session, error) {
+	extra := req.GetExtra()
 	id, explicit, err := s.identify(key, extra)
 	if err != nil {
 		return nil, err
@@ -735,6 +768,9 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 			se.named = explicit
 		}
 		return se, err
+	}
+	if key.http && extra != nil && extra.Header.Get(protocolVersionHeader) >= newestVersion {
+		return s.perRequestSession(id, explicit, req)
 	}
 	if v, ok := s.sessions.Load(ss); ok {
 		se := v.(*session)
@@ -755,6 +791,13 @@ func (s *Server) bind(ss *mcp.ServerSession, key serverKey, extra *mcp.RequestEx
 	if se.label == "" {
 		se.label = "local-" + newRequestID()
 	}
+	return s.register(ss, key, se)
+}
+
+// register makes se the state of ss, unless ss has one already (then
+// that one is returned), until ss ends.
+func (s *Server) register(ss *mcp.ServerSession, key serverKey, se *session) (*session, error) {
+	id := se.id
 	if v, loaded := s.sessions.LoadOrStore(ss, se); loaded {
 		return v.(*session), nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,26 +43,36 @@ import (
 // (400, naming the versions it does), whatever the session;
 // Content-Type must be application/json and Accept must name both
 // application/json and text/event-stream. A request that names a protocol
-// version the SDK lists from 2026-07-28 on goes to the SDK's handler
-// (fallback), which refuses it on a stateful server.
+// version the SDK lists from 2026-07-28 on, and a server/discover, go to
+// the SDK's stateless handler (fallback; decision 0135). A session's id is
+// signed, and a session this process does not hold is rebuilt from its id
+// (replicas.go, decision 0134).
 type streamable struct {
 	s        *Server
 	fallback http.Handler
 	maxBody  int64
 	idle     time.Duration
+	keys     *sessionKeys
+	// shared: the store is reached through a database server, which other
+	// processes (replicas) may serve: every request of a session reads the
+	// session's shared record (sync). A memory or SQLite store is one
+	// host's, served by one process.
+	shared bool
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 }
 
 func newStreamable(s *Server, fallback http.Handler) *streamable {
-	return &streamable{s: s, fallback: fallback, maxBody: s.cfg.MaxRequestBytes, idle: s.cfg.SessionIdleTimeout, sessions: map[string]*httpSession{}}
+	return &streamable{s: s, fallback: fallback, maxBody: s.cfg.MaxRequestBytes, idle: s.cfg.SessionIdleTimeout,
+		keys: newSessionKeys(s.cfg.Store), sessions: map[string]*httpSession{}, shared: s.replicated || sharedStore(s.cfg.Store)}
 }
 
 // httpSession is an open session: its MCP session and the connection the
 // SDK reads it through.
 type httpSession struct {
-	id         string
+	id         string // signed once initialize is answered (sessionid.go)
+	label      string // sessionLabel(id): its shared record's name
 	credential string // of the token that opened it ("" without authentication)
 	ss         *mcp.ServerSession
 	conn       *httpConn
@@ -88,7 +99,7 @@ func (h *streamable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fallback.ServeHTTP(w, r)
 		return
 	case unsupported:
-		refuseVersion(w)
+		refuseVersion(w, r)
 		return
 	}
 	switch r.Method {
@@ -140,10 +151,34 @@ func versionRoute(v string) route {
 }
 
 // refuseVersion answers a request whose Mcp-Protocol-Version the server
-// does not speak: 400, naming the versions it does.
-func refuseVersion(w http.ResponseWriter) {
-	http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(knownVersions, ",")), http.StatusBadRequest)
+// does not speak: 400, naming the versions it does. A POST gets it as a
+// JSON-RPC error (code -32022, UnsupportedProtocolVersionError: the
+// supported versions and the requested one in its data), from which a
+// client of 2026-07-28 or later picks a version it shares; its message is
+// the same sentence, for the request's id (read from the first
+// refusedBodyBytes of the body; null when not found there).
+func refuseVersion(w http.ResponseWriter, r *http.Request) {
+	msg := fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(mcp.SupportedProtocolVersions(), ","))
+	if r.Method != http.MethodPost {
+		http.Error(w, msg, http.StatusBadRequest)
+		return
+	}
+	var id jsonrpc.ID
+	if r.Body != nil {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, refusedBodyBytes))
+		var m struct {
+			ID any `json:"id"`
+		}
+		if json.Unmarshal(body, &m) == nil {
+			id, _ = jsonrpc.MakeID(m.ID)
+		}
+	}
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: mcp.SupportedProtocolVersions(), Requested: r.Header.Get(protocolVersionHeader)})
+	writeRPCError(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Message: msg, Data: data})
 }
+
+// refusedBodyBytes is the most of a refused request's body read for its id.
+const refusedBodyBytes = 64 << 10
 
 // lookup returns the session the request names, or writes why not.
 func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string) *httpSession {
@@ -155,9 +190,10 @@ func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string)
 	h.mu.Lock()
 	hs := h.sessions[id]
 	h.mu.Unlock()
-	if hs == nil {
-		http.Error(w, "session not found", http.StatusNotFound)
-		return nil
+	if hs == nil || hs.closing() {
+		// Not here, or ending here (its idle timeout): its id still names
+		// it, unless a DELETE ended it.
+		return h.revive(w, r, id)
 	}
 	if hs.credential != "" {
 		c, _ := r.Context().Value(callerCtxKey{}).(caller)
@@ -166,6 +202,9 @@ func (h *streamable) lookup(w http.ResponseWriter, r *http.Request, what string)
 			return nil
 		}
 	}
+	if !h.sync(w, r, hs) {
+		return nil
+	}
 	return hs
 }
 
@@ -173,6 +212,18 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request) {
 	hs := h.lookup(w, r, "DELETE")
 	if hs == nil {
 		return
+	}
+	if hs.label != "" {
+		// Ended on every replica: each reads the record before serving.
+		st := sessionState{Ended: true}
+		if se := h.s.sessionOf(hs.ss); se != nil {
+			st.Thread = se.identity().Thread
+		}
+		if err := h.s.writeSessionState(r.Context(), hs.label, st); err != nil {
+			h.s.log.Error("ending a session", "session", hs.label, "error", err.Error())
+			http.Error(w, "cannot end the session now", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	_ = hs.ss.Close()
 	w.WriteHeader(http.StatusNoContent)
@@ -225,6 +276,13 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
 		return
 	}
+	if hs == nil && !batch && len(msgs) == 1 && isDiscover(msgs[0]) {
+		// server/discover opens nothing: the SDK's handler of the
+		// revisions without sessions answers it, whatever the version.
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.fallback.ServeHTTP(w, r)
+		return
+	}
 	version := r.Header.Get(protocolVersionHeader)
 	if batch && version >= batchlessVersion {
 		http.Error(w, fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchlessVersion, version), http.StatusBadRequest)
@@ -244,7 +302,9 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
-	hs.startPOST()
+	if !opened {
+		hs.startPOST() // open held the session already
+	}
 	defer hs.endPOST()
 
 	extra := &mcp.RequestExtra{TokenInfo: hs.tokenInfo(r), Header: r.Header}
@@ -309,7 +369,18 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request) {
 		c.forget(p)
 		return
 	}
-	writeJSON(w, p.body(), opened && hs.ss.InitializeParams() != nil, hs.id)
+	out := p.body()
+	if opened && hs.ss.InitializeParams() != nil {
+		if err := h.seal(r, hs, out); err != nil {
+			h.s.log.Error("signing a session id", "error", err.Error())
+			_ = hs.ss.Close()
+			http.Error(w, "cannot open a session now", http.StatusServiceUnavailable)
+			return
+		}
+		writeJSON(w, out, true, hs.id)
+		return
+	}
+	writeJSON(w, out, false, "")
 }
 
 // serveFast answers the POST of one plain tool call on the fast path,
@@ -369,10 +440,28 @@ func (h *streamable) open(r *http.Request) (*httpSession, error) {
 	if !c.tokenless {
 		hs.credential = c.id.Credential
 	}
+	if err := h.connect(srv, hs, nil); err != nil {
+		return nil, err
+	}
+	hs.startPOST() // the initialize that opens it: not idle meanwhile
+	if !h.insert(hs) {
+		_ = hs.ss.Close()
+		return nil, errors.New("session id taken")
+	}
+	return hs, nil
+}
+
+// connect connects hs to srv, as a new session (state nil) or as one
+// opened elsewhere (state from its id), with its fast path and idle timer.
+func (h *streamable) connect(srv *mcp.Server, hs *httpSession, state *mcp.ServerSessionState) error {
+	var opts *mcp.ServerSessionOptions
+	if state != nil {
+		opts = &mcp.ServerSessionOptions{State: state}
+	}
 	hs.conn = newHTTPConn(hs.id)
-	ss, err := srv.Connect(context.Background(), &httpTransport{conn: hs.conn}, nil)
+	ss, err := srv.Connect(context.Background(), &httpTransport{conn: hs.conn}, opts)
 	if err != nil {
-		return nil, fmt.Errorf("failed connection: %w", err)
+		return fmt.Errorf("failed connection: %w", err)
 	}
 	hs.ss = ss
 	hs.fast = newFastConn(h.s.fastCalls(srv))
@@ -380,21 +469,54 @@ func (h *streamable) open(r *http.Request) (*httpSession, error) {
 		hs.fast.ss.Store(ss)
 	}
 	if h.idle > 0 {
+		// Armed when the session's first request ends (endPOST), or by
+		// revive: a session is not idle while it opens.
 		hs.idle = h.idle
 		hs.timer = time.AfterFunc(h.idle, func() { _ = ss.Close() })
+		hs.timer.Stop()
 	}
+	return nil
+}
+
+// armIdle starts the idle timer of a session no request holds.
+func (hs *httpSession) armIdle() {
+	hs.timerMu.Lock()
+	defer hs.timerMu.Unlock()
+	if hs.timer != nil && hs.refs == 0 {
+		hs.timer.Reset(hs.idle)
+	}
+}
+
+// closing reports whether hs's session is ending.
+func (hs *httpSession) closing() bool {
+	select {
+	case <-hs.conn.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// insert makes hs findable by its id until its session ends; false (and
+// nothing done) when another session that is not ending has the id.
+func (h *streamable) insert(hs *httpSession) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old := h.sessions[hs.id]; old != nil && !old.closing() {
+		return false
+	}
 	h.sessions[hs.id] = hs
-	h.mu.Unlock()
 	go func() {
-		_ = ss.Wait()
+		_ = hs.ss.Wait()
 		hs.fast.close()
 		hs.stopTimer()
 		h.mu.Lock()
-		delete(h.sessions, hs.id)
+		if h.sessions[hs.id] == hs {
+			delete(h.sessions, hs.id)
+		}
 		h.mu.Unlock()
 	}()
-	return hs, nil
+	return true
 }
 
 // tokenInfo returns what the session's handlers learn of the request's
@@ -612,7 +734,18 @@ func newHTTPConn(id string) *httpConn {
 	return &httpConn{sessionID: id, incoming: make(chan jsonrpc.Message, 16), waiting: map[jsonrpc.ID]*pendingPost{}, done: make(chan struct{})}
 }
 
-func (c *httpConn) SessionID() string { return c.sessionID }
+func (c *httpConn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// rename gives the connection its signed id.
+func (c *httpConn) rename(id string) {
+	c.mu.Lock()
+	c.sessionID = id
+	c.mu.Unlock()
+}
 
 // await registers p's calls, unless one of their ids is in flight
 // already: then it returns that id.

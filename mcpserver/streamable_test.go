@@ -267,22 +267,36 @@ func TestStreamableEventStream(t *testing.T) {
 }
 
 // TestStreamableIdleSessionCloses: a session with no request for
-// SessionIdleTimeout is closed, and unknown from then on.
+// SessionIdleTimeout is closed here (its memory freed); its signed id
+// still names it, so its next request resumes it, as on another replica.
 func TestStreamableIdleSessionCloses(t *testing.T) {
 	f := newHTTP(t, Config{SessionIdleTimeout: 50 * time.Millisecond})
 	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
 	h := rawSession(t, f, secret, "2025-06-18")
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, _, _ := post(t, f.url+MCPPath, secret, h, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
-		if code == http.StatusNotFound {
-			return
-		}
+	for open(f) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the idle session is still open: %d", code)
+			t.Fatalf("the idle session is still open")
 		}
-		time.Sleep(100 * time.Millisecond) // longer than the timeout: the session idles
+		time.Sleep(20 * time.Millisecond)
 	}
+	code, body, _ := post(t, f.url+MCPPath, secret, h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"glob","arguments":{"pattern":"*"}}}`)
+	if code != http.StatusOK || !strings.Contains(body, "no files match") {
+		t.Fatalf("a call after the idle timeout: %d %q", code, body)
+	}
+	if open(f) != 1 {
+		t.Errorf("the session was not resumed: %d open", open(f))
+	}
+}
+
+func open(f *httpFixture) int {
+	n := 0
+	for _, srv := range f.s.allServers() {
+		for range srv.Sessions() {
+			n++
+		}
+	}
+	return n
 }
 
 // TestStreamableFailedInitializeOpensNoSession: a POST with no session
@@ -316,14 +330,20 @@ func TestStreamableFailedInitializeOpensNoSession(t *testing.T) {
 }
 
 // TestStreamableNewProtocolGoesToTheSDK: a request of protocol
-// 2026-07-28 is refused as the SDK's stateful handler refuses it.
+// 2026-07-28 is answered on its own, with no session: server/discover
+// names the version, and a call carries its version in _meta.
 func TestStreamableNewProtocolGoesToTheSDK(t *testing.T) {
 	f := newHTTP(t, Config{})
 	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
-	code, body, _ := post(t, f.url+MCPPath, secret, map[string]string{protocolVersionHeader: "2026-07-28"},
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
-	if code != http.StatusBadRequest || !strings.Contains(body, "not supported by this server") {
-		t.Errorf("2026-07-28 on a stateful server: %d %q", code, body)
+	code, body, resp := post(t, f.url+MCPPath, secret, map[string]string{protocolVersionHeader: "2026-07-28", "Mcp-Method": "server/discover"},
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}}}`)
+	if code != http.StatusOK || !strings.Contains(body, `"2026-07-28"`) || !strings.Contains(body, `"supportedVersions"`) || resp.Header.Get(sessionIDHeader) != "" {
+		t.Errorf("server/discover at 2026-07-28: %d %q (session %q)", code, body, resp.Header.Get(sessionIDHeader))
+	}
+	code, body, _ = post(t, f.url+MCPPath, secret, map[string]string{protocolVersionHeader: "2026-07-28", "Mcp-Method": "tools/list"},
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}}}`)
+	if code != http.StatusOK || !strings.Contains(body, `"write_file"`) || !strings.Contains(body, `"ttlMs"`) {
+		t.Errorf("tools/list at 2026-07-28: %d %q", code, body)
 	}
 }
 

@@ -101,6 +101,10 @@ func runSwitchThread(ctx context.Context, c *call) (*outcome, error) {
 	if err := c.a.err(); err != nil {
 		return nil, err
 	}
+	if c.se.perRequest {
+		return nil, &satchel.Error{Kind: satchel.ErrInvalidArgument, Msg: fmt.Sprintf(
+			"at protocol %s a request has no session to move: name the thread in each request (the %s header, or _meta %q)", newestVersion, ThreadHeader, MetaThread)}
+	}
 	ws, err := c.workspace(ctx)
 	if err != nil {
 		return nil, err
@@ -117,6 +121,11 @@ func runSwitchThread(ctx context.Context, c *call) (*outcome, error) {
 	structured := map[string]any{"thread": thread, "previous": from, "head": head.Seq}
 	if thread == from {
 		return &outcome{text: "already on thread " + thread, structured: structured}, nil
+	}
+	if c.se.onSwitch != nil {
+		if err := c.se.onSwitch(ctx, thread); err != nil {
+			return nil, err
+		}
 	}
 	c.se.switchTo(to)
 	return &outcome{text: fmt.Sprintf("switched to thread %s (head: commit %d); was %s", thread, head.Seq, from), structured: structured}, nil

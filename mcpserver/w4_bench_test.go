@@ -201,9 +201,9 @@ func BenchmarkW4(b *testing.B) {
 				}
 				done := make(chan error, 1)
 				go func() { done <- s.Run(sctx, tr) }()
-				// The released protocol, as W4's client and agents' clients
-				// speak it (the SDK's default, the draft 2026-07-28, adds the
-				// client's identity to every request).
+				// 2025-11-25, as W4's client and agents' clients speak it
+				// (the SDK's default, 2026-07-28, adds the client's identity
+				// to every request).
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: c1, Writer: c1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 				if err != nil {
 					b.Fatal(err)

@@ -8,7 +8,8 @@
 //
 //   node w4-ts.mjs   env: SATCHEL_BINS (comma-separated satchel binaries,
 //   run in turn), FS_ENTRY (server-filesystem's dist/index.js), N (1000),
-//   CONC ("1,16"), ROUNDS (1), TRANSPORTS ("stdio,http"), PEER (1: run
+//   CONC ("1,16"), ROUNDS (1), TRANSPORTS ("stdio,http"; also http-v2 and
+//   http2026, with the 2.x client at 2025-11-25 and 2026-07-28), PEER (1: run
 //   server-filesystem each round)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,6 +26,10 @@ const load = (p) => import(pathToFileURL(require.resolve(p)).href);
 const { Client } = await load('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = await load('@modelcontextprotocol/sdk/client/stdio.js');
 const { StreamableHTTPClientTransport } = await load('@modelcontextprotocol/sdk/client/streamableHttp.js');
+// The 2.x client (@modelcontextprotocol/client, installed by
+// scripts/mcp-conformance.sh), for the transports http-v2 (2025-11-25,
+// satchel's own transport) and http2026 (2026-07-28, the Go SDK's handler).
+const v2 = async () => load('@modelcontextprotocol/client');
 
 const N = Number(process.env.N ?? 1000);
 const GLOB_CALLS = 1000;
@@ -96,7 +101,14 @@ function run(cmd, args) {
 async function startSatchel(bin, transport) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'satchel-w4ts-'));
   const db = path.join(dir, 'w4.db');
-  const client = new Client({ name: 'satchel-bench-w4-ts', version: '1' });
+  let client = new Client({ name: 'satchel-bench-w4-ts', version: '1' });
+  let HTTPTransport = StreamableHTTPClientTransport;
+  if (transport === 'http-v2' || transport === 'http2026') {
+    const m = await v2();
+    HTTPTransport = m.StreamableHTTPClientTransport;
+    client = new m.Client({ name: 'satchel-bench-w4-ts', version: '1' },
+      transport === 'http2026' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+  }
   let pid, stop = async () => {};
   if (transport === 'stdio') {
     const t = new StdioClientTransport({ command: bin, args: ['--db', db, '--scope', 'bench', '--thread', 'w4', 'serve'], stderr: 'ignore' });
@@ -111,7 +123,7 @@ async function startSatchel(bin, transport) {
       p.on('exit', () => reject(new Error('satchel serve --http exited')));
     });
     pid = p.pid;
-    const t = new StreamableHTTPClientTransport(new URL(`http://${addr}/mcp`), {
+    const t = new HTTPTransport(new URL(`http://${addr}/mcp`), {
       requestInit: { headers: { Authorization: `Bearer ${secret}`, 'X-Satchel-Thread': 'w4' } },
     });
     await client.connect(t);

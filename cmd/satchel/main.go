@@ -11,6 +11,5 @@ import (
 
 func main() {
 	luahost.ChildMain() // a script's run, when started as its child process
-	cli.MayReexec = true
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -471,12 +471,11 @@ func w4Client() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "satchel-bench-w4", Version: "1"}, nil)
 }
 
-// W4ProtocolVersion is the MCP version the client asks for: the latest
-// released one, which the agents' clients speak. (The SDK would otherwise
-// propose the draft 2026-07-28, which only a Go SDK server accepts and
-// which repeats the client's identity and capabilities in every request's
-// _meta: more to encode and decode for satchel alone, as server-filesystem
-// answers 2025-11-25.)
+// W4ProtocolVersion is the MCP version the client asks for: the one the
+// agents' clients speak, and server-filesystem too. (The SDK would
+// otherwise propose 2026-07-28, which repeats the client's identity and
+// capabilities in every request's _meta, and which satchel serves over
+// HTTP on the SDK's handler: decision 0135 measures it apart.)
 const W4ProtocolVersion = "2025-11-25"
 
 var w4Session = &mcp.ClientSessionOptions{ProtocolVersion: W4ProtocolVersion}

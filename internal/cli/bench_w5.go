@@ -103,12 +103,9 @@ func runW5(ctx context.Context, a *app, f w5Flags, backends []string, pg string)
 }
 
 // w5Client is the command of W5's client process p. Each stands for a
-// replica, and runs as serve --http does, with the runtime's monitor kept
-// awake (monitorEnv).
+// replica.
 func w5Client(ctx context.Context, exe string, p int, d time.Duration, mix string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, exe, "bench", "--w5-client", fmt.Sprintf("%d %g %s", p, d.Seconds(), mix))
-	cmd.Env, _ = monitorEnv(os.Environ())
-	return cmd
+	return exec.CommandContext(ctx, exe, "bench", "--w5-client", fmt.Sprintf("%d %g %s", p, d.Seconds(), mix))
 }
 
 func printW5Table(a *app, rs []w5.Result) {

@@ -114,11 +114,7 @@ closes idle ones, --max-inflight-bytes bounds the request bytes held at once
 (charged as they arrive), and --body-read-timeout bounds the time a
 request's body may take to arrive (408 past it); with --ui,
 --max-streams-per-token bounds the live inspector pages of one token (429
-past it; docs/security.md). At start, --http restarts the binary once in the
-same process with GODEBUG=schedtrace=2147483647, which keeps the Go
-runtime's monitor thread from waking dozens of times a call after each idle
-moment (docs/mcp.md); a GODEBUG that names schedtrace is left as it is
-(GODEBUG=schedtrace=0 turns this off).
+past it; docs/security.md).
 
 With --scripts DIR, run_script runs a script of DIR in a child process of
 its own, under --script-timeout and --script-max-memory; --max-runs (32)
@@ -200,9 +196,6 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	}
 	if f.ui && f.http == "" {
 		return usagef("--ui applies to --http only (or run satchel ui)")
-	}
-	if f.http != "" {
-		keepMonitorAwake()
 	}
 	if os.Getenv("GOGC") == "" {
 		// The MCP SDK decodes each message several times, each time with

@@ -8,7 +8,8 @@
 //	stdiobridge -listen 127.0.0.1:0 -- satchel serve --db x.db
 //
 // It prints the address it listens on, as "listening on http://ADDR/mcp",
-// and runs until it is interrupted.
+// and runs until it is interrupted. Requests of protocol 2026-07-28 and
+// later, which have no session, share one process (stateless.go).
 package main
 
 import (
@@ -61,6 +62,7 @@ type bridge struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	free     *stateless // the process of the requests without a session
 }
 
 // A session is one HTTP session and the process that serves it.
@@ -81,6 +83,15 @@ func (s *session) close() {
 func (b *bridge) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/mcp" {
 		http.NotFound(w, r)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if isStateless(r, body) {
+		b.serveStateless(w, r, body)
 		return
 	}
 	id := r.Header.Get("Mcp-Session-Id")
@@ -159,5 +170,8 @@ func (b *bridge) closeAll() {
 	for id, s := range b.sessions {
 		s.close()
 		delete(b.sessions, id)
+	}
+	if b.free != nil {
+		_ = b.free.out.Close()
 	}
 }

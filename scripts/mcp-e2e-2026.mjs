@@ -1,0 +1,112 @@
+// A realistic session at MCP 2026-07-28 with the official TypeScript client
+// (@modelcontextprotocol/client 2.x, pinned to 2026-07-28: no fallback),
+// over HTTP with a token, over HTTP without one, and over stdio: write, read,
+// edit, glob, grep, checkpoint, fork, the thread of one request (header and
+// _meta), and a collection query. Run by scripts/mcp-conformance.sh.
+//
+// usage: node mcp-e2e-2026.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+
+const [cacheDir, satchel, db, projectDir, url, token] = process.argv.slice(2);
+if (!token) {
+  console.error("usage: mcp-e2e-2026.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN");
+  process.exit(2);
+}
+const require = createRequire(cacheDir + "/package.json");
+const load = (p) => import(pathToFileURL(require.resolve(p)).href);
+const { Client, StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client");
+const { StdioClientTransport } = await load("@modelcontextprotocol/client/stdio");
+
+const version = "2026-07-28";
+let passed = 0, failed = 0;
+function check(name, ok, why) {
+  if (ok) { passed++; console.log(`  ✓ ${name}`); }
+  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
+}
+async function attempt(name, fn) {
+  try { await fn(); } catch (e) { check(name, false, e?.message ?? String(e)); }
+}
+const text = (r) => r?.content?.[0]?.text;
+const newClient = () => new Client({ name: "satchel-e2e-2026", version: "1.0.0" },
+  { versionNegotiation: { mode: { pin: version } } });
+
+async function session(label, transport, threadTransport) {
+  console.log(`${label} at ${version}:`);
+  const client = newClient();
+  const call = (name, args, extra) => client.callTool({ name, arguments: args, ...extra });
+  const dir = `e2e-${label}`;
+  await attempt(`${label} connect`, async () => {
+    await client.connect(transport);
+    check(`${label} connect: negotiated ${version}`, client.getNegotiatedProtocolVersion() === version,
+      `negotiated ${client.getNegotiatedProtocolVersion()}`);
+  });
+  await attempt(`${label} tools/list`, async () => {
+    const { tools } = await client.listTools();
+    const names = new Set(tools.map((t) => t.name));
+    const missing = ["write_file", "read_file", "edit_file", "glob", "grep", "checkpoint", "fork",
+      "store__notes__set", "store__notes__query"].filter((n) => !names.has(n));
+    check(`${label} tools/list (${tools.length} tools)`, missing.length === 0, `missing ${missing}`);
+  });
+  await attempt(`${label} write, read, edit`, async () => {
+    const w = await call("write_file", { path: `${dir}/plan.md`, content: "# Plan\ndraft: gather notes\n" });
+    const r = await call("read_file", { path: `${dir}/plan.md`, numbered: false });
+    const e = await call("edit_file", { path: `${dir}/plan.md`, old_text: "draft", new_text: "final" });
+    const r2 = await call("read_file", { path: `${dir}/plan.md`, numbered: false });
+    check(`${label} write_file, read_file, edit_file`,
+      !w.isError && text(r) === "# Plan\ndraft: gather notes\n" && !e.isError && text(r2) === "# Plan\nfinal: gather notes\n",
+      JSON.stringify([w, r, e, r2]));
+  });
+  await attempt(`${label} glob, grep`, async () => {
+    await call("write_file", { path: `${dir}/notes/a.md`, content: "alpha gather\n" });
+    const g = await call("glob", { pattern: `${dir}/**/*.md` });
+    const s = await call("grep", { pattern: "gather", path: dir });
+    check(`${label} glob and grep`,
+      text(g) === `${dir}/notes/a.md\n${dir}/plan.md` && /plan\.md/.test(text(s)) && /a\.md/.test(text(s)),
+      JSON.stringify([g, s]));
+  });
+  await attempt(`${label} checkpoint, fork`, async () => {
+    const c = await call("checkpoint", { name: `${label}-v1` });
+    const f = await call("fork", { name: `${label}-alt` });
+    check(`${label} checkpoint and fork`, !c.isError && !f.isError, JSON.stringify([c, f]));
+  });
+  await attempt(`${label} a thread per request`, async () => {
+    // _meta names the thread of one call; the next call is back on main.
+    const w = await call("write_file", { path: `${dir}/alt-only.md`, content: "alt\n" },
+      { _meta: { "dev.satchel/thread": `${label}-alt` } });
+    const onAlt = await call("glob", { pattern: `${dir}/alt-only.md` }, { _meta: { "dev.satchel/thread": `${label}-alt` } });
+    const onMain = await call("glob", { pattern: `${dir}/alt-only.md` });
+    check(`${label} _meta "dev.satchel/thread" names the thread of one request`,
+      !w.isError && text(onAlt) === `${dir}/alt-only.md` && /no files match/.test(text(onMain)),
+      JSON.stringify([w, onAlt, onMain]));
+  });
+  if (threadTransport) {
+    await attempt(`${label} X-Satchel-Thread`, async () => {
+      const alt = newClient();
+      await alt.connect(threadTransport);
+      const g = await alt.callTool({ name: "glob", arguments: { pattern: `${dir}/alt-only.md` } });
+      check(`${label} X-Satchel-Thread names the thread of each request`, text(g) === `${dir}/alt-only.md`, JSON.stringify(g));
+      await alt.close();
+    });
+  }
+  await attempt(`${label} collection query`, async () => {
+    const set = await call("store__notes__set", { id: `${label}-1`, text: "gather the notes" });
+    const q = await call("store__notes__query", {});
+    check(`${label} store__notes__set then store__notes__query`,
+      !set.isError && !q.isError && JSON.stringify(q).includes(`${label}-1`), JSON.stringify([set, q]));
+  });
+  await client.close();
+}
+
+const http = (headers) => new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+await session("http-token", http({ Authorization: `Bearer ${token}` }),
+  http({ Authorization: `Bearer ${token}`, "X-Satchel-Thread": "http-token-alt" }));
+await session("http-no-token", http({}), http({ "X-Satchel-Thread": "http-no-token-alt" }));
+await session("stdio", new StdioClientTransport({
+  command: satchel,
+  args: ["--db", db, "--scope", "conformance", "serve", "--agent", "agent", "--dir", projectDir],
+  stderr: "ignore",
+}));
+
+console.log(`e2e 2026-07-28: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
