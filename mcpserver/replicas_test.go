@@ -383,3 +383,47 @@ func TestReplicasResumeWithinBounds(t *testing.T) {
 		return code == http.StatusOK
 	})
 }
+
+// At 2026-07-28, which has no sessions, a request's workspace is held to
+// the same rules as a session's: the token's file rules and its review.
+func TestHTTP2026TokenRules(t *testing.T) {
+	f := newHTTP(t, Config{Scope: "acme", Agent: "writer"})
+	ws, err := f.st.Workspace(context.Background(), "acme", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(context.Background(), "notes/a.md", "a\n"); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := satchel.ParseFileRules("notes/**=read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme", Files: rules})
+	c, err := dialHTTPAt(t, f.url, secret, "", "2026-07-28")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.is("read_file", map[string]any{"path": "notes/a.md", "numbered": false}, "a\n")
+	r := c.call("write_file", map[string]any{"path": "notes/a.md", "content": "b\n"})
+	if !r.IsError || texts(t, r)[0] != "notes/a.md is read-only for agent writer" {
+		t.Errorf("a write under read rules: %q", texts(t, r))
+	}
+	r = c.call("write_file", map[string]any{"path": "other.md", "content": "b\n"})
+	if !r.IsError || !strings.Contains(texts(t, r)[0], "other.md") {
+		t.Errorf("a write of a hidden path: %q", texts(t, r))
+	}
+
+	reviewer, _ := token(t, f.st, satchel.TokenSpec{Agent: "writer", Scope: "acme", Review: true})
+	rc, err := dialHTTPAt(t, f.url, reviewer, "", "2026-07-28")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = rc.call("write_file", map[string]any{"path": "new.md", "content": "x\n"})
+	if r.IsError || !strings.Contains(strings.Join(texts(t, r), "\n"), "your changes wait for review R-") {
+		t.Errorf("a write under review: %q", texts(t, r))
+	}
+	if ok, _ := ws.Exists(context.Background(), "new.md"); ok {
+		t.Error("a write under review changed the thread itself")
+	}
+}
