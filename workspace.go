@@ -175,6 +175,9 @@ type Batch struct {
 	// meta, when set, is the commit's metadata instead of the one its
 	// operations make (a merge names its second parent).
 	meta []byte
+	// git and gitSummary, when set (SetGit), make the commit's metadata.
+	git        *GitOrigin
+	gitSummary string
 }
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
@@ -233,6 +236,9 @@ func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func
 				return engine.CommitInfo{}, err
 			}
 			meta := bt.meta
+			if bt.git != nil {
+				meta = bt.gitMeta(op)
+			}
 			if meta == nil {
 				meta = w.metaOps(op, bt.ops)
 			}
