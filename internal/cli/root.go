@@ -130,6 +130,7 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	root.AddCommand(newDiffCmd(a))
 	root.AddCommand(newForkCmd(a))
 	root.AddCommand(newMergeCmd(a))
+	root.AddCommand(newGitCmd(a))
 	root.AddCommand(newRestoreCmd(a))
 	root.AddCommand(newThreadsCmd(a))
 	root.AddCommand(newScopesCmd(a), newScopeCmd(a))

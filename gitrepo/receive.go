@@ -1,0 +1,306 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/satchel-dev/satchel"
+)
+
+// readBounded reads r whole, refusing more than max bytes.
+func readBounded(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("request body over %d bytes", max)
+	}
+	return b, nil
+}
+
+// errMoved is a push's refusal when the thread's head moved.
+var errMoved = errors.New("non-fast-forward")
+
+// errEmpty is the refusal of a git commit that changes no file.
+var errEmpty = errors.New("changes no file: satchel makes no commit that changes nothing")
+
+// receivePack answers POST git-receive-pack: each command updates one
+// thread's branch, fast-forward only, each pushed commit on the
+// first-parent chain becoming one satchel commit.
+func (h *Handler) receivePack(w http.ResponseWriter, r *http.Request, repo repoName, id Identity) {
+	if r.ContentLength > h.cfg.MaxRequestBytes {
+		http.Error(w, fmt.Sprintf("push body of %d bytes is over the bound of %d bytes (--max-request-bytes)", r.ContentLength, h.cfg.MaxRequestBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
+	raw, err := readBounded(http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes), h.cfg.MaxRequestBytes)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("push body over the bound of %d bytes (--max-request-bytes)", h.cfg.MaxRequestBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
+	req := packp.NewReferenceUpdateRequest()
+	if err := req.Decode(bytes.NewReader(raw)); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ctx := r.Context()
+	sr, err := h.repo(ctx, repo.Scope)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	defer sr.mu.Unlock()
+	rs := packp.NewReportStatus()
+	rs.UnpackStatus = "ok"
+	if req.Packfile != nil {
+		if err := packfile.UpdateObjectStorage(sr.objects, req.Packfile); err != nil && !errors.Is(err, packfile.ErrEmptyPackfile) {
+			rs.UnpackStatus = err.Error()
+		}
+	}
+	for _, cmd := range req.Commands {
+		msg := ""
+		if rs.UnpackStatus != "ok" {
+			msg = "unpacker error"
+		} else {
+			msg = h.update(ctx, sr, repo, id, cmd)
+		}
+		st := &packp.CommandStatus{ReferenceName: cmd.Name, Status: "ok"}
+		if msg != "" {
+			st.Status = msg
+		}
+		rs.CommandStatuses = append(rs.CommandStatuses, st)
+	}
+	w.Header().Set("Content-Type", "application/x-git-receive-pack-result")
+	w.Header().Set("Cache-Control", "no-cache")
+	if err := rs.Encode(w); err != nil {
+		h.cfg.Logger.Error("answering a push", "error", err.Error())
+	}
+}
+
+// update applies one command; it returns why it was refused ("" when it
+// was not).
+func (h *Handler) update(ctx context.Context, sr *scopeRepo, repo repoName, id Identity, cmd *packp.Command) string {
+	name := cmd.Name.String()
+	thread, ok := strings.CutPrefix(name, "refs/heads/")
+	if !ok {
+		if strings.HasPrefix(name, "refs/tags/") {
+			return "checkpoints are made in satchel: tags cannot be pushed"
+		}
+		return "only a thread's branch (refs/heads/THREAD) can be pushed"
+	}
+	if repo.Thread != "" && thread != repo.Thread {
+		return fmt.Sprintf("this repository is thread %s's: push to refs/heads/%s", repo.Thread, repo.Thread)
+	}
+	if err := satchel.ValidThreadName(thread); err != nil {
+		return err.Error()
+	}
+	if id.Thread != "" && thread != id.Thread {
+		return fmt.Sprintf("token %s is bound to thread %q", id.Credential, id.Thread)
+	}
+	if cmd.New.IsZero() {
+		return "a thread's branch cannot be deleted by a push (satchel threads delete)"
+	}
+	if err := sr.load(ctx, thread); err != nil {
+		return err.Error()
+	}
+	head, err := sr.head(ctx, thread)
+	if err != nil {
+		return err.Error()
+	}
+	if cmd.Old != head {
+		return "non-fast-forward"
+	}
+	chain, err := firstParents(sr.objects, cmd.New, head)
+	if err != nil {
+		return err.Error()
+	}
+	var baseSeq int64
+	if tm := sr.threads[thread]; tm != nil && len(tm.commits) > 0 {
+		baseSeq = tm.commits[len(tm.commits)-1].Seq
+	}
+	ws, err := h.workspace(ctx, id, repo.Scope, thread, "git:push")
+	if err != nil {
+		return err.Error()
+	}
+	landed := 0
+	prevTree := &object.Tree{}
+	if !head.IsZero() {
+		if prevTree, err = treeOf(sr.objects, head); err != nil {
+			return err.Error()
+		}
+	}
+	for _, c := range chain {
+		tree, err := c.Tree()
+		if err != nil {
+			return err.Error()
+		}
+		if err := applyCommit(ctx, ws, sr.objects, c, prevTree, tree, baseSeq, false); err != nil {
+			if landed > 0 {
+				return fmt.Sprintf("%s (the %d commits before %s landed)", errText(err), landed, c.Hash.String()[:12])
+			}
+			return errText(err)
+		}
+		landed++
+		baseSeq++
+		prevTree = tree
+	}
+	return ""
+}
+
+func errText(err error) string {
+	if errors.Is(err, errMoved) {
+		return "non-fast-forward"
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// treeOf reads a commit's tree.
+func treeOf(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, error) {
+	c, err := object.GetCommit(s, h)
+	if err != nil {
+		return nil, err
+	}
+	return c.Tree()
+}
+
+// firstParents lists the commits from head (excluded; zero: from a root)
+// to tip along first parents, oldest first; errMoved when tip does not
+// descend from head.
+func firstParents(s storer.EncodedObjectStorer, tip, head plumbing.Hash) ([]*object.Commit, error) {
+	var out []*object.Commit
+	for h := tip; h != head; {
+		c, err := object.GetCommit(s, h)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", h, err)
+		}
+		if len(c.ParentHashes) > 1 {
+			return nil, fmt.Errorf("commit %s is a merge: push a history without merges (rebase it), since satchel keeps one parent per pushed commit", c.Hash)
+		}
+		out = append(out, c)
+		if len(c.ParentHashes) == 0 {
+			if !head.IsZero() {
+				return nil, errMoved
+			}
+			break
+		}
+		h = c.ParentHashes[0]
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// applyCommit makes git commit c, whose tree is tree and whose parent's
+// is prev, one satchel commit on the commit baseSeq of ws's thread. With
+// anyMode (an import) an executable file is taken as a file; a push takes
+// mode 100644 only, since the commit is served with that mode.
+func applyCommit(ctx context.Context, ws *satchel.Workspace, s storer.EncodedObjectStorer, c *object.Commit, prev, tree *object.Tree, baseSeq int64, anyMode bool) error {
+	changes, err := object.DiffTreeWithOptions(ctx, prev, tree, &object.DiffTreeOptions{})
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		return fmt.Errorf("commit %s %w", c.Hash, errEmpty)
+	}
+	type put struct{ path, content string }
+	var puts []put
+	var dels []string
+	for _, ch := range changes {
+		if ch.To.Name == "" {
+			dels = append(dels, ch.From.Name)
+			continue
+		}
+		if m := ch.To.TreeEntry.Mode; m != filemode.Regular && !(anyMode && m == filemode.Executable) {
+			return fmt.Errorf("%s: git mode %o cannot be pushed: satchel's files are mode 100644", ch.To.Name, uint32(ch.To.TreeEntry.Mode))
+		}
+		if err := satchel.ValidPath(ch.To.Name); err != nil {
+			return err
+		}
+		b, err := blobContent(s, ch.To.TreeEntry.Hash)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ch.To.Name, err)
+		}
+		if ch.From.Name != "" && ch.From.Name != ch.To.Name {
+			dels = append(dels, ch.From.Name)
+		}
+		puts = append(puts, put{ch.To.Name, b})
+	}
+	origin, subject, err := originOf(s, c)
+	if err != nil {
+		return err
+	}
+	return ws.Batch(ctx, func(ctx context.Context, b *satchel.Batch) error {
+		if b.Base() != baseSeq {
+			return errMoved
+		}
+		for _, p := range dels {
+			if err := b.Delete(ctx, p); err != nil {
+				return err
+			}
+		}
+		for _, p := range puts {
+			if err := b.Write(ctx, p.path, p.content); err != nil {
+				return err
+			}
+		}
+		b.SetGit(origin, subject)
+		return nil
+	})
+}
+
+// blobContent reads a blob.
+func blobContent(s storer.EncodedObjectStorer, h plumbing.Hash) (string, error) {
+	o, err := s.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return "", err
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return "", err
+	}
+	defer rd.Close()
+	b, err := io.ReadAll(rd)
+	return string(b), err
+}
+
+// originOf returns what a satchel commit keeps of git commit c, and c's
+// subject.
+func originOf(s storer.EncodedObjectStorer, c *object.Commit) (satchel.GitOrigin, string, error) {
+	o, err := s.EncodedObject(plumbing.CommitObject, c.Hash)
+	if err != nil {
+		return satchel.GitOrigin{}, "", err
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return satchel.GitOrigin{}, "", err
+	}
+	defer rd.Close()
+	raw, err := io.ReadAll(rd)
+	if err != nil {
+		return satchel.GitOrigin{}, "", err
+	}
+	body := string(raw)
+	for {
+		line, rest, ok := strings.Cut(body, "\n")
+		if !ok || !(strings.HasPrefix(line, "tree ") || strings.HasPrefix(line, "parent ")) {
+			break
+		}
+		body = rest
+	}
+	subject, _, _ := strings.Cut(strings.TrimLeft(c.Message, "\n"), "\n\n")
+	subject = strings.Join(strings.Fields(subject), " ")
+	return satchel.GitOrigin{Hash: c.Hash.String(), Author: c.Author.Name + " <" + c.Author.Email + ">", Object: body}, subject, nil
+}

@@ -1,0 +1,287 @@
+package gitrepo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/format/pktline"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+)
+
+// agent is the agent capability the server advertises.
+const agent = "satchel"
+
+// refs maps the repository's threads and returns its references and the
+// branch HEAD points to ("" for an empty repository). A thread's
+// repository has the thread's branch and its checkpoints as tags; a
+// scope's has a branch per thread with commits, and tags THREAD/NAME.
+func (r *scopeRepo) refs(ctx context.Context, repo repoName) ([]ref, string, error) {
+	threads := []string{repo.Thread}
+	if repo.Thread == "" {
+		threads = threads[:0]
+		for name := range r.infos {
+			threads = append(threads, name)
+		}
+		sort.Strings(threads)
+	}
+	var out []ref
+	headRef := ""
+	for _, th := range threads {
+		h, err := r.head(ctx, th)
+		if err != nil {
+			return nil, "", err
+		}
+		if h.IsZero() || !validRefPart(th) {
+			continue
+		}
+		branch := "refs/heads/" + th
+		out = append(out, ref{branch, h})
+		if headRef == "" || th == "main" {
+			headRef = branch
+		}
+		tm := r.threads[th]
+		for i, c := range tm.commits {
+			for _, cp := range c.Checkpoints {
+				name := cp
+				if repo.Thread == "" {
+					name = th + "/" + cp
+				}
+				if validRefPart(cp) {
+					out = append(out, ref{"refs/tags/" + name, tm.hashes[i]})
+				}
+			}
+		}
+	}
+	if repo.Thread != "" {
+		headRef = "refs/heads/" + repo.Thread
+	}
+	return out, headRef, nil
+}
+
+// validRefPart reports whether git takes s as one component of a
+// reference name (thread and checkpoint names are close to it already).
+func validRefPart(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.HasSuffix(s, ".lock") || strings.Contains(s, "..") || s == "@" {
+		return false
+	}
+	return !strings.ContainsAny(s, " ~^:?*[\\\x7f@{")
+}
+
+// advertise answers GET info/refs?service=svc.
+func (h *Handler) advertise(w http.ResponseWriter, r *http.Request, repo repoName, svc string) {
+	sr, err := h.repo(r.Context(), repo.Scope)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	refs, headRef, err := sr.refs(r.Context(), repo)
+	sr.mu.Unlock()
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	ar := packp.NewAdvRefs()
+	ar.Prefix = [][]byte{[]byte("# service=" + svc), pktline.Flush}
+	for _, rf := range refs {
+		ar.References[rf.name] = rf.hash
+	}
+	_ = ar.Capabilities.Set(capability.Agent, agent)
+	if svc == "git-upload-pack" {
+		for _, rf := range refs {
+			if rf.name == headRef {
+				hh := rf.hash
+				ar.Head = &hh
+				_ = ar.Capabilities.Set(capability.SymRef, "HEAD:"+headRef)
+			}
+		}
+	} else {
+		_ = ar.Capabilities.Set(capability.ReportStatus)
+		_ = ar.Capabilities.Set(capability.OFSDelta)
+	}
+	w.Header().Set("Content-Type", "application/x-"+svc+"-advertisement")
+	w.Header().Set("Cache-Control", "no-cache")
+	var b bytes.Buffer
+	if err := ar.Encode(&b); err != nil {
+		h.fail(w, err)
+		return
+	}
+	_, _ = w.Write(b.Bytes())
+}
+
+func (h *Handler) fail(w http.ResponseWriter, err error) {
+	h.cfg.Logger.Error("serving git", "error", err.Error())
+	http.Error(w, err.Error(), http.StatusInternalServerError)
+}
+
+// uploadRequest is what a client of upload-pack asks for.
+type uploadRequest struct {
+	wants, haves []plumbing.Hash
+	done         bool
+}
+
+// maxUploadRequest bounds an upload-pack request: wants and haves, 50
+// bytes a line.
+const maxUploadRequest = 8 << 20
+
+// parseUpload reads an upload-pack request (protocol v0, stateless).
+func parseUpload(b []byte) (uploadRequest, error) {
+	var req uploadRequest
+	s := pktline.NewScanner(bytes.NewReader(b))
+	for s.Scan() {
+		line := strings.TrimSuffix(string(s.Bytes()), "\n")
+		if line == "" {
+			continue // a flush
+		}
+		cmd, arg, _ := strings.Cut(line, " ")
+		switch cmd {
+		case "want", "have":
+			hex, _, _ := strings.Cut(arg, " ")
+			if len(hex) != 40 {
+				return req, fmt.Errorf("invalid %s line %q", cmd, line)
+			}
+			h := plumbing.NewHash(hex)
+			if h.String() != strings.ToLower(hex) {
+				return req, fmt.Errorf("invalid %s line %q", cmd, line)
+			}
+			if cmd == "want" {
+				req.wants = append(req.wants, h)
+			} else {
+				req.haves = append(req.haves, h)
+			}
+		case "done":
+			req.done = true
+		case "shallow", "deepen", "deepen-since", "deepen-not", "filter":
+			return req, fmt.Errorf("%s is not supported: clone the whole history", cmd)
+		default:
+			return req, fmt.Errorf("unexpected line %q", line)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return req, err
+	}
+	if len(req.wants) == 0 {
+		return req, fmt.Errorf("no want line")
+	}
+	return req, nil
+}
+
+// uploadPack answers POST git-upload-pack as git's upload-pack does in a
+// stateless exchange without multi_ack: an ACK for the first have it
+// knows, else a NAK; after done, the pack of what the wants reach and the
+// haves do not.
+func (h *Handler) uploadPack(w http.ResponseWriter, r *http.Request, repo repoName) {
+	rd, err := body(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	raw, err := readBounded(rd, maxUploadRequest)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	req, err := parseUpload(raw)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ctx := r.Context()
+	sr, err := h.repo(ctx, repo.Scope)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	defer sr.mu.Unlock()
+	refs, _, err := sr.refs(ctx, repo)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	tips := map[plumbing.Hash]bool{}
+	for _, rf := range refs {
+		tips[rf.hash] = true
+	}
+	w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
+	w.Header().Set("Cache-Control", "no-cache")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	pe := pktline.NewEncoder(bw)
+	for _, want := range req.wants {
+		if !tips[want] {
+			_ = pe.EncodeString(fmt.Sprintf("ERR upload-pack: not our ref %s\n", want))
+			return
+		}
+	}
+	var common []plumbing.Hash
+	for _, hv := range req.haves {
+		if sr.nodes[hv] != nil {
+			if len(common) == 0 {
+				_ = pe.EncodeString("ACK " + hv.String() + "\n")
+			}
+			common = append(common, hv)
+		}
+	}
+	if !req.done {
+		if len(common) == 0 {
+			_ = pe.EncodeString("NAK\n")
+		}
+		return
+	}
+	if len(common) == 0 {
+		_ = pe.EncodeString("NAK\n")
+	}
+	objs := sr.objectsFor(req.wants, common)
+	if _, err := packfile.NewEncoder(bw, sr.objects, false).Encode(objs, 0); err != nil {
+		h.cfg.Logger.Error("writing a pack", "error", err.Error())
+	}
+}
+
+// objectsFor lists the objects the commits wants reach and the commits
+// haves reach do not: what each commit added over its first parent.
+func (r *scopeRepo) objectsFor(wants, haves []plumbing.Hash) []plumbing.Hash {
+	has := map[plumbing.Hash]bool{}
+	stack := append([]plumbing.Hash(nil), haves...)
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if has[c] {
+			continue
+		}
+		has[c] = true
+		if n := r.nodes[c]; n != nil {
+			stack = append(stack, n.parents...)
+		}
+	}
+	seen := map[plumbing.Hash]bool{}
+	var out []plumbing.Hash
+	visited := map[plumbing.Hash]bool{}
+	stack = append(stack[:0], wants...)
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if has[c] || visited[c] {
+			continue
+		}
+		visited[c] = true
+		n := r.nodes[c]
+		if n == nil {
+			continue
+		}
+		for _, o := range n.objs {
+			if !seen[o] {
+				seen[o] = true
+				out = append(out, o)
+			}
+		}
+		stack = append(stack, n.parents...)
+	}
+	return out
+}
