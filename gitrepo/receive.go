@@ -122,9 +122,9 @@ func (h *Handler) update(ctx context.Context, sr *scopeRepo, repo repoName, id I
 	if cmd.Old != head {
 		return "non-fast-forward"
 	}
-	chain, err := firstParents(sr.objects, cmd.New, head)
+	chain, err := firstParents(sr.objects, cmd.New, head, func(h plumbing.Hash) bool { return sr.nodes[h] != nil })
 	if err != nil {
-		return err.Error()
+		return errText(err)
 	}
 	var baseSeq int64
 	if tm := sr.threads[thread]; tm != nil && len(tm.commits) > 0 {
@@ -177,10 +177,14 @@ func treeOf(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, error)
 
 // firstParents lists the commits from head (excluded; zero: from a root)
 // to tip along first parents, oldest first; errMoved when tip does not
-// descend from head.
-func firstParents(s storer.EncodedObjectStorer, tip, head plumbing.Hash) ([]*object.Commit, error) {
+// descend from head (the walk meets a commit the server has, known, that
+// is not head, or a root).
+func firstParents(s storer.EncodedObjectStorer, tip, head plumbing.Hash, known func(plumbing.Hash) bool) ([]*object.Commit, error) {
 	var out []*object.Commit
 	for h := tip; h != head; {
+		if known(h) {
+			return nil, errMoved
+		}
 		c, err := object.GetCommit(s, h)
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: %w", h, err)
