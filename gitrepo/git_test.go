@@ -61,11 +61,11 @@ func must(t testing.TB, err error) {
 
 // gitEnv runs Debian's git, isolated from the user's configuration.
 type gitEnv struct {
-	t    *testing.T
+	t    testing.TB
 	home string
 }
 
-func newGitEnv(t *testing.T) *gitEnv {
+func newGitEnv(t testing.TB) *gitEnv {
 	if _, err := exec.LookPath("git"); err != nil {
 		testenv.Skip(t, "git is not installed: git access tests skipped")
 	}
@@ -332,4 +332,43 @@ func FuzzParseRepoPath(f *testing.F) {
 			t.Fatalf("%q escaped: scope %q thread %q", p, scope, thread)
 		}
 	})
+}
+
+// TestFetchNegotiation fetches into a clone that has many commits of its
+// own: git negotiates over several requests (stateless), with haves the
+// server does not know before the ones it does.
+func TestFetchNegotiation(t *testing.T) {
+	g := newGitEnv(t)
+	ctx := t.Context()
+	st, err := satchel.Open(ctx, "memory:")
+	must(t, err)
+	defer st.Close()
+	ws, err := st.Workspace(ctx, "s", "main")
+	must(t, err)
+	for i := range 40 {
+		must(t, ws.Write(ctx, "f.txt", strings.Repeat("x\n", i+1)))
+	}
+	secret, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "s"})
+	must(t, err)
+	srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
+	defer srv.Close()
+	dir := t.TempDir()
+	g.must(dir, "clone", "-q", cloneURL(srv.URL, secret, "s/main.git"), "c")
+	repo := filepath.Join(dir, "c")
+	for i := range 40 {
+		must(t, os.WriteFile(filepath.Join(repo, "local.txt"), []byte(strings.Repeat("y\n", i+1)), 0o644))
+		g.must(repo, "add", "-A")
+		g.must(repo, "commit", "-qm", "local")
+	}
+	for i := range 3 {
+		must(t, ws.Write(ctx, "g.txt", strings.Repeat("z\n", i+1)))
+	}
+	g.must(repo, "fetch", "-q")
+	head, _, _ := strings.Cut(g.must(repo, "ls-remote", "origin", "refs/heads/main"), "\t")
+	if got := strings.TrimSpace(g.must(repo, "rev-parse", "origin/main")); got != head {
+		t.Fatalf("origin/main is %s after fetch, served %s", got, head)
+	}
+	if got := g.must(repo, "show", "origin/main:g.txt"); got != "z\nz\nz\n" {
+		t.Fatalf("g.txt after fetch: %q", got)
+	}
 }

@@ -102,6 +102,7 @@ func (h *Handler) advertise(w http.ResponseWriter, r *http.Request, repo repoNam
 				_ = ar.Capabilities.Set(capability.SymRef, "HEAD:"+headRef)
 			}
 		}
+		_ = ar.Capabilities.Set(capability.MultiACKDetailed)
 	} else {
 		_ = ar.Capabilities.Set(capability.ReportStatus)
 		_ = ar.Capabilities.Set(capability.OFSDelta)
@@ -174,9 +175,9 @@ func parseUpload(b []byte) (uploadRequest, error) {
 }
 
 // uploadPack answers POST git-upload-pack as git's upload-pack does in a
-// stateless exchange without multi_ack: an ACK for the first have it
-// knows, else a NAK; after done, the pack of what the wants reach and the
-// haves do not.
+// stateless exchange with multi_ack_detailed: "ACK common" for each have
+// it knows, "ready" once one is known, NAK at the end of a round; after
+// done, the pack of what the wants reach and the common haves do not.
 func (h *Handler) uploadPack(w http.ResponseWriter, r *http.Request, repo repoName) {
 	rd, err := body(r)
 	if err != nil {
@@ -220,22 +221,35 @@ func (h *Handler) uploadPack(w http.ResponseWriter, r *http.Request, repo repoNa
 			return
 		}
 	}
+	// As git's upload-pack answers with multi_ack_detailed, stateless:
+	// the client replays the haves found common in each request.
 	var common []plumbing.Hash
+	lastHex := ""
+	gotCommon, gotOther, sentReady := false, false, false
 	for _, hv := range req.haves {
-		if sr.nodes[hv] != nil {
-			if len(common) == 0 {
-				_ = pe.EncodeString("ACK " + hv.String() + "\n")
+		if sr.nodes[hv] == nil {
+			gotOther = true
+			if len(common) > 0 {
+				sentReady = true
+				_ = pe.EncodeString("ACK " + hv.String() + " ready\n")
 			}
-			common = append(common, hv)
+			continue
 		}
+		gotCommon = true
+		common = append(common, hv)
+		lastHex = hv.String()
+		_ = pe.EncodeString("ACK " + lastHex + " common\n")
 	}
 	if !req.done {
-		if len(common) == 0 {
-			_ = pe.EncodeString("NAK\n")
+		if gotCommon && !gotOther && !sentReady {
+			_ = pe.EncodeString("ACK " + lastHex + " ready\n")
 		}
+		_ = pe.EncodeString("NAK\n")
 		return
 	}
-	if len(common) == 0 {
+	if len(common) > 0 {
+		_ = pe.EncodeString("ACK " + lastHex + "\n")
+	} else {
 		_ = pe.EncodeString("NAK\n")
 	}
 	objs := sr.objectsFor(req.wants, common)

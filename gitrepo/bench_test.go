@@ -1,0 +1,99 @@
+package gitrepo_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/gitrepo"
+)
+
+// benchThread makes a thread of files files (in 100 directories), then
+// commits more commits that each change one file.
+func benchThread(b *testing.B, st *satchel.Store, files, commits int) *satchel.Workspace {
+	ctx := context.Background()
+	ws, err := st.Workspace(ctx, "bench", "main", satchel.WorkspaceActor(satchel.Actor{Agent: "bench", Via: "mcp:write_file"}))
+	must(b, err)
+	for lo := 0; lo < files; lo += 10_000 {
+		must(b, ws.Batch(ctx, func(ctx context.Context, bt *satchel.Batch) error {
+			for i := lo; i < min(lo+10_000, files); i++ {
+				if err := bt.Write(ctx, fmt.Sprintf("d%02d/f%06d.txt", i%100, i), fmt.Sprintf("file %d\nline two\n", i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	for i := range commits {
+		must(b, ws.Write(ctx, fmt.Sprintf("d%02d/f%06d.txt", i%100, i), fmt.Sprintf("changed %d\n", i)))
+	}
+	return ws
+}
+
+func benchStores(b *testing.B) map[string]*satchel.Store {
+	mem, err := satchel.Open(context.Background(), "memory:")
+	must(b, err)
+	sq, err := satchel.Open(context.Background(), filepath.Join(b.TempDir(), "s.db"))
+	must(b, err)
+	b.Cleanup(func() { mem.Close(); sq.Close() })
+	return map[string]*satchel.Store{"memory": mem, "sqlite": sq}
+}
+
+// BenchmarkGitClone clones a thread of 100,000 files and 200 commits with
+// Debian's git: the clone rate in commits per second.
+func BenchmarkGitClone(b *testing.B) {
+	for name, st := range benchStores(b) {
+		b.Run(name, func(b *testing.B) {
+			g := newGitEnv(b)
+			const commits = 200
+			benchThread(b, st, 100_000, commits)
+			secret, _, err := st.CreateToken(context.Background(), satchel.TokenSpec{Agent: "bench", Scope: "bench"})
+			must(b, err)
+			for i := 0; b.Loop(); i++ {
+				srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
+				start := time.Now()
+				benchGit(b, g, b.TempDir(), "clone", "-q", "--no-checkout", cloneURL(srv.URL, secret, "bench/main.git"), "c")
+				b.ReportMetric(float64(commits+10)/time.Since(start).Seconds(), "commits/s")
+				srv.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkGitFetch10 fetches 10 new commits of a thread of 100,000
+// files from a server that served the thread before.
+func BenchmarkGitFetch10(b *testing.B) {
+	for name, st := range benchStores(b) {
+		b.Run(name, func(b *testing.B) {
+			g := newGitEnv(b)
+			ws := benchThread(b, st, 100_000, 0)
+			secret, _, err := st.CreateToken(context.Background(), satchel.TokenSpec{Agent: "bench", Scope: "bench"})
+			must(b, err)
+			srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
+			defer srv.Close()
+			dir := b.TempDir()
+			benchGit(b, g, dir, "clone", "-q", "--no-checkout", cloneURL(srv.URL, secret, "bench/main.git"), "c")
+			n := 0
+			for b.Loop() {
+				b.StopTimer()
+				for range 10 {
+					must(b, ws.Write(context.Background(), fmt.Sprintf("new/%d.txt", n), "new\n"))
+					n++
+				}
+				b.StartTimer()
+				benchGit(b, g, filepath.Join(dir, "c"), "fetch", "-q")
+			}
+		})
+	}
+}
+
+func benchGit(b *testing.B, g *gitEnv, dir string, args ...string) {
+	b.Helper()
+	if out, ok := g.run(dir, args...); !ok {
+		b.Fatalf("git %v: %s", args, out)
+	}
+}
