@@ -18,6 +18,8 @@ func newGitCmd(a *app) *cobra.Command {
 commit, with the same hashes on every backend and after export and import.
 satchel serve --http ADDR --git serves them to git itself; these commands
 write and read repositories on disk.`,
+		Example: `  satchel --thread main git export /tmp/main-repo
+  satchel --thread imported git import ./repo`,
 	}
 	cmd.AddCommand(newGitExportCmd(a), newGitImportCmd(a))
 	return cmd
