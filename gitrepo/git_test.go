@@ -372,3 +372,37 @@ func TestFetchNegotiation(t *testing.T) {
 		t.Fatalf("g.txt after fetch: %q", got)
 	}
 }
+
+// TestRetentionMakesARoot: once retention drops the oldest commits, the
+// oldest retained one is a root, and a fetch takes the new history.
+func TestRetentionMakesARoot(t *testing.T) {
+	g := newGitEnv(t)
+	ctx := t.Context()
+	st, err := satchel.Open(ctx, "memory:")
+	must(t, err)
+	defer st.Close()
+	ws, err := st.Workspace(ctx, "s", "main")
+	must(t, err)
+	for i := range 5 {
+		must(t, ws.Write(ctx, "f.txt", strings.Repeat("x\n", i+1)))
+	}
+	secret, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "s"})
+	must(t, err)
+	srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
+	defer srv.Close()
+	dir := t.TempDir()
+	g.must(dir, "clone", "-q", cloneURL(srv.URL, secret, "s/main.git"), "c")
+	repo := filepath.Join(dir, "c")
+	if n := strings.Count(g.must(repo, "rev-list", "HEAD"), "\n"); n != 5 {
+		t.Fatalf("%d commits before retention, want 5", n)
+	}
+	dropped, err := ws.SetRetention(ctx, satchel.Policy{MaxCommits: 2})
+	must(t, err)
+	if dropped != 3 {
+		t.Fatalf("retention dropped %d commits, want 3", dropped)
+	}
+	g.must(repo, "fetch", "-q")
+	if got := g.must(repo, "log", "--format=%s|%P|%b", "origin/main"); strings.Count(got, "Satchel-Commit:") != 2 || !strings.Contains(got, "write f.txt||Satchel-Commit: 4") {
+		t.Fatalf("after retention, origin/main:\n%s", got)
+	}
+}

@@ -55,6 +55,10 @@ type Config struct {
 	// comes in, and as whom (the loopback rules of the server the handler
 	// is mounted in). Without it such a request gets 401.
 	Tokenless func(r *http.Request) (Identity, bool)
+	// MaxScopes bounds the scopes whose mapping the handler keeps in
+	// memory (0: 16); past it the least recently served is dropped, and
+	// mapped again when asked for.
+	MaxScopes int
 	Logger    *slog.Logger
 }
 
@@ -63,6 +67,7 @@ type Handler struct {
 	cfg    Config
 	mu     sync.Mutex
 	scopes map[string]*scopeRepo
+	clock  int64 // counts requests, for the scopes' last use
 }
 
 // New returns a Handler.
@@ -72,6 +77,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxScopes <= 0 {
+		cfg.MaxScopes = 16
 	}
 	return &Handler{cfg: cfg, scopes: map[string]*scopeRepo{}}
 }
@@ -238,11 +246,22 @@ func (h *Handler) workspace(ctx context.Context, id Identity, scope, thread, via
 // the caller unlocks it.
 func (h *Handler) repo(ctx context.Context, scope string) (*scopeRepo, error) {
 	h.mu.Lock()
+	h.clock++
 	r := h.scopes[scope]
 	if r == nil {
+		if len(h.scopes) >= h.cfg.MaxScopes {
+			oldest := ""
+			for name, sr := range h.scopes {
+				if oldest == "" || sr.used < h.scopes[oldest].used {
+					oldest = name
+				}
+			}
+			delete(h.scopes, oldest)
+		}
 		r = newScopeRepo(h.cfg.Store, scope)
 		h.scopes[scope] = r
 	}
+	r.used = h.clock
 	h.mu.Unlock()
 	r.mu.Lock()
 	if err := r.refresh(ctx); err != nil {

@@ -66,6 +66,8 @@ type scopeRepo struct {
 	fresh map[string]bool
 	// infos are the scope's threads as this refresh read them.
 	infos map[string]satchel.ThreadInfo
+	// used is when the handler last served the scope (Handler.clock).
+	used int64
 }
 
 func newScopeRepo(st *satchel.Store, scope string) *scopeRepo {
