@@ -149,7 +149,7 @@ func parseUpload(b []byte) (uploadRequest, error) {
 				return req, fmt.Errorf("invalid %s line %q", cmd, line)
 			}
 			h := plumbing.NewHash(hex)
-			if h.String() != strings.ToLower(hex) {
+			if h.String() != hex {
 				return req, fmt.Errorf("invalid %s line %q", cmd, line)
 			}
 			if cmd == "want" {

@@ -93,6 +93,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"ThreadRefs", s.threadRefs},
 		{"Merge", s.merge},
 		{"MergeRacing", s.mergeRacing},
+		{"GitOrigin", s.gitOrigin},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
