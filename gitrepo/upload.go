@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // agent is the agent capability the server advertises.
@@ -200,7 +201,12 @@ func (h *Handler) uploadPack(w http.ResponseWriter, r *http.Request, repo repoNa
 		h.fail(w, err)
 		return
 	}
-	defer sr.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			sr.mu.Unlock()
+		}
+	}()
 	refs, _, err := sr.refs(ctx, repo)
 	if err != nil {
 		h.fail(w, err)
@@ -253,7 +259,23 @@ func (h *Handler) uploadPack(w http.ResponseWriter, r *http.Request, repo repoNa
 		_ = pe.EncodeString("NAK\n")
 	}
 	objs := sr.objectsFor(req.wants, common)
-	if _, err := packfile.NewEncoder(bw, sr.objects, false).Encode(objs, 0); err != nil {
+	// The pack is written from the objects picked under the scope's lock,
+	// without it: a slow client holds up no other request of the scope.
+	picked := memory.NewStorage()
+	for _, o := range objs {
+		obj, err := sr.objects.EncodedObject(plumbing.AnyObject, o)
+		if err != nil {
+			h.cfg.Logger.Error("writing a pack", "error", err.Error())
+			return
+		}
+		if _, err := picked.SetEncodedObject(obj); err != nil {
+			h.cfg.Logger.Error("writing a pack", "error", err.Error())
+			return
+		}
+	}
+	sr.mu.Unlock()
+	locked = false
+	if _, err := packfile.NewEncoder(bw, picked, false).Encode(objs, 0); err != nil {
 		h.cfg.Logger.Error("writing a pack", "error", err.Error())
 	}
 }
