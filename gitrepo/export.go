@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -41,6 +42,9 @@ func Export(ctx context.Context, st *satchel.Store, scope, thread, dir string) (
 	refs, headRef, err := sr.refs(ctx, repo)
 	if err != nil {
 		return ExportResult{}, err
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return ExportResult{}, &satchel.Error{Kind: satchel.ErrExists, Msg: fmt.Sprintf("%s is not empty: export writes a new repository into a new or empty directory", dir)}
 	}
 	r, err := git.PlainInit(dir, false)
 	if err != nil {

@@ -47,5 +47,6 @@ func TestGitExportImport(t *testing.T) {
 			t.Fatalf("scope export lacks %q:\n%s", want, out)
 		}
 	}
+	h.refused(exp+" is not empty: export writes a new repository into a new or empty directory", "git", "export", exp)
 	h.usage("--git applies to --http only", "serve", "--git")
 }
