@@ -406,3 +406,52 @@ func TestRetentionMakesARoot(t *testing.T) {
 		t.Fatalf("after retention, origin/main:\n%s", got)
 	}
 }
+
+// TestAccessRefusals: names that would reach past a scope or thread, an
+// agent's token for another scope, an operator's push.
+func TestAccessRefusals(t *testing.T) {
+	ctx := t.Context()
+	st, err := satchel.Open(ctx, "memory:")
+	must(t, err)
+	defer st.Close()
+	ws, err := st.Workspace(ctx, "s", "main")
+	must(t, err)
+	must(t, ws.Write(ctx, "a.txt", "a\n"))
+	agent, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "s"})
+	must(t, err)
+	other, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "t"})
+	must(t, err)
+	op, _, err := st.CreateToken(ctx, satchel.TokenSpec{Operator: true})
+	must(t, err)
+	h := gitrepo.New(gitrepo.Config{Store: st})
+	get := func(path, secret string) int {
+		r := httptest.NewRequest("GET", path, nil)
+		if secret != "" {
+			r.SetBasicAuth("x", secret)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	const refs = "/info/refs?service=git-upload-pack"
+	for _, p := range []string{"/git/s/../t/main.git" + refs, "/git/s/main/x.git" + refs, "/git/..git" + refs, "/git/s/.git" + refs, "/git/s/main.git/../../t.git" + refs} {
+		if code := get(p, agent); code == http.StatusOK {
+			t.Errorf("GET %s: 200", p)
+		}
+	}
+	for _, c := range []struct {
+		path, secret string
+		want         int
+	}{
+		{"/git/s/main.git" + refs, agent, http.StatusOK},
+		{"/git/s/main.git" + refs, "stk_0000000000000000_nope", http.StatusUnauthorized},
+		{"/git/s/main.git" + refs, other, http.StatusForbidden},
+		{"/git/s/main.git" + refs, op, http.StatusOK},
+		{"/git/s/main.git/info/refs?service=git-receive-pack", op, http.StatusForbidden},
+		{"/git/s/main.git/info/refs", agent, http.StatusForbidden}, // the dumb protocol
+	} {
+		if code := get(c.path, c.secret); code != c.want {
+			t.Errorf("GET %s: %d, want %d", c.path, code, c.want)
+		}
+	}
+}
