@@ -265,6 +265,17 @@ func testGitAccess(t *testing.T, st *satchel.Store) {
 		t.Fatalf("push over a bound: ok=%v\n%s", ok, out)
 	}
 
+	// A small push that inflates past 8 times the body's bound is refused
+	// before its objects are inflated.
+	g.must(repo, "reset", "-q", "--hard", "origin/main")
+	must(t, os.WriteFile(filepath.Join(repo, "zeros.bin"), make([]byte, 16<<20), 0o644))
+	g.must(repo, "add", "-A")
+	g.must(repo, "commit", "-qm", "zeros")
+	out, ok = g.run(repo, "push", "origin", "main")
+	if ok || !strings.Contains(out, "once inflated") {
+		t.Fatalf("push of a pack that inflates 1000-fold: ok=%v\n%s", ok, out)
+	}
+
 	// A thread-bound token clones its thread only.
 	if out, ok := g.run(dir, "clone", cloneURL(srv.URL, bound, "team/main.git"), "nope"); ok || !strings.Contains(out, "403") {
 		t.Fatalf("a token bound to notes cloned main: %s", out)

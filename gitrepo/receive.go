@@ -31,6 +31,83 @@ func readBounded(r io.Reader, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// inflateFactor bounds what a push's objects take once inflated: that
+// many times the bound on its body.
+const inflateFactor = 8
+
+// checkPackSize reads a pushed pack's object headers and refuses it when
+// its objects would take more than max bytes once inflated (a small pack
+// of repeated bytes inflates a thousandfold), or when an object inflates
+// past its header's length, before go-git inflates any into memory. A
+// delta counts its own length and the size of the object it makes.
+func checkPackSize(pack []byte, max int64) error {
+	s := packfile.NewScanner(bytes.NewReader(pack))
+	_, n, err := s.Header()
+	if err != nil {
+		return err
+	}
+	tooBig := fmt.Errorf("the pushed objects take more than %d bytes once inflated (%d times --max-request-bytes)", max, inflateFactor)
+	var total int64
+	for range n {
+		h, err := s.NextObjectHeader()
+		if err != nil {
+			return err
+		}
+		if total += h.Length; h.Length < 0 || total > max {
+			return tooBig
+		}
+		w := &deltaHead{max: h.Length}
+		if _, _, err := s.NextObject(w); err != nil {
+			return err
+		}
+		if h.Type == plumbing.OFSDeltaObject || h.Type == plumbing.REFDeltaObject {
+			if total += w.targetSize(); total > max {
+				return tooBig
+			}
+		}
+	}
+	return nil
+}
+
+// deltaHead takes an object's inflated bytes, keeping the first ones (a
+// delta's header), and refuses more than max of them.
+type deltaHead struct {
+	max, n int64
+	head   []byte
+}
+
+func (d *deltaHead) Write(p []byte) (int, error) {
+	d.n += int64(len(p))
+	if d.n > d.max {
+		return 0, errors.New("a pushed object inflates past its length")
+	}
+	if k := 20 - len(d.head); k > 0 {
+		d.head = append(d.head, p[:min(k, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// targetSize reads the size of the object a delta makes: the second of
+// the two varints its data starts with.
+func (d *deltaHead) targetSize() int64 {
+	b := d.head
+	for len(b) > 0 && b[0]&0x80 != 0 { // the base's size
+		b = b[1:]
+	}
+	if len(b) > 0 {
+		b = b[1:]
+	}
+	var size int64
+	for shift := 0; len(b) > 0 && shift < 63; shift += 7 {
+		size |= int64(b[0]&0x7f) << shift
+		if b[0]&0x80 == 0 {
+			break
+		}
+		b = b[1:]
+	}
+	return size
+}
+
 // errMoved is a push's refusal when the thread's head moved.
 var errMoved = errors.New("non-fast-forward")
 
@@ -65,8 +142,13 @@ func (h *Handler) receivePack(w http.ResponseWriter, r *http.Request, repo repoN
 	rs := packp.NewReportStatus()
 	rs.UnpackStatus = "ok"
 	if req.Packfile != nil {
-		if err := packfile.UpdateObjectStorage(sr.objects, req.Packfile); err != nil && !errors.Is(err, packfile.ErrEmptyPackfile) {
-			rs.UnpackStatus = err.Error()
+		pack, _ := io.ReadAll(req.Packfile)
+		if len(pack) > 0 {
+			if err := checkPackSize(pack, inflateFactor*h.cfg.MaxRequestBytes); err != nil {
+				rs.UnpackStatus = err.Error()
+			} else if err := packfile.UpdateObjectStorage(sr.objects, bytes.NewReader(pack)); err != nil && !errors.Is(err, packfile.ErrEmptyPackfile) {
+				rs.UnpackStatus = err.Error()
+			}
 		}
 	}
 	for _, cmd := range req.Commands {

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 func pkts(lines ...string) []byte {
@@ -59,5 +62,37 @@ func FuzzParseUpload(f *testing.F) {
 				t.Fatalf("%q: hash %s is not in the request", b, h)
 			}
 		}
+	})
+}
+
+// smallPack is a pack of one blob of n zero bytes.
+func smallPack(t testing.TB, n int) []byte {
+	st := memory.NewStorage()
+	h, err := putBlob(st, string(make([]byte, n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := packfile.NewEncoder(&b, st, false).Encode([]plumbing.Hash{h}, 0); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestCheckPackSize(t *testing.T) {
+	p := smallPack(t, 1<<20)
+	if err := checkPackSize(p, 2<<20); err != nil {
+		t.Fatalf("a pack of 1 MiB under a bound of 2 MiB: %v", err)
+	}
+	if err := checkPackSize(p, 1<<19); err == nil || !strings.Contains(err.Error(), "once inflated") {
+		t.Fatalf("a pack of 1 MiB under a bound of 512 KiB: %v", err)
+	}
+}
+
+func FuzzCheckPackSize(f *testing.F) {
+	f.Add(smallPack(f, 100))
+	f.Add(smallPack(f, 0))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = checkPackSize(b, 1<<16) // must neither panic nor hang
 	})
 }
