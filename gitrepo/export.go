@@ -157,10 +157,13 @@ func Import(ctx context.Context, st *satchel.Store, path, branch, scope, thread 
 		if err != nil {
 			return out, err
 		}
-		err = applyCommit(ctx, ws, r.Storer, c, prev, tree, seq, true)
+		p, err := prepare(ctx, r.Storer, c, prev, tree, true)
 		if errors.Is(err, errEmpty) {
 			out.Skipped++
 			continue
+		}
+		if err == nil {
+			err = p.commit(ctx, ws, seq)
 		}
 		if err != nil {
 			return out, fmt.Errorf("commit %s: %w", c.Hash, err)

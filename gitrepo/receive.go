@@ -216,27 +216,36 @@ func (h *Handler) update(ctx context.Context, sr *scopeRepo, repo repoName, id I
 	if err != nil {
 		return err.Error()
 	}
-	landed := 0
+	// Every pushed commit is read and checked (paths, modes, changes)
+	// before the first is committed; bounds and quotas are checked as
+	// each is.
 	prevTree := &object.Tree{}
 	if !head.IsZero() {
 		if prevTree, err = treeOf(sr.objects, head); err != nil {
 			return err.Error()
 		}
 	}
+	var ready []*prepared
 	for _, c := range chain {
 		tree, err := c.Tree()
 		if err != nil {
 			return err.Error()
 		}
-		if err := applyCommit(ctx, ws, sr.objects, c, prevTree, tree, baseSeq, false); err != nil {
-			if landed > 0 {
-				return fmt.Sprintf("%s (the %d commits before %s landed)", errText(err), landed, c.Hash.String()[:12])
+		p, err := prepare(ctx, sr.objects, c, prevTree, tree, false)
+		if err != nil {
+			return errText(err)
+		}
+		ready = append(ready, p)
+		prevTree = tree
+	}
+	for i, p := range ready {
+		if err := p.commit(ctx, ws, baseSeq); err != nil {
+			if i > 0 {
+				return fmt.Sprintf("%s (the %d commits before %s landed)", errText(err), i, p.hash.String()[:12])
 			}
 			return errText(err)
 		}
-		landed++
 		baseSeq++
-		prevTree = tree
 	}
 	return ""
 }
@@ -289,60 +298,75 @@ func firstParents(s storer.EncodedObjectStorer, tip, head plumbing.Hash, known f
 	return out, nil
 }
 
-// applyCommit makes git commit c, whose tree is tree and whose parent's
-// is prev, one satchel commit on the commit baseSeq of ws's thread. With
-// anyMode (an import) an executable file is taken as a file; a push takes
-// mode 100644 only, since the commit is served with that mode.
-func applyCommit(ctx context.Context, ws *satchel.Workspace, s storer.EncodedObjectStorer, c *object.Commit, prev, tree *object.Tree, baseSeq int64, anyMode bool) error {
+// prepared is a git commit made ready to be one satchel commit: what it
+// changes over its parent, and what the commit keeps of it.
+type prepared struct {
+	hash    plumbing.Hash
+	puts    []put
+	dels    []string
+	origin  satchel.GitOrigin
+	subject string
+}
+
+type put struct{ path, content string }
+
+// prepare reads what git commit c, whose tree is tree and whose parent's
+// is prev, changes. With anyMode (an import) an executable file is taken
+// as a file; a push takes mode 100644 only, since the commit is served
+// with that mode. errEmpty when it changes nothing.
+func prepare(ctx context.Context, s storer.EncodedObjectStorer, c *object.Commit, prev, tree *object.Tree, anyMode bool) (*prepared, error) {
 	changes, err := object.DiffTreeWithOptions(ctx, prev, tree, &object.DiffTreeOptions{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(changes) == 0 {
-		return fmt.Errorf("commit %s %w", c.Hash, errEmpty)
+		return nil, fmt.Errorf("commit %s %w", c.Hash, errEmpty)
 	}
-	type put struct{ path, content string }
-	var puts []put
-	var dels []string
+	p := &prepared{hash: c.Hash}
 	for _, ch := range changes {
 		if ch.To.Name == "" {
-			dels = append(dels, ch.From.Name)
+			p.dels = append(p.dels, ch.From.Name)
 			continue
 		}
 		if m := ch.To.TreeEntry.Mode; m != filemode.Regular && !(anyMode && m == filemode.Executable) {
-			return fmt.Errorf("%s: git mode %o cannot be pushed: satchel's files are mode 100644", ch.To.Name, uint32(ch.To.TreeEntry.Mode))
+			return nil, fmt.Errorf("%s: git mode %o cannot be pushed: satchel's files are mode 100644", ch.To.Name, uint32(ch.To.TreeEntry.Mode))
 		}
 		if err := satchel.ValidPath(ch.To.Name); err != nil {
-			return err
+			return nil, err
 		}
 		b, err := blobContent(s, ch.To.TreeEntry.Hash)
 		if err != nil {
-			return fmt.Errorf("%s: %w", ch.To.Name, err)
+			return nil, fmt.Errorf("%s: %w", ch.To.Name, err)
 		}
 		if ch.From.Name != "" && ch.From.Name != ch.To.Name {
-			dels = append(dels, ch.From.Name)
+			p.dels = append(p.dels, ch.From.Name)
 		}
-		puts = append(puts, put{ch.To.Name, b})
+		p.puts = append(p.puts, put{ch.To.Name, b})
 	}
-	origin, subject, err := originOf(s, c)
-	if err != nil {
-		return err
+	if p.origin, p.subject, err = originOf(s, c); err != nil {
+		return nil, err
 	}
+	return p, nil
+}
+
+// commit makes p one satchel commit of ws's thread, right after its
+// commit baseSeq (errMoved when the head is another).
+func (p *prepared) commit(ctx context.Context, ws *satchel.Workspace, baseSeq int64) error {
 	return ws.Batch(ctx, func(ctx context.Context, b *satchel.Batch) error {
 		if b.Base() != baseSeq {
 			return errMoved
 		}
-		for _, p := range dels {
-			if err := b.Delete(ctx, p); err != nil {
+		for _, path := range p.dels {
+			if err := b.Delete(ctx, path); err != nil {
 				return err
 			}
 		}
-		for _, p := range puts {
-			if err := b.Write(ctx, p.path, p.content); err != nil {
+		for _, f := range p.puts {
+			if err := b.Write(ctx, f.path, f.content); err != nil {
 				return err
 			}
 		}
-		b.SetGit(origin, subject)
+		b.SetGit(p.origin, p.subject)
 		return nil
 	})
 }
