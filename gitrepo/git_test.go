@@ -276,6 +276,24 @@ func testGitAccess(t *testing.T, st *satchel.Store) {
 		t.Fatalf("push of a pack that inflates 1000-fold: ok=%v\n%s", ok, out)
 	}
 
+	// Every pushed commit is checked before any lands: the second one's
+	// executable file refuses both.
+	g.must(repo, "reset", "-q", "--hard", "origin/main")
+	before, err := main.History(ctx, 0, 1)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(repo, "fine.txt"), []byte("fine\n"), 0o644))
+	g.must(repo, "add", "-A")
+	g.must(repo, "commit", "-qm", "fine")
+	must(t, os.WriteFile(filepath.Join(repo, "run.sh"), []byte("echo\n"), 0o755))
+	g.must(repo, "add", "-A")
+	g.must(repo, "commit", "-qm", "script")
+	out, ok = g.run(repo, "push", "origin", "main")
+	after, err := main.History(ctx, 0, 1)
+	must(t, err)
+	if ok || !strings.Contains(out, "run.sh: git mode 100755 cannot be pushed") || after[0].Seq != before[0].Seq {
+		t.Fatalf("push of a commit with an executable file: ok=%v, head %d then %d\n%s", ok, before[0].Seq, after[0].Seq, out)
+	}
+
 	// A thread-bound token clones its thread only.
 	if out, ok := g.run(dir, "clone", cloneURL(srv.URL, bound, "team/main.git"), "nope"); ok || !strings.Contains(out, "403") {
 		t.Fatalf("a token bound to notes cloned main: %s", out)
