@@ -100,7 +100,10 @@ token names one, the thread; a session may choose its thread with the
 header X-Satchel-Thread. The server refuses an ADDR that is not loopback
 while no usable token exists. On SIGINT or SIGTERM it stops accepting,
 finishes the calls in flight, then exits. With --ui it also serves the
-web inspector (satchel ui) under /ui/ on the same listener.
+web inspector (satchel ui) under /ui/ on the same listener, and with --git
+every thread as a git repository under /git/ (git clone
+http://x:TOKEN@ADDR/git/SCOPE/THREAD.git, fetch, fast-forward push; the
+token is the password; docs/git.md).
 
 --insecure-no-auth (with --http, on a loopback address only) lets requests
 that carry no token in, as --scope, --agent and --thread: for tools that

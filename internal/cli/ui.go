@@ -55,6 +55,10 @@ sessions (16 at most); the live pages one token keeps open are bounded by
 --max-streams-per-token (4 per session), and a request's body has
 --body-read-timeout to arrive.
 
+With --git it also serves every thread as a git repository under /git/
+(docs/git.md), with the same access: a token as the HTTP password, or on
+loopback while no usable token exists, reading only.
+
 To open it next to a running MCP server, run satchel ui on the same
 database, or serve both on one listener with satchel serve --http ADDR
 --ui (the inspector is then under /ui/).`,
