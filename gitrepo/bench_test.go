@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,7 +41,11 @@ func benchStores(b *testing.B) map[string]*satchel.Store {
 	sq, err := satchel.Open(context.Background(), filepath.Join(b.TempDir(), "s.db"))
 	must(b, err)
 	b.Cleanup(func() { mem.Close(); sq.Close() })
-	return map[string]*satchel.Store{"memory": mem, "sqlite": sq}
+	out := map[string]*satchel.Store{"memory": mem, "sqlite": sq}
+	if os.Getenv("SATCHEL_TEST_POSTGRES") != "" {
+		out["postgres"] = backends()["postgres"](b)
+	}
+	return out
 }
 
 // BenchmarkGitClone clones with Debian's git a thread of 100,000 files

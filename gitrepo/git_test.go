@@ -22,21 +22,21 @@ import (
 )
 
 // backends opens an empty store of each backend.
-func backends() map[string]func(t *testing.T) *satchel.Store {
-	return map[string]func(t *testing.T) *satchel.Store{
-		"memory": func(t *testing.T) *satchel.Store {
+func backends() map[string]func(t testing.TB) *satchel.Store {
+	return map[string]func(t testing.TB) *satchel.Store{
+		"memory": func(t testing.TB) *satchel.Store {
 			s, err := satchel.Open(t.Context(), "memory:")
 			must(t, err)
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
-		"sqlite": func(t *testing.T) *satchel.Store {
+		"sqlite": func(t testing.TB) *satchel.Store {
 			s, err := satchel.Open(t.Context(), filepath.Join(t.TempDir(), "s.db"))
 			must(t, err)
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
-		"postgres": func(t *testing.T) *satchel.Store {
+		"postgres": func(t testing.TB) *satchel.Store {
 			u := testenv.PostgresURL(t)
 			var r [6]byte
 			_, _ = rand.Read(r[:])
