@@ -90,16 +90,27 @@ type repoName struct {
 	Scope, Thread string
 }
 
+// services are the paths git's smart HTTP protocol asks for under a
+// repository.
+var services = []string{"info/refs", "git-upload-pack", "git-receive-pack"}
+
 // ParseRepoPath splits the path under Path ("SCOPE/THREAD.git/SERVICE"
-// or "SCOPE.git/SERVICE") into the repository and the service path. It
-// accepts only valid scope and thread names, so that no name reaches
-// anything but its scope and thread.
+// or "SCOPE.git/SERVICE"; the ".git" may be left out, as git servers
+// allow) into the repository and the service path. It accepts only valid
+// scope and thread names, so that no name reaches anything but its scope
+// and thread.
 func ParseRepoPath(p string) (scope, thread, service string, err error) {
-	i := strings.LastIndex(p, ".git/")
-	if i < 0 {
+	repo := ""
+	for _, svc := range services {
+		if r, ok := strings.CutSuffix(p, "/"+svc); ok {
+			repo, service = r, svc
+			break
+		}
+	}
+	if service == "" {
 		return "", "", "", errors.New("not a repository path: want /git/SCOPE/THREAD.git or /git/SCOPE.git")
 	}
-	repo, service := p[:i], p[i+len(".git/"):]
+	repo = strings.TrimSuffix(repo, ".git")
 	scope, thread, _ = strings.Cut(repo, "/")
 	if err := satchel.ValidScope(scope); err != nil {
 		return "", "", "", err
