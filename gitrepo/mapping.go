@@ -2,7 +2,6 @@ package gitrepo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -394,6 +393,3 @@ func oneLine(s string) string {
 		return r
 	}, s)
 }
-
-// errNoThread is returned for a repository of a thread that does not exist.
-var errNoThread = errors.New("no such thread")
