@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/engine"
 )
 
@@ -62,4 +63,85 @@ func (b *Batch) gitMeta(op string) []byte {
 	m := commitMeta{Op: op, Summary: b.gitSummary, Actor: b.w.actor, Key: b.w.key, Git: b.git}
 	out, _ := json.Marshal(m)
 	return out
+}
+
+// GitMapEntry is one entry of a thread's stored git map: the git commit
+// satchel commit Seq maps to (hashes in hex), and Root, the thread's
+// oldest retained commit when it was mapped (backend.GitCommit).
+type GitMapEntry struct {
+	Seq, Root  int64
+	Hash, Tree string
+}
+
+// HasGitMap reports whether the store's backend keeps git maps
+// (backend.GitMapper); without it the methods below find nothing and
+// store nothing.
+func (s *Store) HasGitMap() bool {
+	_, ok := backend.As[backend.GitMapper](s.b)
+	return ok
+}
+
+// gitMapper returns the backend's git map and the thread's ID; ok is
+// false without the capability or the thread.
+func (w *Workspace) gitMapper(ctx context.Context) (backend.GitMapper, int64, bool, error) {
+	gm, ok := backend.As[backend.GitMapper](w.s.b)
+	if !ok {
+		return nil, 0, false, nil
+	}
+	id, ok, err := w.threadID(ctx, false)
+	return gm, id, ok && err == nil, err
+}
+
+// GitMapLast returns the stored entry of the thread's newest mapped
+// commit; ok is false when there is none.
+func (w *Workspace) GitMapLast(ctx context.Context) (GitMapEntry, bool, error) {
+	gm, id, ok, err := w.gitMapper(ctx)
+	if !ok {
+		return GitMapEntry{}, false, err
+	}
+	c, ok, err := gm.GitLast(ctx, id)
+	return GitMapEntry(c), ok, err
+}
+
+// GitMapEntries returns the stored entries of the thread whose Seq is
+// one of seqs or whose Hash is one of hashes, in Seq order.
+func (w *Workspace) GitMapEntries(ctx context.Context, seqs []int64, hashes []string) ([]GitMapEntry, error) {
+	gm, id, ok, err := w.gitMapper(ctx)
+	if !ok {
+		return nil, err
+	}
+	cs, err := gm.GitCommits(ctx, id, seqs, hashes)
+	out := make([]GitMapEntry, len(cs))
+	for i, c := range cs {
+		out[i] = GitMapEntry(c)
+	}
+	return out, err
+}
+
+// GitTrees returns the stored git tree objects of the thread among
+// hashes, by hash.
+func (w *Workspace) GitTrees(ctx context.Context, hashes []string) (map[string][]byte, error) {
+	gm, id, ok, err := w.gitMapper(ctx)
+	if !ok {
+		return map[string][]byte{}, err
+	}
+	return gm.GitTrees(ctx, id, hashes)
+}
+
+// PutGitMap stores entries of the thread's git map and tree objects (by
+// hash).
+func (w *Workspace) PutGitMap(ctx context.Context, entries []GitMapEntry, trees map[string][]byte) error {
+	gm, id, ok, err := w.gitMapper(ctx)
+	if !ok {
+		return err
+	}
+	cs := make([]backend.GitCommit, len(entries))
+	for i, e := range entries {
+		cs[i] = backend.GitCommit(e)
+	}
+	ts := make([]backend.GitTree, 0, len(trees))
+	for h, o := range trees {
+		ts = append(ts, backend.GitTree{Hash: h, Object: o})
+	}
+	return gm.PutGitMap(ctx, id, cs, ts)
 }

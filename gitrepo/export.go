@@ -30,6 +30,7 @@ type ExportResult struct {
 // tree checked out at HEAD.
 func Export(ctx context.Context, st *satchel.Store, scope, thread, dir string) (ExportResult, error) {
 	sr := newScopeRepo(st, scope)
+	sr.allFull = true
 	if err := sr.refresh(ctx); err != nil {
 		return ExportResult{}, err
 	}

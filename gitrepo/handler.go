@@ -270,6 +270,7 @@ func (h *Handler) repo(ctx context.Context, scope string) (*scopeRepo, error) {
 			delete(h.scopes, oldest)
 		}
 		r = newScopeRepo(h.cfg.Store, scope)
+		r.logger = h.cfg.Logger
 		h.scopes[scope] = r
 	}
 	r.used = h.clock

@@ -139,6 +139,15 @@ func (h *Handler) receivePack(w http.ResponseWriter, r *http.Request, repo repoN
 		return
 	}
 	defer sr.mu.Unlock()
+	// The threads pushed to are mapped from their oldest retained commit
+	// first: a thin pack's bases are among their objects.
+	for _, c := range req.Commands {
+		if name, ok := strings.CutPrefix(c.Name.String(), "refs/heads/"); ok {
+			if err := sr.mapFully(ctx, name); err == nil {
+				_, _ = sr.head(ctx, name)
+			}
+		}
+	}
 	rs := packp.NewReportStatus()
 	rs.UnpackStatus = "ok"
 	if req.Packfile != nil {
@@ -194,7 +203,7 @@ func (h *Handler) update(ctx context.Context, sr *scopeRepo, repo repoName, id I
 	if cmd.New.IsZero() {
 		return "a thread's branch cannot be deleted by a push (satchel threads delete)"
 	}
-	if err := sr.load(ctx, thread); err != nil {
+	if err := sr.mapFully(ctx, thread); err != nil {
 		return err.Error()
 	}
 	head, err := sr.head(ctx, thread)

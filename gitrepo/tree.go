@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -17,6 +18,48 @@ type dir struct {
 	dirs  map[string]*dir
 	hash  plumbing.Hash
 	dirty bool
+	// lazy is set on a directory whose entries are not read yet: only its
+	// hash is known (a tree of the stored map), and fill reads them.
+	lazy bool
+}
+
+// treeReader reads stored tree objects by hash (the stored git map).
+type treeReader func(hash plumbing.Hash) ([]byte, error)
+
+// lazyDir is a directory known by its stored tree's hash.
+func lazyDir(h plumbing.Hash) *dir { return &dir{hash: h, lazy: true} }
+
+// fill reads a lazy directory's entries from its stored tree object.
+func (d *dir) fill(read treeReader) error {
+	if !d.lazy {
+		return nil
+	}
+	if read == nil {
+		return fmt.Errorf("tree %s is not loaded", d.hash)
+	}
+	b, err := read(d.hash)
+	if err != nil {
+		return err
+	}
+	o := &plumbing.MemoryObject{}
+	o.SetType(plumbing.TreeObject)
+	if _, err := o.Write(b); err != nil {
+		return err
+	}
+	var t object.Tree
+	if err := t.Decode(o); err != nil {
+		return fmt.Errorf("stored tree %s: %w", d.hash, err)
+	}
+	d.files, d.dirs = map[string]plumbing.Hash{}, map[string]*dir{}
+	for _, e := range t.Entries {
+		if e.Mode == filemode.Dir {
+			d.dirs[e.Name] = lazyDir(e.Hash)
+		} else {
+			d.files[e.Name] = e.Hash
+		}
+	}
+	d.lazy = false
+	return nil
 }
 
 func newDir() *dir {
@@ -25,19 +68,25 @@ func newDir() *dir {
 
 // set puts blob h at path (a valid satchel path: slash-separated, no
 // empty or dot components).
-func (d *dir) set(path string, h plumbing.Hash) {
+func (d *dir) set(read treeReader, path string, h plumbing.Hash) error {
+	if err := d.fill(read); err != nil {
+		return err
+	}
 	d.dirty = true
 	for {
 		i := strings.IndexByte(path, '/')
 		if i < 0 {
 			d.files[path] = h
-			return
+			return nil
 		}
 		name := path[:i]
 		sub := d.dirs[name]
 		if sub == nil {
 			sub = newDir()
 			d.dirs[name] = sub
+		}
+		if err := sub.fill(read); err != nil {
+			return err
 		}
 		sub.dirty = true
 		d, path = sub, path[i+1:]
@@ -46,23 +95,31 @@ func (d *dir) set(path string, h plumbing.Hash) {
 
 // remove deletes the file at path and the directories it leaves empty;
 // it reports whether d is empty afterwards.
-func (d *dir) remove(path string) bool {
+func (d *dir) remove(read treeReader, path string) (bool, error) {
+	if err := d.fill(read); err != nil {
+		return false, err
+	}
 	d.dirty = true
 	i := strings.IndexByte(path, '/')
 	if i < 0 {
 		delete(d.files, path)
 	} else if sub := d.dirs[path[:i]]; sub != nil {
-		if sub.remove(path[i+1:]) {
+		empty, err := sub.remove(read, path[i+1:])
+		if err != nil {
+			return false, err
+		}
+		if empty {
 			delete(d.dirs, path[:i])
 		}
 	}
-	return len(d.files) == 0 && len(d.dirs) == 0
+	return len(d.files) == 0 && len(d.dirs) == 0, nil
 }
 
 // encode stores the tree objects of the directories changed since the
-// last encode and returns d's hash; added lists the objects stored.
-func (d *dir) encode(s storer.EncodedObjectStorer, added *[]plumbing.Hash) (plumbing.Hash, error) {
-	if !d.dirty {
+// last encode and returns d's hash; added lists the objects stored, and
+// trees the tree objects among them.
+func (d *dir) encode(s storer.EncodedObjectStorer, added, trees *[]plumbing.Hash) (plumbing.Hash, error) {
+	if !d.dirty || d.lazy {
 		return d.hash, nil
 	}
 	t := object.Tree{Entries: make([]object.TreeEntry, 0, len(d.files)+len(d.dirs))}
@@ -70,7 +127,7 @@ func (d *dir) encode(s storer.EncodedObjectStorer, added *[]plumbing.Hash) (plum
 		t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
 	}
 	for name, sub := range d.dirs {
-		h, err := sub.encode(s, added)
+		h, err := sub.encode(s, added, trees)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -86,6 +143,7 @@ func (d *dir) encode(s storer.EncodedObjectStorer, added *[]plumbing.Hash) (plum
 		return plumbing.ZeroHash, err
 	}
 	*added = append(*added, h)
+	*trees = append(*trees, h)
 	d.hash, d.dirty = h, false
 	return h, nil
 }

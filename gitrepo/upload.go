@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/satchel-dev/satchel"
 )
 
 // agent is the agent capability the server advertises.
@@ -48,23 +50,54 @@ func (r *scopeRepo) refs(ctx context.Context, repo repoName) ([]ref, string, err
 		if headRef == "" || th == "main" {
 			headRef = branch
 		}
-		tm := r.threads[th]
-		for i, c := range tm.commits {
-			for _, cp := range c.Checkpoints {
-				name := cp
-				if repo.Thread == "" {
-					name = th + "/" + cp
-				}
-				if validRefPart(cp) {
-					out = append(out, ref{"refs/tags/" + name, tm.hashes[i]})
-				}
+		tags, err := r.tags(ctx, th)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, tg := range tags {
+			name := tg.name
+			if repo.Thread == "" {
+				name = th + "/" + tg.name
 			}
+			out = append(out, ref{"refs/tags/" + name, tg.hash})
 		}
 	}
 	if repo.Thread != "" {
 		headRef = "refs/heads/" + repo.Thread
 	}
 	return out, headRef, nil
+}
+
+// tags lists a mapped thread's checkpoints as tags (read each time: a
+// checkpoint may name an old commit), oldest commit first.
+func (r *scopeRepo) tags(ctx context.Context, th string) ([]ref, error) {
+	tm := r.threads[th]
+	if tm == nil {
+		return nil, nil
+	}
+	w, err := r.st.Workspace(ctx, r.scope, th)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := w.Checkpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ref
+	for i := len(cps) - 1; i >= 0; i-- {
+		cp := cps[i]
+		if !validRefPart(cp.Name) {
+			continue
+		}
+		h, ok, err := r.hashOf(ctx, th, cp.Seq)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, ref{cp.Name, h})
+		}
+	}
+	return out, nil
 }
 
 // validRefPart reports whether git takes s as one component of a
@@ -216,6 +249,11 @@ func (h *Handler) uploadPack(w http.ResponseWriter, r *http.Request, repo repoNa
 	for _, rf := range refs {
 		tips[rf.hash] = true
 	}
+	known, err := sr.prepareUpload(ctx, repo, refs, req)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
 	w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
 	w.Header().Set("Cache-Control", "no-cache")
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -233,7 +271,7 @@ func (h *Handler) uploadPack(w http.ResponseWriter, r *http.Request, repo repoNa
 	lastHex := ""
 	gotCommon, gotOther, sentReady := false, false, false
 	for _, hv := range req.haves {
-		if sr.nodes[hv] == nil {
+		if sr.nodes[hv] == nil && !known[hv] {
 			gotOther = true
 			if len(common) > 0 {
 				sentReady = true
@@ -278,6 +316,90 @@ func (h *Handler) uploadPack(w http.ResponseWriter, r *http.Request, repo repoNa
 	if _, err := packfile.NewEncoder(bw, picked, false).Encode(objs, 0); err != nil {
 		h.cfg.Logger.Error("writing a pack", "error", err.Error())
 	}
+}
+
+// prepareUpload makes the threads whose tips are wanted mapped far enough
+// back for the pack: a thread mapped from a commit of the stored map
+// (tm.base) is mapped again from the newest commit of it the client has,
+// or from its oldest retained commit when the client has none of it (a
+// clone). It returns the commits the client may have that this process
+// did not map: the bases, known from the stored map.
+func (r *scopeRepo) prepareUpload(ctx context.Context, repo repoName, refs []ref, req uploadRequest) (map[plumbing.Hash]bool, error) {
+	wanted := map[plumbing.Hash]bool{}
+	for _, h := range req.wants {
+		wanted[h] = true
+	}
+	threads := map[string]bool{}
+	for _, rf := range refs {
+		if !wanted[rf.hash] {
+			continue
+		}
+		th := repo.Thread
+		if th == "" {
+			rest := strings.TrimPrefix(strings.TrimPrefix(rf.name, "refs/heads/"), "refs/tags/")
+			th, _, _ = strings.Cut(rest, "/")
+		}
+		threads[th] = true
+	}
+	names := make([]string, 0, len(threads))
+	for th := range threads {
+		names = append(names, th)
+	}
+	sort.Strings(names)
+	known := map[plumbing.Hash]bool{}
+	for _, th := range names {
+		tm := r.threads[th]
+		if tm == nil || tm.base == 0 {
+			continue
+		}
+		mine := map[plumbing.Hash]bool{tm.baseHash: true}
+		for _, hh := range tm.hashes {
+			mine[hh] = true
+		}
+		var unknown []string
+		has := false
+		for _, hv := range req.haves {
+			if mine[hv] {
+				has = true
+			} else if r.nodes[hv] == nil {
+				unknown = append(unknown, hv.String())
+			}
+		}
+		if has {
+			known[tm.baseHash] = true
+			continue
+		}
+		var best *satchel.GitMapEntry
+		if len(unknown) > 0 {
+			w, err := r.st.Workspace(ctx, r.scope, th)
+			if err != nil {
+				return nil, err
+			}
+			es, err := w.GitMapEntries(ctx, nil, unknown)
+			if err != nil {
+				return nil, err
+			}
+			for i := range es {
+				if es[i].Root == tm.oldest && (best == nil || es[i].Seq > best.Seq) {
+					best = &es[i]
+				}
+			}
+		}
+		if best != nil {
+			if err := r.rebase(ctx, th, best.Seq); err != nil {
+				return nil, err
+			}
+		} else if err := r.mapFully(ctx, th); err != nil {
+			return nil, err
+		}
+		if _, err := r.head(ctx, th); err != nil {
+			return nil, err
+		}
+		if tm := r.threads[th]; tm != nil && tm.base > 0 {
+			known[tm.baseHash] = true
+		}
+	}
+	return known, nil
 }
 
 // objectsFor lists the objects the commits wants reach and the commits
