@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/gitrepo"
+	"github.com/satchel-dev/satchel/satcheltest"
 )
 
 // benchThread makes a thread of files files (in 100 directories, 10,000
@@ -120,5 +122,50 @@ func benchGit(b *testing.B, g *gitEnv, dir string, args ...string) {
 	b.Helper()
 	if out, ok := g.run(dir, args...); !ok {
 		b.Fatalf("git %v: %s", args, out)
+	}
+}
+
+// BenchmarkGitFetch10NewProcess fetches 10 new commits of a thread of
+// 100,000 files from a server that never served it (a new process: the
+// map only in the database), with the stored map (map) and without it
+// (nomap: backend.GitMapper hidden, the thread mapped from its oldest
+// commit).
+func BenchmarkGitFetch10NewProcess(b *testing.B) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		if name == "postgres" && os.Getenv("SATCHEL_TEST_POSTGRES") == "" {
+			continue
+		}
+		raw := rawBackends()[name](b)
+		st := satchel.New(raw)
+		g := newGitEnv(b)
+		ws := benchThread(b, st, "main", 100_000, 0)
+		secret, _, err := st.CreateToken(context.Background(), satchel.TokenSpec{Agent: "bench", Scope: "bench"})
+		must(b, err)
+		dir := b.TempDir()
+		srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
+		benchGit(b, g, dir, "clone", "-q", "--no-checkout", cloneURL(srv.URL, secret, "bench/main.git"), "c")
+		srv.Close()
+		n := 0
+		for _, variant := range []string{"map", "nomap"} {
+			vs := st
+			if variant == "nomap" {
+				vs = satchel.New(satcheltest.Hide[backend.GitMapper](raw))
+			}
+			b.Run(name+"/"+variant, func(b *testing.B) {
+				for b.Loop() {
+					b.StopTimer()
+					for range 10 {
+						must(b, ws.Write(context.Background(), fmt.Sprintf("new/%d.txt", n), "new\n"))
+						n++
+					}
+					srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: vs}))
+					repo := filepath.Join(dir, "c")
+					benchGit(b, g, repo, "remote", "set-url", "origin", cloneURL(srv.URL, secret, "bench/main.git"))
+					b.StartTimer()
+					benchGit(b, g, repo, "fetch", "-q")
+					srv.Close()
+				}
+			})
+		}
 	}
 }
