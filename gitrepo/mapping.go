@@ -1,11 +1,13 @@
 package gitrepo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -420,14 +422,8 @@ func (r *scopeRepo) hashOf(ctx context.Context, name string, seq int64) (plumbin
 	if seq <= tm.base {
 		return r.storedHash(ctx, tm, seq)
 	}
-	i := -1
-	for j := range tm.commits {
-		if tm.commits[j].Seq == seq {
-			i = j
-			break
-		}
-	}
-	if i < 0 {
+	i, found := sort.Find(len(tm.commits), func(j int) int { return cmp.Compare(seq, tm.commits[j].Seq) })
+	if !found {
 		return plumbing.ZeroHash, false, nil
 	}
 	if i >= len(tm.hashes) {

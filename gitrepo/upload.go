@@ -83,10 +83,36 @@ func (r *scopeRepo) tags(ctx context.Context, th string) ([]ref, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Those of commits before the map's base: their hashes in one read
+	// of the stored map.
+	stored := map[int64]plumbing.Hash{}
+	var seqs []int64
+	for _, cp := range cps {
+		if cp.Seq < tm.base {
+			seqs = append(seqs, cp.Seq)
+		}
+	}
+	if len(seqs) > 0 {
+		es, err := w.GitMapEntries(ctx, seqs, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if e.Root == tm.oldest {
+				stored[e.Seq] = plumbing.NewHash(e.Hash)
+			}
+		}
+	}
 	var out []ref
 	for i := len(cps) - 1; i >= 0; i-- {
 		cp := cps[i]
 		if !validRefPart(cp.Name) {
+			continue
+		}
+		if cp.Seq < tm.base {
+			if h, ok := stored[cp.Seq]; ok {
+				out = append(out, ref{cp.Name, h})
+			}
 			continue
 		}
 		h, ok, err := r.hashOf(ctx, th, cp.Seq)
