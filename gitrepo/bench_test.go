@@ -126,11 +126,16 @@ func benchGit(b *testing.B, g *gitEnv, dir string, args ...string) {
 }
 
 // BenchmarkGitFetch10NewProcess fetches 10 new commits of a thread of
-// 100,000 files from a server that never served it (a new process: the
-// map only in the database), with the stored map (map) and without it
+// 100,000 files (files100k) and of one of 2,000 commits of one file each
+// (commits2k) from a server that never served it (a new process: the map
+// only in the database), with the stored map (map) and without it
 // (nomap: backend.GitMapper hidden, the thread mapped from its oldest
 // commit).
 func BenchmarkGitFetch10NewProcess(b *testing.B) {
+	shapes := []struct {
+		name           string
+		files, commits int
+	}{{"files100k", 100_000, 0}, {"commits2k", 100, 2_000}}
 	for _, name := range []string{"sqlite", "postgres"} {
 		if name == "postgres" && os.Getenv("SATCHEL_TEST_POSTGRES") == "" {
 			continue
@@ -138,34 +143,37 @@ func BenchmarkGitFetch10NewProcess(b *testing.B) {
 		raw := rawBackends()[name](b)
 		st := satchel.New(raw)
 		g := newGitEnv(b)
-		ws := benchThread(b, st, "main", 100_000, 0)
 		secret, _, err := st.CreateToken(context.Background(), satchel.TokenSpec{Agent: "bench", Scope: "bench"})
 		must(b, err)
-		dir := b.TempDir()
-		srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
-		benchGit(b, g, dir, "clone", "-q", "--no-checkout", cloneURL(srv.URL, secret, "bench/main.git"), "c")
-		srv.Close()
-		n := 0
-		for _, variant := range []string{"map", "nomap"} {
-			vs := st
-			if variant == "nomap" {
-				vs = satchel.New(satcheltest.Hide[backend.GitMapper](raw))
-			}
-			b.Run(name+"/"+variant, func(b *testing.B) {
-				for b.Loop() {
-					b.StopTimer()
-					for range 10 {
-						must(b, ws.Write(context.Background(), fmt.Sprintf("new/%d.txt", n), "new\n"))
-						n++
-					}
-					srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: vs}))
-					repo := filepath.Join(dir, "c")
-					benchGit(b, g, repo, "remote", "set-url", "origin", cloneURL(srv.URL, secret, "bench/main.git"))
-					b.StartTimer()
-					benchGit(b, g, repo, "fetch", "-q")
-					srv.Close()
+		for _, sh := range shapes {
+			ws := benchThread(b, st, sh.name, sh.files, sh.commits)
+			url := func(srv *httptest.Server) string { return cloneURL(srv.URL, secret, "bench/"+sh.name+".git") }
+			dir := b.TempDir()
+			srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
+			benchGit(b, g, dir, "clone", "-q", "--no-checkout", url(srv), "c")
+			srv.Close()
+			n := 0
+			for _, variant := range []string{"map", "nomap"} {
+				vs := st
+				if variant == "nomap" {
+					vs = satchel.New(satcheltest.Hide[backend.GitMapper](raw))
 				}
-			})
+				b.Run(name+"/"+sh.name+"/"+variant, func(b *testing.B) {
+					for b.Loop() {
+						b.StopTimer()
+						for range 10 {
+							must(b, ws.Write(context.Background(), fmt.Sprintf("new/%d.txt", n), "new\n"))
+							n++
+						}
+						srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: vs}))
+						repo := filepath.Join(dir, "c")
+						benchGit(b, g, repo, "remote", "set-url", "origin", url(srv))
+						b.StartTimer()
+						benchGit(b, g, repo, "fetch", "-q")
+						srv.Close()
+					}
+				})
+			}
 		}
 	}
 }
