@@ -16,9 +16,12 @@ import (
 	"testing"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/backend/memory"
 	"github.com/satchel-dev/satchel/backend/postgres"
 	"github.com/satchel-dev/satchel/gitrepo"
 	"github.com/satchel-dev/satchel/internal/testenv"
+	"github.com/satchel-dev/satchel/satcheltest"
 )
 
 // backends opens an empty store of each backend.
@@ -27,6 +30,13 @@ func backends() map[string]func(t testing.TB) *satchel.Store {
 		"memory": func(t testing.TB) *satchel.Store {
 			s, err := satchel.Open(t.Context(), "memory:")
 			must(t, err)
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		// Without the stored git map: every process maps from the oldest
+		// retained commit.
+		"memory-nomap": func(t testing.TB) *satchel.Store {
+			s := satchel.New(satcheltest.Hide[backend.GitMapper](memory.New()))
 			t.Cleanup(func() { s.Close() })
 			return s
 		},

@@ -152,3 +152,50 @@ func TestStoredMap(t *testing.T) {
 		})
 	}
 }
+
+// TestStoredMapIsRead: a new process takes the hashes of old commits
+// from the stored map and does not map them again: an entry made wrong in
+// the store shows in the hash served for the next commit; put right, the
+// served hash is a mapping's without the map.
+func TestStoredMapIsRead(t *testing.T) {
+	g := newGitEnv(t)
+	ctx := t.Context()
+	b := memory.New()
+	st := satchel.New(b)
+	plain := satchel.New(satcheltest.Hide[backend.GitMapper](b))
+	ws, err := st.Workspace(ctx, "s", "main")
+	must(t, err)
+	for i := range 5 {
+		must(t, ws.Write(ctx, fmt.Sprintf("d/f%d.txt", i), "x\n"))
+	}
+	secret, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "s"})
+	must(t, err)
+	head := func(st *satchel.Store) string {
+		srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
+		defer srv.Close()
+		h, _, _ := strings.Cut(g.must(t.TempDir(), "ls-remote", cloneURL(srv.URL, secret, "s/main.git"), "refs/heads/main"), "\t")
+		return h
+	}
+	head(st)
+	e, ok, err := ws.GitMapLast(ctx)
+	must(t, err)
+	if !ok || e.Seq != 5 {
+		t.Fatalf("stored map ends at %+v, %v; want commit 5", e, ok)
+	}
+	must(t, ws.Write(ctx, "d/f9.txt", "y\n"))
+	if got, want := head(st), head(plain); got != want {
+		t.Fatalf("a new process with the map serves %s, one without it %s", got, want)
+	}
+	e, _, err = ws.GitMapLast(ctx)
+	must(t, err)
+	if e.Seq != 6 {
+		t.Fatalf("stored map ends at %+v; want commit 6", e)
+	}
+	bad := e
+	bad.Hash = strings.Repeat("1", 40)
+	must(t, ws.PutGitMap(ctx, []satchel.GitMapEntry{bad}, nil))
+	must(t, ws.Write(ctx, "d/f10.txt", "z\n"))
+	if got, want := head(st), head(plain); got == want {
+		t.Fatalf("a new process served %s with commit 6's stored hash made wrong: it did not read the map", got)
+	}
+}
