@@ -498,6 +498,11 @@ func (r *scopeRepo) mapOne(ctx context.Context, w *satchel.Workspace, tm *thread
 		parents = append(parents, tm.baseHash)
 	} else if src, seq, ok := forkSource(c); ok {
 		tm.deps[src] = true
+		// The source's commits are this thread's ancestors, sent with
+		// it: the source is mapped from its oldest retained commit too.
+		if err := r.mapFully(ctx, src); err != nil {
+			return err
+		}
 		h, ok, err := r.hashOf(ctx, src, seq)
 		if err != nil {
 			return err
@@ -513,6 +518,9 @@ func (r *scopeRepo) mapOne(ctx context.Context, w *satchel.Workspace, tm *thread
 			return errFull
 		}
 		tm.deps[c.Parent.Thread] = true
+		if err := r.mapFully(ctx, c.Parent.Thread); err != nil {
+			return err
+		}
 		h, ok, err := r.hashOf(ctx, c.Parent.Thread, c.Parent.Seq)
 		if err != nil {
 			return err

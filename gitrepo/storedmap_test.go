@@ -199,3 +199,43 @@ func TestStoredMapIsRead(t *testing.T) {
 		t.Fatalf("a new process served %s with commit 6's stored hash made wrong: it did not read the map", got)
 	}
 }
+
+// TestStoredMapFork: a fork's repository, served by a new process while
+// its source's map is stored, holds the source's commits too (its
+// first commit's ancestors), and a clone of the scope every thread.
+func TestStoredMapFork(t *testing.T) {
+	g := newGitEnv(t)
+	ctx := t.Context()
+	st := satchel.New(memory.New())
+	ws, err := st.Workspace(ctx, "s", "main")
+	must(t, err)
+	for i := range 5 {
+		must(t, ws.Write(ctx, fmt.Sprintf("d/f%d.txt", i), "x\n"))
+	}
+	secret, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "s"})
+	must(t, err)
+	clone := func(repo string) string {
+		srv := httptest.NewServer(gitrepo.New(gitrepo.Config{Store: st}))
+		defer srv.Close()
+		dir := t.TempDir()
+		g.must(dir, "clone", "-q", cloneURL(srv.URL, secret, repo), "c")
+		g.must(filepath.Join(dir, "c"), "fsck", "--full", "--no-dangling")
+		return filepath.Join(dir, "c")
+	}
+	clone("s/main.git")
+	if _, ok, _ := ws.GitMapLast(ctx); !ok {
+		t.Fatal("no stored map after a clone")
+	}
+	f, err := ws.Fork(ctx, "head", "f")
+	must(t, err)
+	must(t, f.Write(ctx, "d/g.txt", "g\n"))
+	must(t, ws.Write(ctx, "d/f9.txt", "y\n"))
+	// Each a new process: the fork, then the scope.
+	if got := strings.TrimSpace(g.must(clone("s/f.git"), "rev-list", "--count", "HEAD")); got != "7" {
+		t.Errorf("the fork's clone has %s commits, want 7 (5 of main, the fork's 2)", got)
+	}
+	repo := clone("s.git")
+	if got := strings.TrimSpace(g.must(repo, "rev-list", "--count", "origin/main")); got != "6" {
+		t.Errorf("the scope's clone has %s commits on main, want 6", got)
+	}
+}
