@@ -1,8 +1,11 @@
 package satchel
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/internal/engine"
@@ -139,9 +142,13 @@ func (w *Workspace) PutGitMap(ctx context.Context, entries []GitMapEntry, trees 
 	for i, e := range entries {
 		cs[i] = backend.GitCommit(e)
 	}
+	// In one order, so that two processes storing the same trees at once
+	// take the same locks in the same order.
 	ts := make([]backend.GitTree, 0, len(trees))
 	for h, o := range trees {
 		ts = append(ts, backend.GitTree{Hash: h, Object: o})
 	}
+	slices.SortFunc(ts, func(a, b backend.GitTree) int { return strings.Compare(a.Hash, b.Hash) })
+	slices.SortFunc(cs, func(a, b backend.GitCommit) int { return cmp.Compare(a.Seq, b.Seq) })
 	return gm.PutGitMap(ctx, id, cs, ts)
 }
