@@ -30,6 +30,7 @@ func TestRootImports(t *testing.T) {
 		"github.com/prometheus/",           // metrics: mcpserver only
 		"github.com/spf13/",                // the CLI
 		"github.com/schollz/progressbar",   // the benchmark command
+		"github.com/go-git/",               // git access: gitrepo only
 	}
 	for _, d := range deps {
 		for _, f := range forbidden {

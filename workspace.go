@@ -193,6 +193,9 @@ type Batch struct {
 	// operations make (a merge names its second parent).
 	meta    []byte
 	summary string // Summarize's
+	// git and gitSummary, when set (SetGit), make the commit's metadata.
+	git        *GitOrigin
+	gitSummary string
 }
 
 // Batch runs fn and commits everything it did as one commit. If fn returns
@@ -256,9 +259,12 @@ func (w *Workspace) update1(ctx context.Context, op string, kc *keyCall, fn func
 			}
 			meta := bt.meta
 			switch {
+			case bt.git != nil:
+				meta = bt.gitMeta(op)
 			case meta == nil && bt.summary != "":
 				meta = w.meta(op, bt.summary)
-			case meta == nil:
+			}
+			if meta == nil {
 				meta = w.metaOps(op, bt.ops)
 			}
 			return engine.CommitInfo{Meta: meta, Checkpoint: bt.checkpoint, Key: kc.claim(w.s, w.scope)}, nil

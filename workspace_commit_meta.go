@@ -17,6 +17,8 @@ type commitMeta struct {
 	Key string `json:"idempotency_key,omitempty"`
 	// Parent is a merge commit's second parent: the commit merged.
 	Parent *CommitRef `json:"parent,omitempty"`
+	// Git is the git commit a pushed or imported commit came from.
+	Git *GitOrigin `json:"git,omitempty"`
 }
 
 // CommitRef names a commit of a thread of the same scope.

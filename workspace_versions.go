@@ -36,12 +36,15 @@ type Commit struct {
 	// Parent is set on a merge commit: the commit of the other thread
 	// that it merged (its second parent).
 	Parent *CommitRef `json:"parent,omitempty"`
+	// Git is set on a commit that came from git (a push, or satchel git
+	// import): the git commit it is served as.
+	Git *GitOrigin `json:"git,omitempty"`
 }
 
 func (s *Store) commitOf(c backend.Commit, names []string) Commit {
 	var m commitMeta
 	_ = json.Unmarshal(c.Meta, &m)
-	return Commit{Seq: c.Seq, Time: c.Time, Checkpoints: names, Op: m.Op, Summary: m.Summary, Actor: m.Actor, IdempotencyKey: m.Key, Parent: m.Parent}
+	return Commit{Seq: c.Seq, Time: c.Time, Checkpoints: names, Op: m.Op, Summary: m.Summary, Actor: m.Actor, IdempotencyKey: m.Key, Parent: m.Parent, Git: m.Git}
 }
 
 // Snapshot is a read-only view of a workspace at one retained commit.

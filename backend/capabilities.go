@@ -328,3 +328,48 @@ type ChangeWatcher interface {
 // signals it: SQLite's data_version, and the store's feed on a backend
 // without ChangeWatcher.
 const ChangePollInterval = 100 * time.Millisecond
+// GitCommit is one entry of a thread's git map (package gitrepo): the git
+// commit that satchel commit Seq of the thread maps to.
+type GitCommit struct {
+	Seq int64
+	// Root is the sequence number of the thread's oldest retained commit
+	// when the entry was made: the mapping's root, on which every hash
+	// after it depends.
+	Root int64
+	// Hash and Tree are the git commit's hash and its tree's, in hex.
+	Hash, Tree string
+}
+
+// GitTree is a git tree object of a thread's git map: its hash in hex
+// and its content (the object without git's header).
+type GitTree struct {
+	Hash   string
+	Object []byte
+}
+
+// GitMapper is implemented by backends that keep the map of satchel
+// commits to git commits (all of satchel's), so that a process that did
+// not map a thread itself serves a fetch of N new commits in proportion to
+// N and to the files they changed: it finds the hashes of the commits the
+// client has, and starts the new commits' trees from the stored tree of
+// the last one, reading only the directories they change
+// (docs/decisions/0147-git-map-stored.md). The map is a cache of what
+// gitrepo computes from the history: every entry can be computed again.
+// It is deleted with its thread. Without it gitrepo maps a thread from its
+// oldest retained commit in every process that serves it.
+type GitMapper interface {
+	// PutGitMap stores the entries of thread (an entry replaces the one of
+	// its Seq) and the tree objects (by hash: a tree already stored is
+	// kept), in one transaction. A thread that does not exist (deleted
+	// since) stores nothing and is no error.
+	PutGitMap(ctx context.Context, thread int64, commits []GitCommit, trees []GitTree) error
+	// GitLast returns the entry of thread with the greatest Seq; ok is
+	// false when it has none.
+	GitLast(ctx context.Context, thread int64) (c GitCommit, ok bool, err error)
+	// GitCommits returns the entries of thread whose Seq is one of seqs or
+	// whose Hash is one of hashes, in Seq order.
+	GitCommits(ctx context.Context, thread int64, seqs []int64, hashes []string) ([]GitCommit, error)
+	// GitTrees returns the stored tree objects of thread among hashes, by
+	// hash; a hash not stored is absent.
+	GitTrees(ctx context.Context, thread int64, hashes []string) (map[string][]byte, error)
+}

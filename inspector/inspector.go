@@ -69,6 +69,10 @@ type Config struct {
 	BodyReadTimeout time.Duration
 	// Logger receives errors (nil: slog.Default()).
 	Logger *slog.Logger
+	// Git, when set, is served under /git/ beside the inspector (satchel
+	// ui --git): git's smart HTTP protocol, which authenticates its own
+	// requests.
+	Git http.Handler
 }
 
 // DefaultBodyReadTimeout is how long a request's body may take to arrive.
@@ -127,6 +131,12 @@ func (in *Inspector) Handler() http.Handler {
 	var h http.Handler = in.guard(mux)
 	if in.cfg.Base != "" {
 		h = http.StripPrefix(in.cfg.Base, h)
+	}
+	if in.cfg.Git != nil {
+		outer := http.NewServeMux()
+		outer.Handle("/git/", in.cfg.Git)
+		outer.Handle("/", h)
+		h = outer
 	}
 	return h
 }

@@ -28,6 +28,8 @@ const (
 	MetricsPath = "/metrics"
 	// UIPath serves Config.UI, when set.
 	UIPath = "/ui/"
+	// GitPath serves Config.Git, when set.
+	GitPath = "/git/"
 )
 
 // ThreadHeader chooses the thread of an HTTP session, within the token's
@@ -109,6 +111,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+ProtectedResourcePath+MCPPath, s.protectedResource) // RFC 9728 §3.1's path-suffixed form
 	if s.cfg.UI != nil {
 		mux.Handle(UIPath, s.cfg.UI)
+	}
+	if s.cfg.Git != nil {
+		mux.Handle(GitPath, s.cfg.Git)
 	}
 	return s.hostCheck(s.requestLog(s.bodyDeadline(mux)))
 }

@@ -122,6 +122,10 @@ type Config struct {
 	// UI, when set, is served under UIPath on the HTTP listener: the web
 	// inspector, which authenticates its own requests.
 	UI http.Handler
+	// Git, when set, is served under GitPath on the HTTP listener: git's
+	// smart HTTP protocol (package gitrepo), which authenticates its own
+	// requests.
+	Git http.Handler
 
 	// MaxSubscriptions bounds the resource subscriptions one session
 	// holds (0: DefaultMaxSubscriptions); one more is refused, naming the

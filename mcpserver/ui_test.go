@@ -26,3 +26,17 @@ func TestHTTPUIMountAndOperatorTokens(t *testing.T) {
 		t.Errorf("an operator token at %s: %d %q, want 403 %q", MCPPath, code, body, want)
 	}
 }
+
+// Git access mounts under GitPath on the same listener.
+func TestHTTPGitMount(t *testing.T) {
+	git := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	f := newHTTP(t, Config{Git: git})
+	resp, err := http.Get(f.url + "/git/s/main.git/info/refs?service=git-upload-pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTeapot {
+		t.Errorf("GET /git/...: %d, want the git handler's 418", resp.StatusCode)
+	}
+}

@@ -101,6 +101,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"ReviewFirst", s.reviewFirst},
 		{"FileRules", s.fileRules},
 		{"FileRulesMerge", s.fileRulesMerge},
+		{"GitOrigin", s.gitOrigin},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

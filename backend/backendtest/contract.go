@@ -51,6 +51,7 @@ var contractChecks = []contractCheck{
 	{"Now", checkNow},
 	{"Keys", checkKeys},
 	{"CreateThread", checkCreateThread},
+	{"GitMapper", checkGitMapper},
 	{"ThreadCreateFlag", checkThreadCreateFlag},
 	{"ThreadsList", checkThreadsList},
 	{"Scopes", checkScopes},

@@ -46,6 +46,8 @@ type thread struct {
 	// (NewCommit.Files and Bytes), for the quota of the thread's scope.
 	headFiles, headBytes int64
 	checkpoints          map[string]int64
+	// git is the thread's git map (git.go), deleted with it.
+	git gitMap
 }
 
 type pack struct {

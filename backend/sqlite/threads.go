@@ -194,6 +194,8 @@ func (b *Backend) DeleteThread(ctx context.Context, id int64) error {
 		}{
 			{"UPDATE commits SET dropped_at = ? WHERE id IN (SELECT id FROM thread_commits WHERE thread_id = ?) AND dropped_at IS NULL", []any{nanos(b.now()), id}},
 			{"DELETE FROM checkpoints WHERE thread_id = ?", []any{id}},
+			{"DELETE FROM git_commits WHERE thread_id = ?", []any{id}},
+			{"DELETE FROM git_trees WHERE thread_id = ?", []any{id}},
 			{"DELETE FROM settings WHERE scope = ? AND thread = ?", []any{scope, name}},
 			{"DELETE FROM threads WHERE id = ?", []any{id}},
 		} {
@@ -225,6 +227,8 @@ func (b *Backend) PurgeScope(ctx context.Context, scope string) error {
 				WHERE scope = ?1 AND dropped_at IS NOT NULL)`,
 			"DELETE FROM commits WHERE scope = ?1 AND dropped_at IS NOT NULL",
 			"DELETE FROM checkpoints WHERE thread_id IN (SELECT id FROM threads WHERE scope = ?1)",
+			"DELETE FROM git_commits WHERE thread_id IN (SELECT id FROM threads WHERE scope = ?1)",
+			"DELETE FROM git_trees WHERE thread_id IN (SELECT id FROM threads WHERE scope = ?1)",
 			"DELETE FROM threads WHERE scope = ?1",
 			"DELETE FROM settings WHERE scope = ?1",
 			"DELETE FROM scope_quotas WHERE scope = ?1",

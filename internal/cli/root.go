@@ -131,6 +131,7 @@ one line of JSON on standard error: {"error": MESSAGE, "code": KIND}.`,
 	root.AddCommand(newForkCmd(a))
 	root.AddCommand(newMergeCmd(a))
 	root.AddCommand(newReviewCmd(a))
+	root.AddCommand(newGitCmd(a))
 	root.AddCommand(newRestoreCmd(a))
 	root.AddCommand(newThreadsCmd(a))
 	root.AddCommand(newScopesCmd(a), newScopeCmd(a))

@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/gitrepo"
 	"github.com/satchel-dev/satchel/inspector"
+	"github.com/satchel-dev/satchel/internal/loopback"
 	"github.com/satchel-dev/satchel/internal/version"
 	"github.com/satchel-dev/satchel/luahost"
 	"github.com/satchel-dev/satchel/mcpserver"
@@ -54,7 +56,7 @@ type serveFlags struct {
 	http, dir, agent, toolPrefix, logLevel string
 	scripts, staleWrites                   string
 	readOnly                               bool // --read-only: every caller read-only
-	wrapUntrusted, insecureNoAuth, ui      bool
+	wrapUntrusted, insecureNoAuth, ui, git bool
 	shell                                  bool
 	callTimeout, shutdownTimeout           time.Duration
 	maxInline                              int
@@ -101,7 +103,10 @@ token names one, the thread; a session may choose its thread with the
 header X-Satchel-Thread. The server refuses an ADDR that is not loopback
 while no usable token exists. On SIGINT or SIGTERM it stops accepting,
 finishes the calls in flight, then exits. With --ui it also serves the
-web inspector (satchel ui) under /ui/ on the same listener.
+web inspector (satchel ui) under /ui/ on the same listener, and with --git
+every thread as a git repository under /git/ (git clone
+http://x:TOKEN@ADDR/git/SCOPE/THREAD.git, fetch, fast-forward push; the
+token is the password; docs/git.md).
 
 --insecure-no-auth (with --http, on a loopback address only) lets requests
 that carry no token in, as --scope, --agent and --thread: for tools that
@@ -151,6 +156,7 @@ structured content.`,
 	fl.StringVar(&f.staleWrites, "stale-writes", "refuse", "a session's change to a file that changed since it last read it (or that it never read): refuse, warn (apply it with a notice) or off")
 	fl.BoolVar(&f.insecureNoAuth, "insecure-no-auth", false, "with --http on a loopback address: let requests without a token act as --scope/--agent/--thread (for testing)")
 	fl.BoolVar(&f.ui, "ui", false, "with --http: serve the web inspector under /ui/ on the same listener")
+	fl.BoolVar(&f.git, "git", false, "with --http: serve every thread as a git repository under /git/ (clone, fetch, fast-forward push; docs/git.md)")
 	fl.BoolVar(&f.wrapUntrusted, "wrap-untrusted", false, "wrap file and document content in the untrusted envelope")
 	fl.DurationVar(&f.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "longest a tool call may run")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", mcpserver.DefaultShutdownTimeout, "longest a shutdown waits for the calls in flight")
@@ -193,6 +199,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	}
 	if f.insecureNoAuth && f.http == "" {
 		return usagef("--insecure-no-auth applies to --http only")
+	}
+	if f.git && f.http == "" {
+		return usagef("--git applies to --http only")
 	}
 	if f.ui && f.http == "" {
 		return usagef("--ui applies to --http only (or run satchel ui)")
@@ -275,6 +284,15 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		}
 		ui = in.Handler()
 	}
+	var gitHandler http.Handler
+	if f.git {
+		var tokenless func(*http.Request) (gitrepo.Identity, bool)
+		if f.insecureNoAuth {
+			id := gitrepo.Identity{Scope: a.scope, Agent: f.agent}
+			tokenless = func(r *http.Request) (gitrepo.Identity, bool) { return id, loopback.Arrived(r) }
+		}
+		gitHandler = gitrepo.New(gitrepo.Config{Store: st, MaxRequestBytes: f.maxRequest, Tokenless: tokenless, Logger: log})
+	}
 	s, err := mcpserver.New(mcpserver.Config{
 		MaxSessions: f.maxSessions, MaxSessionsPerToken: f.maxSessionsPerToken,
 		SessionIdleTimeout: f.sessionIdle, MaxInflightBytes: f.maxInflight, BodyReadTimeout: f.bodyReadTimeout,
@@ -282,7 +300,7 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 		ToolPrefix: f.toolPrefix, Collections: cols, WrapUntrusted: f.wrapUntrusted,
 		MaxInlineBytes: f.maxInline, CallTimeout: f.callTimeout, MaxRequestBytes: f.maxRequest,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log, Version: serverVersion(),
-		InsecureNoAuth: f.insecureNoAuth, UI: ui, Tools: tools, StaleWrites: f.staleWrites,
+		InsecureNoAuth: f.insecureNoAuth, UI: ui, Git: gitHandler, Tools: tools, StaleWrites: f.staleWrites,
 		MaxSubscriptions: f.maxSubscriptions,
 		Review:           project.ReviewAgent,
 		AgentFiles:       agentFiles, ReadOnly: f.readOnly,

@@ -3,6 +3,7 @@ package cli
 import (
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,12 +12,28 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/gitrepo"
 	"github.com/satchel-dev/satchel/inspector"
+	"github.com/satchel-dev/satchel/internal/loopback"
 )
+
+// openWithoutTokens lets git requests without a token in as the
+// inspector lets its visitors in: on loopback, while no usable token
+// exists, reading every scope.
+func openWithoutTokens(st *satchel.Store) func(*http.Request) (gitrepo.Identity, bool) {
+	return func(r *http.Request) (gitrepo.Identity, bool) {
+		if !loopback.Arrived(r) {
+			return gitrepo.Identity{}, false
+		}
+		n, err := st.UsableTokens(r.Context())
+		return gitrepo.Identity{Operator: true}, err == nil && n == 0
+	}
+}
 
 func newUICmd(a *app) *cobra.Command {
 	var addr, dir string
 	var maxStreams int
+	var serveGit bool
 	var bodyTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:     "ui [--addr ADDR] [--dir DIR]",
@@ -37,6 +54,10 @@ create --operator) every scope. A token's sign-ins end only its own older
 sessions (16 at most); the live pages one token keeps open are bounded by
 --max-streams-per-token (4 per session), and a request's body has
 --body-read-timeout to arrive.
+
+With --git it also serves every thread as a git repository under /git/
+(docs/git.md), with the same access: a token as the HTTP password, or on
+loopback while no usable token exists, reading only.
 
 To open it next to a running MCP server, run satchel ui on the same
 database, or serve both on one listener with satchel serve --http ADDR
@@ -62,7 +83,11 @@ database, or serve both on one listener with satchel serve --http ADDR
 			if maxStreams <= 0 || bodyTimeout <= 0 {
 				return usagef("--max-streams-per-token and --body-read-timeout must be positive")
 			}
-			in, err := inspector.New(inspector.Config{Store: st, Project: project, Logger: log, MaxStreamsPerToken: maxStreams, BodyReadTimeout: bodyTimeout})
+			cfg := inspector.Config{Store: st, Project: project, Logger: log, MaxStreamsPerToken: maxStreams, BodyReadTimeout: bodyTimeout}
+			if serveGit {
+				cfg.Git = gitrepo.New(gitrepo.Config{Store: st, Logger: log, Tokenless: openWithoutTokens(st)})
+			}
+			in, err := inspector.New(cfg)
 			if err != nil {
 				return err
 			}
@@ -79,6 +104,7 @@ database, or serve both on one listener with satchel serve --http ADDR
 	}
 	cmd.Flags().StringVar(&addr, "addr", inspector.DefaultAddr, "listen on `ADDR` (host:port)")
 	cmd.Flags().StringVar(&dir, "dir", "", "project `DIR` with stores/ (default: . when it has them)")
+	cmd.Flags().BoolVar(&serveGit, "git", false, "serve every thread as a git repository under /git/ too (docs/git.md)")
 	cmd.Flags().IntVar(&maxStreams, "max-streams-per-token", inspector.DefaultMaxStreamsPerToken, "most live pages (thread updates) one token keeps open; past it 429")
 	cmd.Flags().DurationVar(&bodyTimeout, "body-read-timeout", inspector.DefaultBodyReadTimeout, "longest a request's body (the sign-in form) may take to arrive")
 	return cmd

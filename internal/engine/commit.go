@@ -200,12 +200,13 @@ func (e *Engine) Update(ctx context.Context, thread int64, fn func(tx *Tx) (Comm
 		}
 		if parent != nil {
 			tx = parent.tx.chain(time.Now().UnixMicro())
+			tx.baseSeq = head.Seq
 		} else {
 			root, err := decodeRoot(head.Root, head.ID)
 			if err != nil {
 				return c, false, err
 			}
-			tx = &Tx{e: e, base: root, now: time.Now().UnixMicro()}
+			tx = &Tx{e: e, base: root, baseSeq: head.Seq, now: time.Now().UnixMicro()}
 		}
 		info, err := fn(tx)
 		if err == nil && parent != nil && tx.Changed() && !e.chainPays(l, tx, parent) {

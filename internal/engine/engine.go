@@ -52,6 +52,8 @@ type Engine struct {
 	// partsReader is b when it keeps packs in memory: its packs are read
 	// from it, not cached.
 	partsReader backend.PartsReader
+	// views are the packs last read from partsReader, parsed.
+	views partsViews
 	// packsReader is b when it reads many packs in one call (and keeps
 	// them elsewhere than in memory): walks read packs ahead with it
 	// (ahead.go).
@@ -205,10 +207,23 @@ func (e *Engine) pack(ctx context.Context, id int64) (*packView, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(parts) == 1 {
-			return parsePack(id, parts[0])
+		if len(parts) == 0 {
+			return parsePack(id, "")
 		}
-		return parsePackParts(id, parts)
+		if v, ok := e.views.get(id, parts); ok {
+			return v, nil
+		}
+		var v *packView
+		if len(parts) == 1 {
+			v, err = parsePack(id, parts[0])
+		} else {
+			v, err = parsePackParts(id, parts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		e.views.put(id, parts, v)
+		return v, nil
 	}
 	if v, ok := e.packs.get(id); ok {
 		return v, nil

@@ -78,6 +78,7 @@ func (s *Snapshot) Root() Ref { return s.root }
 type Tx struct {
 	e       *Engine
 	base    Ref
+	baseSeq int64                   // the sequence number of base's commit (0: none)
 	now     int64                   // Unix microseconds
 	pending map[string]*pendingFile // nil value: deleted
 	// under counts, per directory, the pending files that exist beneath it,
@@ -589,6 +590,10 @@ func (tx *Tx) Rename(ctx context.Context, from, to string) error {
 	}
 	return tx.set(ctx, p, dp)
 }
+
+// BaseSeq returns the sequence number of the commit the transaction
+// builds on (0 on an empty thread): its commit's will be one more.
+func (tx *Tx) BaseSeq() int64 { return tx.baseSeq }
 
 // Changed reports whether the transaction's mutation changed anything.
 func (tx *Tx) Changed() bool { return tx.changes > 0 }

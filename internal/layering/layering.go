@@ -97,6 +97,7 @@ var Packages = map[string]Layer{
 	"mcpserver":    Surface,
 	"luahost":      Surface,
 	"inspector":    Surface,
+	"gitrepo":      Surface,
 	"internal/cli": Surface,
 	"cmd/...":      Surface,
 
