@@ -43,6 +43,10 @@ type Identity struct {
 	Credential string
 	// Operator reads every scope and pushes nowhere.
 	Operator bool
+	// Options are the identity's own workspace options: its token's file
+	// rules (satchel.Token.FileOptions) and, for a --review token, its
+	// review.
+	Options []satchel.WorkspaceOption
 }
 
 // Config configures a Handler.
@@ -60,6 +64,14 @@ type Config struct {
 	// mapped again when asked for.
 	MaxScopes int
 	Logger    *slog.Logger
+	// AgentFiles, when set, returns an agent's file rules (agent.json's
+	// "files"), which its tokens are held to as in every surface.
+	AgentFiles func(agent string) satchel.FileRules
+	// Review, when set, says whether an agent's changes wait for review
+	// (agent.json's "review"): its pushes then go to a review thread.
+	Review func(agent string) bool
+	// ReadOnly refuses every push's changes (satchel serve --read-only).
+	ReadOnly bool
 }
 
 // Handler serves git's smart HTTP protocol under Path.
@@ -207,7 +219,12 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Identity
 		http.Error(w, "cannot check the token now", http.StatusServiceUnavailable)
 		return Identity{}, false
 	}
-	return Identity{Scope: t.Scope, Thread: t.Thread, Agent: t.Agent, Credential: t.ID, Operator: t.Operator}, true
+	id := Identity{Scope: t.Scope, Thread: t.Thread, Agent: t.Agent, Credential: t.ID, Operator: t.Operator, Options: t.FileOptions()}
+	if t.Review || h.cfg.Review != nil && t.Agent != "" && h.cfg.Review(t.Agent) {
+		// One review a token: its pushes wait for review together.
+		id.Options = append(id.Options, satchel.ForReview("git:"+t.ID))
+	}
+	return id, true
 }
 
 func unauthorized(w http.ResponseWriter, msg string) {
@@ -250,7 +267,16 @@ func (h *Handler) authorize(ctx context.Context, id Identity, repo repoName) (st
 
 // workspace opens a thread's workspace as id, through via.
 func (h *Handler) workspace(ctx context.Context, id Identity, scope, thread, via string) (*satchel.Workspace, error) {
-	return h.cfg.Store.Workspace(ctx, scope, thread, satchel.WorkspaceActor(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: via}))
+	opts := append([]satchel.WorkspaceOption{satchel.WorkspaceActor(satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: via})}, id.Options...)
+	if h.cfg.AgentFiles != nil && id.Agent != "" {
+		if r := h.cfg.AgentFiles(id.Agent); r != nil {
+			opts = append(opts, satchel.WithFileRules(r))
+		}
+	}
+	if h.cfg.ReadOnly {
+		opts = append(opts, satchel.ReadOnlyFiles())
+	}
+	return h.cfg.Store.Workspace(ctx, scope, thread, opts...)
 }
 
 // repo returns the scope's mapping, locked, refreshed for a request;

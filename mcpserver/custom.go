@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"github.com/satchel-dev/satchel"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,6 +28,7 @@ func (s *Server) customHandler(t CustomTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.handle(ctx, req, t.Name, t.Name, func(ctx context.Context, c *call) (*outcome, error) {
 			ctx = context.WithValue(ctx, sessionCtxKey{}, c.se.ctx)
+			ctx = context.WithValue(ctx, callKey{}, c)
 			id := c.se.identity()
 			id.Client, id.ClientVersion = c.client, c.clientVersion
 			text, structured, err := t.Call(ctx, id, req.Params.Arguments)
@@ -38,6 +41,31 @@ func (s *Server) customHandler(t CustomTool) mcp.ToolHandler {
 }
 
 type sessionCtxKey struct{}
+
+type callKey struct{}
+
+// CallWorkspace returns, within a custom tool's call, a workspace of the
+// caller's thread held to what every tool of the caller is held to: its
+// thread binding, its review (the session's) and its file rules, acting
+// as the caller through the tool. It keeps no read ledger: such a tool is
+// a caller of its own, as a CLI command is. A review's notices reach the
+// call's result.
+func CallWorkspace(ctx context.Context) (*satchel.Workspace, error) {
+	c, _ := ctx.Value(callKey{}).(*call)
+	if c == nil {
+		return nil, errors.New("mcpserver: CallWorkspace outside a custom tool's call")
+	}
+	id := c.se.identity()
+	ws, err := c.s.cfg.Store.Workspace(ctx, id.Scope, id.Thread, c.s.cfg.workspaceOptions(id, c.se.reviewKey(), false)...)
+	if err != nil {
+		return nil, err
+	}
+	h := ws.ForActor(c.actor())
+	if h.UnderReview() {
+		c.handles = append(c.handles, h)
+	}
+	return h, nil
+}
 
 // SessionContext returns, from the context of a custom tool's call, a
 // context that ends when the caller's session ends, with the cause "its

@@ -649,9 +649,9 @@ func (se *session) checkNamed(ctx context.Context, st *satchel.Store) error {
 // workspaceOptions are the options of a workspace opened for id, at every
 // revision and on every transport: its read ledger, its thread binding,
 // its review (one a reviewKey: satchel.ForReview) and its file rules.
-func (cfg *Config) workspaceOptions(id Identity, reviewKey string) []satchel.WorkspaceOption {
+func (cfg *Config) workspaceOptions(id Identity, reviewKey string, tracked bool) []satchel.WorkspaceOption {
 	var opts []satchel.WorkspaceOption
-	if cfg.StaleWrites != StaleOff {
+	if tracked && cfg.StaleWrites != StaleOff {
 		opts = append(opts, satchel.TrackReads()) // the caller's read ledger
 	}
 	if id.ThreadBound {
@@ -673,7 +673,7 @@ func (se *session) workspace(ctx context.Context, cfg *Config) (*satchel.Workspa
 	se.wsMu.Lock()
 	defer se.wsMu.Unlock()
 	if se.ws == nil {
-		opts := cfg.workspaceOptions(se.id, se.reviewKey())
+		opts := cfg.workspaceOptions(se.id, se.reviewKey(), true)
 		ws, err := cfg.Store.Workspace(ctx, se.id.Scope, se.id.Thread, opts...)
 		if err != nil {
 			return nil, err

@@ -87,7 +87,7 @@ func (cs *callerState) workspace(ctx context.Context, cfg *Config, id Identity) 
 	if ws := cs.threads[id.Thread]; ws != nil {
 		return ws, nil
 	}
-	ws, err := cfg.Store.Workspace(ctx, id.Scope, id.Thread, cfg.workspaceOptions(id, cs.reviewKey(id))...)
+	ws, err := cfg.Store.Workspace(ctx, id.Scope, id.Thread, cfg.workspaceOptions(id, cs.reviewKey(id), true)...)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (s *Server) requestThread(ctx context.Context, se *session, thread string) 
 	if errors.Is(err, satchel.ErrNotFound) {
 		// A thread the first write makes, as over HTTP (a ledger of its
 		// own: nothing of it was seen yet).
-		on, err = s.cfg.Store.Workspace(ctx, id.Scope, thread, s.cfg.workspaceOptions(id, se.reviewKey())...)
+		on, err = s.cfg.Store.Workspace(ctx, id.Scope, thread, s.cfg.workspaceOptions(id, se.reviewKey(), true)...)
 	}
 	if err != nil {
 		return nil, err

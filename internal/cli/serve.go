@@ -239,9 +239,9 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	st.SetLogger(log) // the refusals of file rules
 	var agentFiles func(string) satchel.FileRules
+	var project *satchel.Project
 	if dir != "" {
-		project, err := satchel.LoadProject(dir)
-		if err != nil {
+		if project, err = satchel.LoadProject(dir); err != nil {
 			return err
 		}
 		agentFiles = mcpserver.ProjectFiles(project)
@@ -270,12 +270,6 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 	if f.shell {
 		tools = append(tools, shellTool(st))
 	}
-	var project *satchel.Project
-	if dir != "" {
-		if project, err = satchel.LoadProject(dir); err != nil {
-			return err
-		}
-	}
 	var ui http.Handler
 	if f.ui {
 		in, err := uiHandler(st, project, log, f.maxStreamsPerToken, f.bodyReadTimeout)
@@ -291,7 +285,8 @@ func serve(cmd *cobra.Command, a *app, f *serveFlags) error {
 			id := gitrepo.Identity{Scope: a.scope, Agent: f.agent}
 			tokenless = func(r *http.Request) (gitrepo.Identity, bool) { return id, loopback.Arrived(r) }
 		}
-		gitHandler = gitrepo.New(gitrepo.Config{Store: st, MaxRequestBytes: f.maxRequest, Tokenless: tokenless, Logger: log})
+		gitHandler = gitrepo.New(gitrepo.Config{Store: st, MaxRequestBytes: f.maxRequest, Tokenless: tokenless, Logger: log,
+			AgentFiles: project.AgentFiles, Review: project.ReviewAgent, ReadOnly: f.readOnly})
 	}
 	s, err := mcpserver.New(mcpserver.Config{
 		MaxSessions: f.maxSessions, MaxSessionsPerToken: f.maxSessionsPerToken,

@@ -55,8 +55,9 @@ func shellTool(st *satchel.Store) mcpserver.CustomTool {
 			default:
 				return "", nil, refusef(satchel.ErrLimitExceeded, "run_shell: %d runs are under way on this server; try again when one has ended", shellMaxRuns)
 			}
-			actor := satchel.Actor{Agent: id.Agent, Credential: id.Credential, Via: "mcp:run_shell", Client: id.Client, ClientVersion: id.ClientVersion}
-			ws, err := st.Workspace(ctx, id.Scope, id.Thread, satchel.WorkspaceActor(actor))
+			// The caller's thread binding, review and file rules, as in
+			// every tool of the session.
+			ws, err := mcpserver.CallWorkspace(ctx)
 			if err != nil {
 				return "", nil, err
 			}
