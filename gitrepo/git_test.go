@@ -494,3 +494,49 @@ func TestAccessRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A token whose file rules hide paths cannot clone: git needs every path.
+// Rules that hide nothing (read everywhere) clone; the agent's rules count
+// as the token's do.
+func TestFileRulesRefuseClones(t *testing.T) {
+	ctx := t.Context()
+	st, err := satchel.Open(ctx, "memory:")
+	must(t, err)
+	defer st.Close()
+	ws, err := st.Workspace(ctx, "s", "main")
+	must(t, err)
+	must(t, ws.Write(ctx, "notes/a.md", "a\n"))
+	must(t, ws.Write(ctx, "secrets/k", "k\n"))
+	rules := func(s string) satchel.FileRules {
+		r, err := satchel.ParseFileRules(s)
+		must(t, err)
+		return r
+	}
+	narrow, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "s", Files: rules("notes/**=rw")})
+	must(t, err)
+	reader, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "a", Scope: "s", Files: rules("**=read")})
+	must(t, err)
+	plain, _, err := st.CreateToken(ctx, satchel.TokenSpec{Agent: "b", Scope: "s"})
+	must(t, err)
+	h := gitrepo.New(gitrepo.Config{Store: st, AgentFiles: func(agent string) satchel.FileRules {
+		if agent == "b" {
+			return rules("secrets/**=none,**=rw")
+		}
+		return nil
+	}})
+	for _, c := range []struct {
+		secret string
+		want   int
+	}{{narrow, http.StatusForbidden}, {reader, http.StatusOK}, {plain, http.StatusForbidden}} {
+		r := httptest.NewRequest("GET", "/git/s/main.git/info/refs?service=git-upload-pack", nil)
+		r.SetBasicAuth("x", c.secret)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("%s: %d %q, want %d", c.secret[:8], w.Code, w.Body.String(), c.want)
+		}
+		if c.want == http.StatusForbidden && !strings.Contains(w.Body.String(), gitrepo.NoFullRead) {
+			t.Errorf("refusal %q does not say %q", w.Body.String(), gitrepo.NoFullRead)
+		}
+	}
+}
