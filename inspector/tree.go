@@ -19,7 +19,8 @@ import (
 // (decision 0141): lanes are ordered depth first, a thread's forks right
 // below it, the latest fork nearest; columns are compacted (a node is one
 // column right of the node before it on its lane, and a fork's first node
-// one column right of the commit it came from), so every node of a fork's
+// one column right of the commit it came from, or further when a merge
+// needs room: treeColumns), so every node of a fork's
 // subtree lies right of its fork point and an edge, which goes down at
 // the fork point's column, passes no other thread's node and crosses no
 // other edge; every label is cut to the room it has (the whole text is in
