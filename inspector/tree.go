@@ -165,7 +165,6 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 	}
 	byName := map[string]*treeLane{}
 	wss := map[string]*satchel.Workspace{}
-	var all []*treeNode
 	for i, t := range seen[lo:hi] {
 		ws, err := in.cfg.Store.Workspace(ctx, scope, t.Name)
 		if err != nil {
@@ -185,7 +184,6 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 		node := func(seq int64, at time.Time, kind, label string) *treeNode {
 			n := &treeNode{Seq: seq, Time: at, Kind: kind, Label: label, URL: threadURL(tr) + "/c/" + strconv.FormatInt(seq, 10), Y: lane.Y}
 			lane.Nodes = append(lane.Nodes, n)
-			all = append(all, n)
 			return n
 		}
 		oldest, err := ws.History(ctx, 2, 1) // commit 1, when retained
@@ -238,7 +236,6 @@ func (in *Inspector) forkTree(ctx context.Context, scope string, page int) (tree
 		n := &treeNode{Seq: o.Seq, Time: at, Kind: "fork", Y: parent.Y,
 			URL: threadURL(threadRef{d.Scope, o.Thread}) + "/c/" + strconv.FormatInt(o.Seq, 10)}
 		parent.Nodes = append(parent.Nodes, n)
-		all = append(all, n)
 	}
 	// Merged commits on the sources' lanes.
 	for _, lane := range d.Lanes {
