@@ -18,18 +18,22 @@ import (
 
 // forest fills scope "f" of a store with threads: main, then each a fork
 // of a random earlier thread at a random commit of it, with commits,
-// checkpoints of long names now and then, and some archived.
-func forest(t *testing.T, st *satchel.Store, seed uint64, threads, commits int) {
+// checkpoints of long names now and then, and some archived; then merges:
+// forks merged back into their parents and parents merged into their forks
+// (each thread writes its own file, so no merge conflicts), the merged
+// thread sometimes going on with a commit. It returns the merges made.
+func forest(t *testing.T, st *satchel.Store, seed uint64, threads, commits int) (merges int) {
 	t.Helper()
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(seed, 7))
 	names := []string{"main"}
 	heads := map[string]int64{}
+	parent, archived := map[string]string{}, map[string]bool{}
 	ws, _ := st.Workspace(ctx, "f", "main")
 	per := commits / threads
 	grow := func(ws *satchel.Workspace, name string) {
 		for i := 0; i < per; i++ {
-			if err := ws.Append(ctx, "log.txt", fmt.Sprintf("%s %d\n", name, i)); err != nil {
+			if err := ws.Append(ctx, name+".txt", fmt.Sprintf("%s %d\n", name, i)); err != nil {
 				t.Fatal(err)
 			}
 			if r.IntN(per/3+1) == 0 {
@@ -60,12 +64,42 @@ func forest(t *testing.T, st *satchel.Store, seed uint64, threads, commits int) 
 		}
 		grow(fw, name)
 		names = append(names, name)
+		parent[name] = src
 		if r.IntN(6) == 0 {
 			if _, err := st.ArchiveThread(ctx, "f", name); err != nil {
 				t.Fatal(err)
 			}
+			archived[name] = true
 		}
 	}
+	merge := func(from, into string) {
+		iw, _ := st.Workspace(ctx, "f", into)
+		if _, err := iw.Merge(ctx, from); err != nil {
+			t.Fatal(err)
+		}
+		merges++
+		if r.IntN(2) == 0 && !archived[from] {
+			fw, _ := st.Workspace(ctx, "f", from)
+			if err := fw.Append(ctx, from+".txt", "after the merge\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for k := 0; k < max(1, threads/6); k++ {
+		// A fork merged back into its parent.
+		s := names[1+r.IntN(len(names)-1)]
+		if p := parent[s]; !archived[p] {
+			merge(s, p)
+		}
+		// A parent merged into its fork (the store merges only threads
+		// one of which was forked from the other: siblings have no common
+		// commit).
+		c := names[1+r.IntN(len(names)-1)]
+		if !archived[c] {
+			merge(parent[c], c)
+		}
+	}
+	return merges
 }
 
 type box struct{ x0, y0, x1, y1 float64 }
@@ -77,24 +111,35 @@ type seg struct{ x0, y0, x1, y1 float64 }
 var (
 	svgCircle = regexp.MustCompile(`<circle cx="(\d+)" cy="(\d+)" r="(\d+)"/>`)
 	svgPath   = regexp.MustCompile(`<path d="M(\d+) (\d+) V(\d+) H(\d+)" class="fork">`)
+	svgMerge  = regexp.MustCompile(`<path d="M(\d+) (\d+) H(\d+) V(\d+)" class="merge">`)
+	svgLane   = regexp.MustCompile(`<line x1="(\d+)" y1="(\d+)" x2="(\d+)" y2="(\d+)" class="lane-line"/>`)
 	svgText   = regexp.MustCompile(`<text x="(\d+)" y="(\d+)"(?: text-anchor="(\w+)")? class="(\w+)">([^<]*)</text>`)
 	svgAny    = regexp.MustCompile(`<path d="[^"]*"`)
 )
 
 // treeGeometry reads the tree's SVG: its nodes, edges (as segments, by
-// edge) and texts (as boxes: monospace, 0.6 of the size a character).
-func treeGeometry(t *testing.T, svg string) (nodes []box, edges [][]seg, texts []box, words []string) {
+// edge: forks first, then merges, nmerge of them), lane lines and texts
+// (as boxes: monospace, 0.6 of the size a character).
+func treeGeometry(t *testing.T, svg string) (nodes []box, edges [][]seg, nmerge int, lanes []seg, texts []box, words []string) {
 	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
 	for _, m := range svgCircle.FindAllStringSubmatch(svg, -1) {
 		x, y, r := num(m[1]), num(m[2]), num(m[3])
 		nodes = append(nodes, box{x - r, y - r, x + r, y + r})
 	}
-	if a, b := len(svgAny.FindAllString(svg, -1)), len(svgPath.FindAllString(svg, -1)); a != b {
-		t.Fatalf("%d of %d edges are not of the shape M x y V y H x", a-b, a)
+	if a, b := len(svgAny.FindAllString(svg, -1)), len(svgPath.FindAllString(svg, -1))+len(svgMerge.FindAllString(svg, -1)); a != b {
+		t.Fatalf("%d of %d edges are neither forks (M x y V y H x) nor merges (M x y H x V y)", a-b, a)
 	}
 	for _, m := range svgPath.FindAllStringSubmatch(svg, -1) {
 		x0, y0, y1, x1 := num(m[1]), num(m[2]), num(m[3]), num(m[4])
 		edges = append(edges, []seg{{x0, y0, x0, y1}, {x0, y1, x1, y1}})
+	}
+	for _, m := range svgMerge.FindAllStringSubmatch(svg, -1) {
+		x0, y0, x1, y1 := num(m[1]), num(m[2]), num(m[3]), num(m[4])
+		edges = append(edges, []seg{{x0, y0, x1, y0}, {x1, y0, x1, y1}})
+		nmerge++
+	}
+	for _, m := range svgLane.FindAllStringSubmatch(svg, -1) {
+		lanes = append(lanes, seg{num(m[1]), num(m[2]), num(m[3]), num(m[4])})
 	}
 	size := map[string]float64{"thread": 12, "cp": 11, "seq": 10}
 	for _, m := range svgText.FindAllStringSubmatch(svg, -1) {
@@ -131,9 +176,14 @@ func (s seg) crosses(o seg) bool {
 }
 
 // TestTreeLayout: for generated forests up to 50 threads and 10,000
-// commits, the fork tree's SVG has no edge through a node that is not
-// its own end, no two edges crossing, no label overprinting another
-// label, a node or an edge.
+// commits, with merges, the fork tree's SVG has no edge through a node
+// that is not its own end, no two edges crossing, no edge crossing a lane
+// line, no label overprinting another label, a node or an edge. A
+// crossing is two segments, one vertical and one horizontal, meeting at a
+// point strictly inside both: an edge meeting another or a lane line at
+// its end (a merge edge reaching the merge's lane) does not cross it, nor
+// do parallel segments (a merge edge running along its source's lane, two
+// edges sharing a column).
 func TestTreeLayout(t *testing.T) {
 	for _, c := range []struct {
 		seed             uint64
@@ -145,7 +195,7 @@ func TestTreeLayout(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			forest(t, st, c.seed, c.threads, c.commits)
+			merges := forest(t, st, c.seed, c.threads, c.commits)
 			in, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err != nil {
 				t.Fatal(err)
@@ -157,19 +207,24 @@ func TestTreeLayout(t *testing.T) {
 			if resp.StatusCode != 200 {
 				t.Fatalf("tree: %d", resp.StatusCode)
 			}
-			nodes, edges, texts, words := treeGeometry(t, body)
+			nodes, edges, nmerge, laneLines, texts, words := treeGeometry(t, body)
 			if m := regexp.MustCompile(`<svg [^>]*class="graph" width="(\d+)" height="(\d+)"`).FindStringSubmatch(body); m != nil {
-				t.Logf("%d nodes, %d edges, %d texts; the drawing is %s (labels) + %s × %s px (one column per node would be %d px wide)",
-					len(nodes), len(edges), len(texts), strconv.Itoa(labelWidth), m[1], m[2], labelWidth+len(nodes)*columnWidth+40)
+				t.Logf("%d nodes, %d edges (%d merges), %d texts; the drawing is %s (labels) + %s × %s px (one column per node would be %d px wide)",
+					len(nodes), len(edges), nmerge, len(texts), strconv.Itoa(labelWidth), m[1], m[2], labelWidth+len(nodes)*columnWidth+40)
 			}
-			if len(edges) != c.threads-1 {
-				t.Errorf("%d edges for %d forks", len(edges), c.threads-1)
+			if len(edges)-nmerge != c.threads-1 || nmerge != merges || merges == 0 {
+				t.Errorf("%d fork edges for %d forks, %d merge edges for %d merges", len(edges)-nmerge, c.threads-1, nmerge, merges)
 			}
 			if n := strings.Count(body, `<g class="lane`); n != c.threads {
 				t.Errorf("%d lanes on the page, want %d", n, c.threads)
 			}
 			if n := strings.Count(body, `class="thread"`); n != c.threads {
 				t.Errorf("%d lanes on the page, want %d", n, c.threads)
+			}
+			for _, e := range edges[len(edges)-nmerge:] {
+				if e[0].x1 <= e[0].x0 {
+					t.Errorf("a merge (x %v) is not right of what it merged (x %v)", e[0].x1, e[0].x0)
+				}
 			}
 			through, crossings, overlaps := 0, 0, 0
 			for _, e := range edges {
@@ -187,6 +242,13 @@ func TestTreeLayout(t *testing.T) {
 							if s.crosses(q) {
 								crossings++
 							}
+						}
+					}
+				}
+				for _, s := range e {
+					for _, l := range laneLines {
+						if s.crosses(l) {
+							crossings++
 						}
 					}
 				}
