@@ -88,6 +88,9 @@ type reviewData struct {
 	Review  satchel.Review
 	Changes []satchel.Change
 	Files   []fileDiff
+	// Split shows the diffs side by side; ViewURL is the other view's.
+	Split   bool
+	ViewURL string
 	// CSRF is set when the viewer may decide (the forms' token).
 	CSRF string
 	// Message says what a decision did (after its redirect).
@@ -151,7 +154,9 @@ func (in *Inspector) reviewPage(w http.ResponseWriter, r *http.Request) {
 		return threadURL(t) + "/compare?from=" + strconv.FormatInt(rv.Fork, 10) + "&to=head"
 	}
 	sa, sb := side{t, a.Commit().Seq}, side{t, b.Commit().Seq}
-	if d.Files, err = in.diffFiles(ctx, a, b, sa, sb, paired, 0, false, more); err != nil {
+	d.Split = r.URL.Query().Get("view") == "split"
+	d.ViewURL = viewToggle(r, d.Split)
+	if d.Files, err = in.diffFiles(ctx, a, b, sa, sb, paired, 0, d.Split, more); err != nil {
 		in.fail(w, r, err)
 		return
 	}
