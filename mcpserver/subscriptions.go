@@ -137,7 +137,7 @@ func (s *Server) subscribe(srv *mcp.Server) func(context.Context, *mcp.Subscribe
 		}
 		id := se.identity()
 		switch {
-		case sub.path != "" && !readable(se, sub.path):
+		case sub.path != "" && !s.readable(se, sub.path):
 			return subscriptionError("cannot subscribe to %q: path %s is not readable", sub.uri, sub.path)
 		case sub.store != "" && !s.storeReadable(id.Agent, sub.store):
 			return subscriptionError("cannot subscribe to %q: no store %s is readable here", sub.uri, sub.store)
@@ -207,7 +207,7 @@ func (s *Server) deliver(ctx context.Context, ss *sessionSubs, events <-chan sat
 		if e.Thread != "" && e.Thread != id.Thread {
 			continue // another thread's files
 		}
-		read := func(p string) bool { return readable(ss.se, p) }
+		read := func(p string) bool { return s.readable(ss.se, p) }
 		ss.mu.Lock()
 		var uris []string
 		for uri, sub := range ss.subs {
@@ -259,16 +259,10 @@ func (s *Server) dueFilter(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // readable reports whether the session may read path: a session is
-// never told of a change to a file it cannot read.
-//
-// TODO(lead): per-agent path rules are not in this branch; once
-// Workspace.Access exists, wire it here:
-//
-//	ws, err := se.workspace(ctx, cfg); return err == nil && ws.Access(path) != satchel.AccessNone
-func readable(se *session, path string) bool {
-	_ = se
-	_ = path
-	return true
+// never told of a change to a file its file rules hide.
+func (s *Server) readable(se *session, path string) bool {
+	ws, err := se.workspace(context.Background(), &s.cfg)
+	return err == nil && ws.Access(path) != satchel.AccessNone
 }
 
 // storeReadable reports whether agent may read the documents of store:

@@ -284,3 +284,33 @@ func FuzzParseSubscription(f *testing.F) {
 		}
 	})
 }
+
+// A session is never told of a change to a path its file rules hide, and
+// cannot subscribe to one.
+func TestSubscriptionsHideHiddenPaths(t *testing.T) {
+	st := openStore(t, "memory:")
+	rules, err := satchel.ParseFileRules("secrets/**=none,**=rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, Config{Store: st, Scope: "hide", FileRules: rules})
+	cs, uris := notified(t, s, "2025-11-25")
+	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: FileURI("secrets/k")}); err == nil {
+		t.Error("subscribed to a hidden file")
+	}
+	secrets, marker := ResourceScheme+"?glob=secrets/**", ResourceScheme+"?glob=m/*"
+	subscribe(t, cs, secrets, marker)
+	ws, err := st.Workspace(context.Background(), "hide", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(context.Background(), "secrets/k", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(context.Background(), "m/1", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if u := nextURI(t, uris, "the marker"); u != marker {
+		t.Errorf("notified %s, want %s only", u, marker)
+	}
+}
