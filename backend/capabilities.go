@@ -328,6 +328,7 @@ type ChangeWatcher interface {
 // signals it: SQLite's data_version, and the store's feed on a backend
 // without ChangeWatcher.
 const ChangePollInterval = 100 * time.Millisecond
+
 // GitCommit is one entry of a thread's git map (package gitrepo): the git
 // commit that satchel commit Seq of the thread maps to.
 type GitCommit struct {
