@@ -152,3 +152,23 @@ func (w *Workspace) PutGitMap(ctx context.Context, entries []GitMapEntry, trees 
 	slices.SortFunc(cs, func(a, b backend.GitCommit) int { return cmp.Compare(a.Seq, b.Seq) })
 	return gm.PutGitMap(ctx, id, cs, ts)
 }
+
+// OpenReview returns the open review of a workspace under review
+// (ForReview) on its thread: the one its changes go to, whose thread its
+// reads read. ok is false without one (its next change opens one), and
+// for a workspace not under review. A review decided since is forgotten
+// first, as a read forgets it.
+func (w *Workspace) OpenReview(ctx context.Context) (r Review, ok bool, err error) {
+	if w.rv == nil {
+		return Review{}, false, nil
+	}
+	if _, err := w.reading(ctx); err != nil {
+		return Review{}, false, err
+	}
+	w.rv.mu.Lock()
+	defer w.rv.mu.Unlock()
+	if rt := w.rv.routes[w.thread]; rt != nil {
+		return rt.rev, true, nil
+	}
+	return Review{}, false, nil
+}

@@ -164,7 +164,7 @@ func Import(ctx context.Context, st *satchel.Store, path, branch, scope, thread 
 			continue
 		}
 		if err == nil {
-			err = p.commit(ctx, ws, seq)
+			err = p.commit(ctx, ws, after(seq))
 		}
 		if err != nil {
 			return out, fmt.Errorf("commit %s: %w", c.Hash, err)

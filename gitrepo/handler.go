@@ -175,7 +175,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		h.advertise(w, r, repo, svc)
+		h.advertise(w, r, repo, svc, id)
 	case service == "git-upload-pack" && r.Method == http.MethodPost:
 		h.uploadPack(w, r, repo)
 	case service == "git-receive-pack" && r.Method == http.MethodPost:

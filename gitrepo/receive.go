@@ -142,9 +142,9 @@ func (h *Handler) receivePack(w http.ResponseWriter, r *http.Request, repo repoN
 	// The threads pushed to are mapped from their oldest retained commit
 	// first: a thin pack's bases are among their objects.
 	for _, c := range req.Commands {
-		if name, ok := strings.CutPrefix(c.Name.String(), "refs/heads/"); ok {
-			if err := sr.mapFully(ctx, name); err == nil {
-				_, _ = sr.head(ctx, name)
+		if name, ok := strings.CutPrefix(c.Name.String(), "refs/heads/"); ok && satchel.ValidThreadName(name) == nil {
+			if ws, err := h.workspace(ctx, id, repo.Scope, name, "git:push"); err == nil {
+				_, _ = h.pushBase(ctx, sr, ws, name)
 			}
 		}
 	}
@@ -203,34 +203,27 @@ func (h *Handler) update(ctx context.Context, sr *scopeRepo, repo repoName, id I
 	if cmd.New.IsZero() {
 		return "a thread's branch cannot be deleted by a push (satchel threads delete)"
 	}
-	if err := sr.mapFully(ctx, thread); err != nil {
-		return err.Error()
-	}
-	head, err := sr.head(ctx, thread)
-	if err != nil {
-		return err.Error()
-	}
-	if cmd.Old != head {
-		return "non-fast-forward"
-	}
-	chain, err := firstParents(sr.objects, cmd.New, head, func(h plumbing.Hash) bool { return sr.nodes[h] != nil })
-	if err != nil {
-		return errText(err)
-	}
-	var baseSeq int64
-	if tm := sr.threads[thread]; tm != nil && len(tm.commits) > 0 {
-		baseSeq = tm.commits[len(tm.commits)-1].Seq
-	}
 	ws, err := h.workspace(ctx, id, repo.Scope, thread, "git:push")
 	if err != nil {
 		return err.Error()
+	}
+	pb, err := h.pushBase(ctx, sr, ws, thread)
+	if err != nil {
+		return errText(err)
+	}
+	if cmd.Old != pb.old {
+		return "non-fast-forward"
+	}
+	chain, err := firstParents(sr.objects, cmd.New, pb.old, func(h plumbing.Hash) bool { return sr.nodes[h] != nil })
+	if err != nil {
+		return errText(err)
 	}
 	// Every pushed commit is read and checked (paths, modes, changes)
 	// before the first is committed; bounds and quotas are checked as
 	// each is.
 	prevTree := &object.Tree{}
-	if !head.IsZero() {
-		if prevTree, err = treeOf(sr.objects, head); err != nil {
+	if !pb.tree.IsZero() {
+		if prevTree, err = treeOf(sr.objects, pb.tree); err != nil {
 			return err.Error()
 		}
 	}
@@ -247,8 +240,33 @@ func (h *Handler) update(ctx context.Context, sr *scopeRepo, repo repoName, id I
 		ready = append(ready, p)
 		prevTree = tree
 	}
+	baseSeq := pb.seq
 	for i, p := range ready {
-		if err := p.commit(ctx, ws, baseSeq); err != nil {
+		check := after(baseSeq)
+		if i == 0 && pb.fresh {
+			// The first commit opens the caller's review: a fork of the
+			// thread's head, which must still be the one pushed onto
+			// (heads only move forward: if it is now, the fork was of it).
+			check = func(b *satchel.Batch) error {
+				if b.Base() != 1 {
+					return errMoved
+				}
+				tw, err := h.cfg.Store.Workspace(ctx, repo.Scope, thread)
+				if err != nil {
+					return err
+				}
+				th, err := tw.Head(ctx)
+				if err != nil {
+					return err
+				}
+				if th.Seq != pb.seq {
+					return errMoved
+				}
+				return nil
+			}
+			baseSeq = 1
+		}
+		if err := p.commit(ctx, ws, check); err != nil {
 			if i > 0 {
 				return fmt.Sprintf("%s (the %d commits before %s landed)", errText(err), i, p.hash.String()[:12])
 			}
@@ -257,6 +275,86 @@ func (h *Handler) update(ctx context.Context, sr *scopeRepo, repo repoName, id I
 		baseSeq++
 	}
 	return ""
+}
+
+// pushBase is what a push of a thread's branch builds on, for one
+// caller.
+type pushBase struct {
+	// old is the branch as the pusher must have it: the thread's head;
+	// for a caller under review with an open review, the git commit it
+	// pushed last to its review (or, before any landed there, the
+	// thread's commit the review was forked from).
+	old plumbing.Hash
+	// tree is a served commit whose tree is old's (zero: none).
+	tree plumbing.Hash
+	// seq is the satchel commit the first pushed commit must follow (on
+	// the review thread when the review is open); fresh is set under
+	// review without an open review: the first pushed commit opens one,
+	// forked from the thread at seq.
+	seq   int64
+	fresh bool
+}
+
+// errNotPushed refuses a push to an open review whose head did not
+// come from git.
+var errNotPushed = errors.New("holds changes that did not come from a push: push again once it is approved or rejected")
+
+// pushBase maps what a push of ws's caller to thread builds on (and the
+// review thread it goes to, whose objects a thin pack's deltas may use),
+// and returns it. A caller under review pushes to its review: the
+// thread's head does not move, and the branch it fast-forwards is its
+// own pushed commits on top of the commit its review was forked from.
+func (h *Handler) pushBase(ctx context.Context, sr *scopeRepo, ws *satchel.Workspace, thread string) (pushBase, error) {
+	if err := sr.mapFully(ctx, thread); err != nil {
+		return pushBase{}, err
+	}
+	head, err := sr.head(ctx, thread)
+	if err != nil {
+		return pushBase{}, err
+	}
+	pb := pushBase{old: head, tree: head}
+	if tm := sr.threads[thread]; tm != nil && len(tm.commits) > 0 {
+		pb.seq = tm.commits[len(tm.commits)-1].Seq
+	}
+	if !ws.UnderReview() {
+		return pb, nil
+	}
+	rev, open, err := ws.OpenReview(ctx)
+	if err != nil {
+		return pushBase{}, err
+	}
+	if !open {
+		pb.fresh = true
+		return pb, nil
+	}
+	if err := sr.mapFully(ctx, rev.ReviewThread); err != nil {
+		return pushBase{}, err
+	}
+	if pb.tree, err = sr.head(ctx, rev.ReviewThread); err != nil {
+		return pushBase{}, err
+	}
+	tm := sr.threads[rev.ReviewThread]
+	if tm == nil || len(tm.commits) == 0 {
+		return pushBase{}, fmt.Errorf("review %s: its thread %s has no commits", rev.ID, rev.ReviewThread)
+	}
+	last := tm.commits[len(tm.commits)-1]
+	pb.seq = last.Seq
+	switch {
+	case last.Git != nil:
+		pb.old = plumbing.NewHash(last.Git.Hash)
+	case last.Seq == rev.Fork:
+		h, ok, err := sr.hashOf(ctx, thread, rev.Base)
+		if err != nil {
+			return pushBase{}, err
+		}
+		if !ok {
+			return pushBase{}, fmt.Errorf("review %s: the commit it was forked from (%s@%d) is no longer retained", rev.ID, thread, rev.Base)
+		}
+		pb.old = h
+	default:
+		return pushBase{}, fmt.Errorf("review %s %w", rev.ID, errNotPushed)
+	}
+	return pb, nil
 }
 
 func errText(err error) string {
@@ -358,12 +456,13 @@ func prepare(ctx context.Context, s storer.EncodedObjectStorer, c *object.Commit
 	return p, nil
 }
 
-// commit makes p one satchel commit of ws's thread, right after its
-// commit baseSeq (errMoved when the head is another).
-func (p *prepared) commit(ctx context.Context, ws *satchel.Workspace, baseSeq int64) error {
+// commit makes p one satchel commit of ws's thread (its review
+// thread, under review) if check, which sees the head it builds on,
+// lets it (errMoved when the head is another).
+func (p *prepared) commit(ctx context.Context, ws *satchel.Workspace, check func(*satchel.Batch) error) error {
 	return ws.Batch(ctx, func(ctx context.Context, b *satchel.Batch) error {
-		if b.Base() != baseSeq {
-			return errMoved
+		if err := check(b); err != nil {
+			return err
 		}
 		for _, path := range p.dels {
 			if err := b.Delete(ctx, path); err != nil {
@@ -378,6 +477,16 @@ func (p *prepared) commit(ctx context.Context, ws *satchel.Workspace, baseSeq in
 		b.SetGit(p.origin, p.subject)
 		return nil
 	})
+}
+
+// after is the check of a batch that must land right after commit seq.
+func after(seq int64) func(*satchel.Batch) error {
+	return func(b *satchel.Batch) error {
+		if b.Base() != seq {
+			return errMoved
+		}
+		return nil
+	}
 }
 
 // blobContent reads a blob.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -136,13 +137,16 @@ func validRefPart(s string) bool {
 }
 
 // advertise answers GET info/refs?service=svc.
-func (h *Handler) advertise(w http.ResponseWriter, r *http.Request, repo repoName, svc string) {
+func (h *Handler) advertise(w http.ResponseWriter, r *http.Request, repo repoName, svc string, id Identity) {
 	sr, err := h.repo(r.Context(), repo.Scope)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
 	refs, headRef, err := sr.refs(r.Context(), repo)
+	if err == nil && svc == "git-receive-pack" {
+		err = h.pushRefs(r.Context(), sr, id, repo.Scope, refs)
+	}
 	sr.mu.Unlock()
 	if err != nil {
 		h.fail(w, err)
@@ -175,6 +179,34 @@ func (h *Handler) advertise(w http.ResponseWriter, r *http.Request, repo repoNam
 		return
 	}
 	_, _ = w.Write(b.Bytes())
+}
+
+// pushRefs sets, for a caller under review, each branch it may push to
+// where its push builds on (pushBase): its open review's last pushed
+// commit rather than the thread's head.
+func (h *Handler) pushRefs(ctx context.Context, sr *scopeRepo, id Identity, scope string, refs []ref) error {
+	for i, rf := range refs {
+		th, ok := strings.CutPrefix(rf.name, "refs/heads/")
+		if !ok {
+			continue
+		}
+		ws, err := h.workspace(ctx, id, scope, th, "git:push")
+		if err != nil {
+			return err
+		}
+		if !ws.UnderReview() {
+			return nil // the same for every thread
+		}
+		pb, err := h.pushBase(ctx, sr, ws, th)
+		if errors.Is(err, errNotPushed) {
+			continue // the push is refused, saying why
+		}
+		if err != nil {
+			return err
+		}
+		refs[i].hash = pb.old
+	}
+	return nil
 }
 
 func (h *Handler) fail(w http.ResponseWriter, err error) {
