@@ -103,6 +103,21 @@ func testReviewPush(t *testing.T, st *satchel.Store) {
 		t.Fatalf("the thread's head moved under review: %d, was %d", h.Seq, head.Seq)
 	}
 
+	// A clone that lacks the review's pushed commits cannot push to it:
+	// git asks it to fetch them first (they are on the review's thread,
+	// not on the branch a fetch brings).
+	g.must(dir, "clone", "-q", cloneURL(srv.URL, review, "team/main.git"), "rev2")
+	repo2 := filepath.Join(dir, "rev2")
+	must(t, os.WriteFile(filepath.Join(repo2, "d.txt"), []byte("dee\n"), 0o644))
+	g.must(repo2, "add", "-A")
+	g.must(repo2, "commit", "-qm", "dee")
+	if out, ok := g.run(repo2, "push", "origin", "main"); ok || !strings.Contains(out, "! [rejected]") {
+		t.Fatalf("push to a review from a clone without its commits: ok=%v\n%s", ok, out)
+	}
+	if r2 := open(); r2.Files != 2 {
+		t.Fatalf("a refused push changed the review: %+v", r2)
+	}
+
 	// Approval brings the changes to the thread as a merge of the review
 	// thread, whose commits are the pushed ones after its fork commit
 	// (other hashes): a rebase finds them upstream and drops them.
