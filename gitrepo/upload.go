@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -198,11 +197,8 @@ func (h *Handler) pushRefs(ctx context.Context, sr *scopeRepo, id Identity, scop
 			return nil // the same for every thread
 		}
 		pb, err := h.pushBase(ctx, sr, ws, th)
-		if errors.Is(err, errNotPushed) {
-			continue // the push is refused, saying why
-		}
 		if err != nil {
-			return err
+			continue // the push is refused, saying why
 		}
 		refs[i].hash = pb.old
 	}
