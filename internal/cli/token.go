@@ -166,9 +166,8 @@ func newTokenListCmd(a *app) *cobra.Command {
 when the token allows any), CREATED, EXPIRES (empty: never), FILES (the
 token's file rules as --files takes them, "read-only" for --read-only;
 empty: its agent's alone) and STATUS (active, expired or revoked),
-separated by tabs; on a terminal, in aligned
-columns under a header row. Secrets are never shown:
-they are not stored.
+separated by tabs; on a terminal, in aligned columns under a header row.
+Secrets are never shown: they are not stored.
 
 With --json, an array of tokens, each with its "status".`,
 		Example: `  satchel token list
