@@ -58,6 +58,11 @@ type AuditQuery struct {
 	Limit int
 	// Cursor is the NextCursor of the previous page.
 	Cursor string
+	// Scan bounds the commits and document changes a page examines past
+	// its cursor (0: no bound), for a filter that keeps few of them: a
+	// page that examines Scan of them before it is full ends there, with
+	// Partial set and NextCursor after the last one examined.
+	Scan int
 }
 
 // AuditEntry is one change: a commit of a thread, or a set or remove of a
@@ -92,6 +97,11 @@ type AuditPage struct {
 	Entries []AuditEntry `json:"entries"`
 	// NextCursor is set when more entries follow.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Partial is set when the query's Scan bound ended the page before
+	// it was full: older entries may still match, from NextCursor on.
+	// Through is the time of the last change examined.
+	Partial bool      `json:"partial,omitempty"`
+	Through time.Time `json:"through,omitzero"`
 }
 
 const (
@@ -120,6 +130,9 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	cur, err := parseAuditCursor(q.Cursor)
 	if err != nil {
 		return AuditPage{}, err
+	}
+	if q.Scan < 0 {
+		return AuditPage{}, errs.New(errs.ErrInvalidArgument, "scan must be 0 or more, was %d", q.Scan)
 	}
 	if q.Thread != "" {
 		if err := ValidThreadName(q.Thread); err != nil {
@@ -188,12 +201,22 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	}
 	heap.Init(&streams)
 	var all []AuditEntry
+	scanned, stopped := 0, false
+	var last AuditEntry
 	for len(streams) > 0 && len(all) <= limit {
+		if q.Scan > 0 && scanned >= q.Scan {
+			stopped = true
+			break
+		}
 		st := streams[0]
 		e := st.buf[0]
 		st.buf = st.buf[1:]
-		if q.matches(e, glob) && (cur == nil || cur.after(e)) {
-			all = append(all, e)
+		if cur == nil || cur.after(e) {
+			scanned++
+			last = e
+			if q.matches(e, glob) {
+				all = append(all, e)
+			}
 		}
 		if len(st.buf) == 0 {
 			if err := st.fill(ctx); err != nil {
@@ -207,9 +230,13 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 		}
 	}
 	page := AuditPage{Entries: all}
-	if len(all) > limit {
+	switch {
+	case len(all) > limit:
 		page.Entries = all[:limit]
 		page.NextCursor = auditCursor(all[limit-1])
+	case stopped:
+		page.Partial, page.Through = true, last.Time
+		page.NextCursor = auditCursor(last)
 	}
 	if page.Entries == nil {
 		page.Entries = []AuditEntry{}

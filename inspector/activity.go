@@ -18,6 +18,12 @@ import (
 // of identical rows are folded, so it shows fewer rows).
 const activityPerPage = 100
 
+// activityScan bounds the changes a page of activity examines: a filter
+// that keeps few of them (a path, an agent, a time range) shows what the
+// newest activityScan changes hold, and a link continues from there,
+// instead of reading a long log whole in one request.
+var activityScan = 2000
+
 // statMaxFiles bounds the files whose lines a row's +N/−M counts, and
 // statMaxBytes the size of a file counted.
 const (
@@ -154,6 +160,11 @@ type activityData struct {
 	Action  string
 	Links   activityLinks
 	Entries int
+	// Partial says the page examined activityScan changes, back to
+	// Through, before it was full; Next continues.
+	Partial bool
+	Scanned int
+	Through time.Time
 }
 
 // activityLinks are the one-click filters of the page.
@@ -207,12 +218,14 @@ func (in *Inspector) activity(r *http.Request, scope string, f filter, base stri
 	}
 	q := f.audit(scope)
 	q.Limit = activityPerPage
+	q.Scan = activityScan
 	q.Cursor = r.URL.Query().Get("after")
 	page, err := in.cfg.Store.Audit(ctx, q)
 	if err != nil {
 		return d, err
 	}
 	d.Entries = len(page.Entries)
+	d.Partial, d.Scanned, d.Through = page.Partial, activityScan, page.Through
 	var rows []activityRow
 	for _, e := range page.Entries {
 		owner, spill := strings.CutSuffix(e.Thread, "/spill")

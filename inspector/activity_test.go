@@ -113,3 +113,49 @@ func TestActivity(t *testing.T) {
 		t.Errorf("the search for auth.go does not find the path")
 	}
 }
+
+// TestActivityScanBound: a filter that keeps few changes shows what the
+// newest activityScan changes hold and links further back; following
+// the links finds every match once, as one unbounded page does.
+func TestActivityScanBound(t *testing.T) {
+	f := newIncidentFixture(t, 8, 300)
+	commits := regexp.MustCompile(`</a>@<a href="(/s/acme/t/[^"]+/c/\d+)">`)
+	further := regexp.MustCompile(`<a href="([^"]+)" rel="next">Look further back →</a>`)
+	walk := func(start string) (found []string, partial int) {
+		t.Helper()
+		p := start
+		for range 100 {
+			resp, body := f.get(t, p)
+			if resp.StatusCode != 200 {
+				t.Fatalf("GET %s: %d\n%s", p, resp.StatusCode, body)
+			}
+			for _, m := range commits.FindAllStringSubmatch(body, -1) {
+				found = append(found, m[1])
+			}
+			m := further.FindStringSubmatch(body)
+			if m == nil {
+				return found, partial
+			}
+			if !strings.Contains(body, `class="muted partial">Looked through `) {
+				t.Errorf("GET %s: a link further back, and no word of where the page stopped", p)
+			}
+			partial++
+			p = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+		t.Fatalf("no end to the pages from %s", start)
+		return nil, 0
+	}
+	for _, start := range []string{"/s/acme/activity?path=src/auth.go", "/s/acme/t/worker-07/?path=src/auth.go"} {
+		defer func(n int) { activityScan = n }(activityScan)
+		activityScan = 0
+		all, _ := walk(start)
+		activityScan = 40
+		bounded, partial := walk(start)
+		if len(all) == 0 || strings.Join(all, " ") != strings.Join(bounded, " ") {
+			t.Errorf("%s: every match %v; through pages of 40 changes %v", start, all, bounded)
+		}
+		if partial == 0 {
+			t.Errorf("%s: %d pages stopped by the bound of 40 changes", start, partial)
+		}
+	}
+}
