@@ -58,6 +58,12 @@ type AuditQuery struct {
 	Limit int
 	// Cursor is the NextCursor of the previous page.
 	Cursor string
+	// Files are the caller's file rules (WithFileRules, Token's
+	// FileOptions): each commit's summary is redacted as the history of
+	// a workspace opened with them is (the parts that name hidden paths
+	// dropped, a commit of hidden paths only left out), before Path and
+	// the other filters look at it.
+	Files []WorkspaceOption
 	// Scan bounds the commits and document changes a page examines past
 	// its cursor (0: no bound), for a filter that keeps few of them: a
 	// page that examines Scan of them before it is full ends there, with
@@ -165,6 +171,13 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 				continue
 			}
 			st := &auditStream{s: s, t: t, since: q.Since, batch: 64}
+			if len(q.Files) > 0 {
+				// The rules name paths, the same in every thread (a
+				// spill area's are its thread's).
+				if st.w, err = s.Workspace(ctx, t.Scope, strings.TrimSuffix(t.Name, spillThreadSuffix), q.Files...); err != nil {
+					return AuditPage{}, err
+				}
+			}
 			if err := st.fill(ctx); err != nil {
 				return AuditPage{}, err
 			}
@@ -249,6 +262,7 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 type auditStream struct {
 	s      *Store
 	t      backend.Thread
+	w      *Workspace // set to redact with its file rules
 	since  time.Time
 	before int64
 	batch  int
@@ -278,6 +292,13 @@ func (st *auditStream) fill(ctx context.Context) error {
 			}
 			var m commitMeta
 			_ = json.Unmarshal(c.Meta, &m)
+			if st.w != nil {
+				rc, ok := st.w.redact(Commit{Op: m.Op, Summary: m.Summary})
+				if !ok {
+					continue
+				}
+				m.Summary = rc.Summary
+			}
 			st.buf = append(st.buf, AuditEntry{
 				Time: c.Time, Scope: st.t.Scope, Thread: st.t.Name, Seq: c.Seq, Op: m.Op,
 				Actor: m.Actor, IdempotencyKey: m.Key, Summary: m.Summary, order: c.ID,

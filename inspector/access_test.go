@@ -31,7 +31,7 @@ func TestAgentViewFileRules(t *testing.T) {
 		t.Errorf("the hidden file: %d\n%s", resp.StatusCode, body)
 	}
 	for _, page := range []string{"/s/acme/t/main/files/notes/", "/s/acme/t/main/search?glob=**/*.md", "/s/acme/t/main/search?grep=-",
-		"/s/acme/t/main/", "/s/acme/t/main/compare?from=draft-1&to=head"} {
+		"/s/acme/t/main/", "/s/acme/t/main/compare?from=draft-1&to=head", "/s/acme/search?q=todo", "/s/acme/search?q=pwned", "/s/acme/activity", "/s/acme/t/main/?path=notes/**"} {
 		resp, body := f.get(t, page, "Cookie", cookie)
 		if resp.StatusCode != 200 {
 			t.Errorf("%s: %d", page, resp.StatusCode)

@@ -219,6 +219,7 @@ func (in *Inspector) activity(r *http.Request, scope string, f filter, base stri
 	q := f.audit(scope)
 	q.Limit = activityPerPage
 	q.Scan = activityScan
+	q.Files = in.fileOptions(ctx)
 	q.Cursor = r.URL.Query().Get("after")
 	page, err := in.cfg.Store.Audit(ctx, q)
 	if err != nil {
@@ -285,7 +286,7 @@ func (in *Inspector) rowStat(ctx context.Context, t threadRef, row *activityRow,
 		row.Stat = true
 		return nil
 	}
-	ws, err := in.cfg.Store.Workspace(ctx, t.Scope, t.Thread)
+	ws, err := in.cfg.Store.Workspace(ctx, t.Scope, t.Thread, in.fileOptions(ctx)...)
 	if err != nil {
 		return err
 	}
@@ -480,7 +481,7 @@ func (in *Inspector) scopeSearchPage(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			t := threadRef{scope, ti.Name}
-			ws, err := in.cfg.Store.Workspace(ctx, scope, ti.Name)
+			ws, err := in.cfg.Store.Workspace(ctx, scope, ti.Name, in.fileOptions(ctx)...)
 			if err != nil {
 				in.fail(w, r, err)
 				return
