@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -439,7 +440,19 @@ type scopeSearchData struct {
 	Q       string
 	Threads []threadHits
 	Stopped string
+	// From is the first thread the page searched (?from=, "" for the
+	// first); Next continues with the threads it did not reach, from
+	// NextThread on.
+	From, Next, NextThread string
+	Searched               int
 }
+
+// scopeSearchBudget bounds the work of a page of the search across
+// threads: the page searches the threads in name order, at least one,
+// and starts no other once it has spent this long; a link continues with
+// the rest. Each thread's result is whole (a grep of its head), so the
+// page stays about one whole-tree grep however many threads there are.
+var scopeSearchBudget = 50 * time.Millisecond
 
 type threadHits struct {
 	T        threadRef
@@ -466,20 +479,34 @@ func (in *Inspector) scopeSearchPage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, badRequest("the search text is at most %d bytes", satchel.MaxRegexBytes/2))
 		return
 	}
-	d := scopeSearchData{Scope: scope, Q: q}
+	d := scopeSearchData{Scope: scope, Q: q, From: r.URL.Query().Get("from")}
+	if d.From != "" {
+		if err := satchel.ValidThreadName(d.From); err != nil {
+			in.fail(w, r, err)
+			return
+		}
+	}
 	if q != "" {
 		infos, err := in.cfg.Store.Threads(ctx, scope)
 		if err != nil {
 			in.fail(w, r, err)
 			return
 		}
+		slices.SortFunc(infos, func(a, b satchel.ThreadInfo) int { return strings.Compare(a.Name, b.Name) })
 		v := viewerOf(ctx)
 		lower := strings.ToLower(q)
 		re := "(?i)" + regexp.QuoteMeta(q)
+		start := time.Now()
 		for _, ti := range infos {
-			if !v.seesThread(scope, ti.Name) || ti.Head == 0 {
+			if !v.seesThread(scope, ti.Name) || ti.Head == 0 || ti.Name < d.From {
 				continue
 			}
+			if d.Searched > 0 && time.Since(start) >= scopeSearchBudget {
+				d.NextThread = ti.Name
+				d.Next = "/s/" + pathSeg(scope) + "/search?" + url.Values{"q": {q}, "from": {ti.Name}}.Encode()
+				break
+			}
+			d.Searched++
 			t := threadRef{scope, ti.Name}
 			ws, err := in.cfg.Store.Workspace(ctx, scope, ti.Name, in.fileOptions(ctx)...)
 			if err != nil {
