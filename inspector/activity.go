@@ -452,7 +452,7 @@ type scopeSearchData struct {
 // and starts no other once it has spent this long; a link continues with
 // the rest. Each thread's result is whole (a grep of its head), so the
 // page stays about one whole-tree grep however many threads there are.
-var scopeSearchBudget = 50 * time.Millisecond
+var scopeSearchBudget = 25 * time.Millisecond
 
 type threadHits struct {
 	T        threadRef
