@@ -44,6 +44,13 @@ func TestAgentViewFileRules(t *testing.T) {
 	if resp, body := f.get(t, "/s/acme/reviews/"+rs[0].ID, "Cookie", cookie); resp.StatusCode != 200 || strings.Contains(body, "todo.md") || strings.Contains(body, "reviewed secret") || !strings.Contains(body, "Reviewed plan") {
 		t.Errorf("the review page for a token with file rules: %d\n%s", resp.StatusCode, body)
 	}
+	// The history of the hidden file, in its thread or walked from a
+	// fork, lists no commit.
+	for _, p := range []string{"/s/acme/t/main/history/notes/todo.md", "/s/acme/t/experiment/history/notes/todo.md?thread=main"} {
+		if resp, body := f.get(t, p, "Cookie", cookie); resp.StatusCode == 200 && strings.Contains(body, "/c/4") {
+			t.Errorf("%s lists the commit of the hidden file", p)
+		}
+	}
 	resp, body := f.get(t, "/s/acme/t/main/files/notes/todo.md", "Cookie", cookie)
 	if resp.StatusCode != 404 || !strings.Contains(body, "file not found: notes/todo.md") {
 		t.Errorf("the hidden file: %d\n%s", resp.StatusCode, body)
