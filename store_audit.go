@@ -58,6 +58,17 @@ type AuditQuery struct {
 	Limit int
 	// Cursor is the NextCursor of the previous page.
 	Cursor string
+	// Files are the caller's file rules (WithFileRules, Token's
+	// FileOptions): each commit's summary is redacted as the history of
+	// a workspace opened with them is (the parts that name hidden paths
+	// dropped, a commit of hidden paths only left out), before Path and
+	// the other filters look at it.
+	Files []WorkspaceOption
+	// Scan bounds the commits and document changes a page examines past
+	// its cursor (0: no bound), for a filter that keeps few of them: a
+	// page that examines Scan of them before it is full ends there, with
+	// Partial set and NextCursor after the last one examined.
+	Scan int
 }
 
 // AuditEntry is one change: a commit of a thread, or a set or remove of a
@@ -92,6 +103,11 @@ type AuditPage struct {
 	Entries []AuditEntry `json:"entries"`
 	// NextCursor is set when more entries follow.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Partial is set when the query's Scan bound ended the page before
+	// it was full: older entries may still match, from NextCursor on.
+	// Through is the time of the last change examined.
+	Partial bool      `json:"partial,omitempty"`
+	Through time.Time `json:"through,omitzero"`
 }
 
 const (
@@ -120,6 +136,9 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	cur, err := parseAuditCursor(q.Cursor)
 	if err != nil {
 		return AuditPage{}, err
+	}
+	if q.Scan < 0 {
+		return AuditPage{}, errs.New(errs.ErrInvalidArgument, "scan must be 0 or more, was %d", q.Scan)
 	}
 	if q.Thread != "" {
 		if err := ValidThreadName(q.Thread); err != nil {
@@ -152,6 +171,13 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 				continue
 			}
 			st := &auditStream{s: s, t: t, since: q.Since, batch: 64}
+			if len(q.Files) > 0 {
+				// The rules name paths, the same in every thread (a
+				// spill area's are its thread's).
+				if st.w, err = s.Workspace(ctx, t.Scope, strings.TrimSuffix(t.Name, spillThreadSuffix), q.Files...); err != nil {
+					return AuditPage{}, err
+				}
+			}
 			if err := st.fill(ctx); err != nil {
 				return AuditPage{}, err
 			}
@@ -188,12 +214,22 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	}
 	heap.Init(&streams)
 	var all []AuditEntry
+	scanned, stopped := 0, false
+	var last AuditEntry
 	for len(streams) > 0 && len(all) <= limit {
+		if q.Scan > 0 && scanned >= q.Scan {
+			stopped = true
+			break
+		}
 		st := streams[0]
 		e := st.buf[0]
 		st.buf = st.buf[1:]
-		if q.matches(e, glob) && (cur == nil || cur.after(e)) {
-			all = append(all, e)
+		if cur == nil || cur.after(e) {
+			scanned++
+			last = e
+			if q.matches(e, glob) {
+				all = append(all, e)
+			}
 		}
 		if len(st.buf) == 0 {
 			if err := st.fill(ctx); err != nil {
@@ -207,9 +243,13 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 		}
 	}
 	page := AuditPage{Entries: all}
-	if len(all) > limit {
+	switch {
+	case len(all) > limit:
 		page.Entries = all[:limit]
 		page.NextCursor = auditCursor(all[limit-1])
+	case stopped:
+		page.Partial, page.Through = true, last.Time
+		page.NextCursor = auditCursor(last)
 	}
 	if page.Entries == nil {
 		page.Entries = []AuditEntry{}
@@ -222,6 +262,7 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 type auditStream struct {
 	s      *Store
 	t      backend.Thread
+	w      *Workspace // set to redact with its file rules
 	since  time.Time
 	before int64
 	batch  int
@@ -251,6 +292,13 @@ func (st *auditStream) fill(ctx context.Context) error {
 			}
 			var m commitMeta
 			_ = json.Unmarshal(c.Meta, &m)
+			if st.w != nil {
+				rc, ok := st.w.redact(Commit{Op: m.Op, Summary: m.Summary})
+				if !ok {
+					continue
+				}
+				m.Summary = rc.Summary
+			}
 			st.buf = append(st.buf, AuditEntry{
 				Time: c.Time, Scope: st.t.Scope, Thread: st.t.Name, Seq: c.Seq, Op: m.Op,
 				Actor: m.Actor, IdempotencyKey: m.Key, Summary: m.Summary, order: c.ID,

@@ -142,6 +142,62 @@ func TestAudit(t *testing.T) {
 			if len(seen) != 4 {
 				t.Fatalf("paging one at a time saw %d entries, want 4", len(seen))
 			}
+			// A scan bound ends a page early, and the pages still see
+			// every match once.
+			var scanned []satchel.AuditEntry
+			partial := 0
+			sq := satchel.AuditQuery{Agent: "research", Scan: 1, Limit: 10}
+			for range 10 {
+				pg, err := st.Audit(ctx, sq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(pg.Entries) > 1 {
+					t.Errorf("a page that examines one change has %d entries", len(pg.Entries))
+				}
+				if pg.Partial {
+					partial++
+					if pg.NextCursor == "" || pg.Through.IsZero() {
+						t.Errorf("a partial page with no cursor or time: %+v", pg)
+					}
+				}
+				scanned = append(scanned, pg.Entries...)
+				if pg.NextCursor == "" {
+					break
+				}
+				sq.Cursor = pg.NextCursor
+			}
+			if len(scanned) != 3 || partial < 3 {
+				t.Errorf("paging with a scan bound of 1 saw %d entries in %d partial pages, want 3 in 3 or more", len(scanned), partial)
+			}
+			// File rules leave out a commit of hidden paths only, before
+			// the path filter looks.
+			hide, err := satchel.ParseFileRules("notes/**=none,**=read")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				q    satchel.AuditQuery
+				want int
+			}{
+				{satchel.AuditQuery{Scope: "acme", Path: "notes/**"}, 1},
+				{satchel.AuditQuery{Scope: "acme", Path: "notes/**", Files: []satchel.WorkspaceOption{satchel.WithFileRules(hide)}}, 0},
+				{satchel.AuditQuery{Scope: "acme", Files: []satchel.WorkspaceOption{satchel.WithFileRules(hide)}}, 2},
+				{satchel.AuditQuery{Scope: "other", Files: []satchel.WorkspaceOption{satchel.WithFileRules(hide)}}, 1},
+			} {
+				pg, err := st.Audit(ctx, tc.q)
+				if err != nil || len(pg.Entries) != tc.want {
+					t.Errorf("Audit(%+v): %d entries (%v), want %d", tc.q, len(pg.Entries), err, tc.want)
+				}
+				for _, e := range pg.Entries {
+					if strings.Contains(e.Summary, "notes/") && len(tc.q.Files) > 0 {
+						t.Errorf("a hidden path in %+v", e)
+					}
+				}
+			}
+			if _, err := st.Audit(ctx, satchel.AuditQuery{Scan: -1}); err == nil {
+				t.Errorf("a negative scan bound is taken")
+			}
 			for i := range seen {
 				if seen[i].Op != page.Entries[i].Op || !seen[i].Time.Equal(page.Entries[i].Time) {
 					t.Errorf("page %d: %+v, want %+v", i, seen[i], page.Entries[i])

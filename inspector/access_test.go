@@ -26,12 +26,37 @@ func TestAgentViewFileRules(t *testing.T) {
 		t.Fatal("no session")
 	}
 	cookie := c.Name + "=" + c.Value
+	// A review that changes the hidden file and another.
+	rw, err := f.st.Workspace(context.Background(), "acme", "main", satchel.ForReview("s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Write(context.Background(), "notes/todo.md", "- reviewed secret\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Write(context.Background(), "notes/plan.md", "# Reviewed plan\n"); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := f.st.ListReviews(context.Background(), satchel.ReviewQuery{Scope: "acme"})
+	if len(rs) != 1 {
+		t.Fatalf("%d reviews", len(rs))
+	}
+	if resp, body := f.get(t, "/s/acme/reviews/"+rs[0].ID, "Cookie", cookie); resp.StatusCode != 200 || strings.Contains(body, "todo.md") || strings.Contains(body, "reviewed secret") || !strings.Contains(body, "Reviewed plan") {
+		t.Errorf("the review page for a token with file rules: %d\n%s", resp.StatusCode, body)
+	}
+	// The history of the hidden file, in its thread or walked from a
+	// fork, lists no commit.
+	for _, p := range []string{"/s/acme/t/main/history/notes/todo.md", "/s/acme/t/experiment/history/notes/todo.md?thread=main"} {
+		if resp, body := f.get(t, p, "Cookie", cookie); resp.StatusCode == 200 && strings.Contains(body, "/c/4") {
+			t.Errorf("%s lists the commit of the hidden file", p)
+		}
+	}
 	resp, body := f.get(t, "/s/acme/t/main/files/notes/todo.md", "Cookie", cookie)
 	if resp.StatusCode != 404 || !strings.Contains(body, "file not found: notes/todo.md") {
 		t.Errorf("the hidden file: %d\n%s", resp.StatusCode, body)
 	}
 	for _, page := range []string{"/s/acme/t/main/files/notes/", "/s/acme/t/main/search?glob=**/*.md", "/s/acme/t/main/search?grep=-",
-		"/s/acme/t/main/", "/s/acme/t/main/compare?from=draft-1&to=head"} {
+		"/s/acme/t/main/", "/s/acme/t/main/compare?from=draft-1&to=head", "/s/acme/search?q=todo", "/s/acme/search?q=pwned", "/s/acme/activity", "/s/acme/t/main/?path=notes/**"} {
 		resp, body := f.get(t, page, "Cookie", cookie)
 		if resp.StatusCode != 200 {
 			t.Errorf("%s: %d", page, resp.StatusCode)

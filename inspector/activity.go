@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,12 @@ import (
 // activityPerPage is how many audit entries a page of activity reads (runs
 // of identical rows are folded, so it shows fewer rows).
 const activityPerPage = 100
+
+// activityScan bounds the changes a page of activity examines: a filter
+// that keeps few of them (a path, an agent, a time range) shows what the
+// newest activityScan changes hold, and a link continues from there,
+// instead of reading a long log whole in one request.
+var activityScan = 2000
 
 // statMaxFiles bounds the files whose lines a row's +N/−M counts, and
 // statMaxBytes the size of a file counted.
@@ -154,6 +161,11 @@ type activityData struct {
 	Action  string
 	Links   activityLinks
 	Entries int
+	// Partial says the page examined activityScan changes, back to
+	// Through, before it was full; Next continues.
+	Partial bool
+	Scanned int
+	Through time.Time
 }
 
 // activityLinks are the one-click filters of the page.
@@ -207,12 +219,15 @@ func (in *Inspector) activity(r *http.Request, scope string, f filter, base stri
 	}
 	q := f.audit(scope)
 	q.Limit = activityPerPage
+	q.Scan = activityScan
+	q.Files = in.fileOptions(ctx)
 	q.Cursor = r.URL.Query().Get("after")
 	page, err := in.cfg.Store.Audit(ctx, q)
 	if err != nil {
 		return d, err
 	}
 	d.Entries = len(page.Entries)
+	d.Partial, d.Scanned, d.Through = page.Partial, activityScan, page.Through
 	var rows []activityRow
 	for _, e := range page.Entries {
 		owner, spill := strings.CutSuffix(e.Thread, "/spill")
@@ -272,7 +287,7 @@ func (in *Inspector) rowStat(ctx context.Context, t threadRef, row *activityRow,
 		row.Stat = true
 		return nil
 	}
-	ws, err := in.cfg.Store.Workspace(ctx, t.Scope, t.Thread)
+	ws, err := in.cfg.Store.Workspace(ctx, t.Scope, t.Thread, in.fileOptions(ctx)...)
 	if err != nil {
 		return err
 	}
@@ -425,7 +440,19 @@ type scopeSearchData struct {
 	Q       string
 	Threads []threadHits
 	Stopped string
+	// From is the first thread the page searched (?from=, "" for the
+	// first); Next continues with the threads it did not reach, from
+	// NextThread on.
+	From, Next, NextThread string
+	Searched               int
 }
+
+// scopeSearchBudget bounds the work of a page of the search across
+// threads: the page searches the threads in name order, at least one,
+// and starts no other once it has spent this long; a link continues with
+// the rest. Each thread's result is whole (a grep of its head), so the
+// page stays about one whole-tree grep however many threads there are.
+var scopeSearchBudget = 25 * time.Millisecond
 
 type threadHits struct {
 	T        threadRef
@@ -452,22 +479,36 @@ func (in *Inspector) scopeSearchPage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, badRequest("the search text is at most %d bytes", satchel.MaxRegexBytes/2))
 		return
 	}
-	d := scopeSearchData{Scope: scope, Q: q}
+	d := scopeSearchData{Scope: scope, Q: q, From: r.URL.Query().Get("from")}
+	if d.From != "" {
+		if err := satchel.ValidThreadName(d.From); err != nil {
+			in.fail(w, r, err)
+			return
+		}
+	}
 	if q != "" {
 		infos, err := in.cfg.Store.Threads(ctx, scope)
 		if err != nil {
 			in.fail(w, r, err)
 			return
 		}
+		slices.SortFunc(infos, func(a, b satchel.ThreadInfo) int { return strings.Compare(a.Name, b.Name) })
 		v := viewerOf(ctx)
 		lower := strings.ToLower(q)
 		re := "(?i)" + regexp.QuoteMeta(q)
+		start := time.Now()
 		for _, ti := range infos {
-			if !v.seesThread(scope, ti.Name) || ti.Head == 0 {
+			if !v.seesThread(scope, ti.Name) || ti.Head == 0 || ti.Name < d.From {
 				continue
 			}
+			if d.Searched > 0 && time.Since(start) >= scopeSearchBudget {
+				d.NextThread = ti.Name
+				d.Next = "/s/" + pathSeg(scope) + "/search?" + url.Values{"q": {q}, "from": {ti.Name}}.Encode()
+				break
+			}
+			d.Searched++
 			t := threadRef{scope, ti.Name}
-			ws, err := in.cfg.Store.Workspace(ctx, scope, ti.Name)
+			ws, err := in.cfg.Store.Workspace(ctx, scope, ti.Name, in.fileOptions(ctx)...)
 			if err != nil {
 				in.fail(w, r, err)
 				return

@@ -103,7 +103,10 @@ func TestActivity(t *testing.T) {
 	}
 	get("/s/acme/t/main/?jump=2000-01-01", http.StatusNotFound)
 
-	// Search across the threads: paths and content at each head.
+	// Search across the threads: paths and content at each head (all
+	// on one page, whatever the machine's load).
+	defer func(d time.Duration) { scopeSearchBudget = d }(scopeSearchBudget)
+	scopeSearchBudget = time.Hour
 	body = get("/s/acme/search?q=VERIFY(token)", 200)
 	if !strings.Contains(body, `href="/s/acme/t/main/files/src/auth.go?start=4#L4"`) || strings.Contains(body, `/t/worker-07/files/src/auth.go?start=4`) {
 		t.Errorf("the search for verify(token) does not find main's line 4 or finds it in worker-07:\n%s", body)
@@ -111,5 +114,94 @@ func TestActivity(t *testing.T) {
 	body = get("/s/acme/search?q=auth.go", 200)
 	if !strings.Contains(body, `href="/s/acme/t/worker-07/files/src/auth.go"`) {
 		t.Errorf("the search for auth.go does not find the path")
+	}
+}
+
+// TestActivityScanBound: a filter that keeps few changes shows what the
+// newest activityScan changes hold and links further back; following
+// the links finds every match once, as one unbounded page does.
+func TestActivityScanBound(t *testing.T) {
+	f := newIncidentFixture(t, 8, 300)
+	commits := regexp.MustCompile(`</a>@<a href="(/s/acme/t/[^"]+/c/\d+)">`)
+	further := regexp.MustCompile(`<a href="([^"]+)" rel="next">Look further back →</a>`)
+	walk := func(start string) (found []string, partial int) {
+		t.Helper()
+		p := start
+		for range 100 {
+			resp, body := f.get(t, p)
+			if resp.StatusCode != 200 {
+				t.Fatalf("GET %s: %d\n%s", p, resp.StatusCode, body)
+			}
+			for _, m := range commits.FindAllStringSubmatch(body, -1) {
+				found = append(found, m[1])
+			}
+			m := further.FindStringSubmatch(body)
+			if m == nil {
+				return found, partial
+			}
+			if !strings.Contains(body, `class="muted partial">Looked through `) {
+				t.Errorf("GET %s: a link further back, and no word of where the page stopped", p)
+			}
+			partial++
+			p = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+		t.Fatalf("no end to the pages from %s", start)
+		return nil, 0
+	}
+	for _, start := range []string{"/s/acme/activity?path=src/auth.go", "/s/acme/t/worker-07/?path=src/auth.go"} {
+		defer func(n int) { activityScan = n }(activityScan)
+		activityScan = 0
+		all, _ := walk(start)
+		activityScan = 40
+		bounded, partial := walk(start)
+		if len(all) == 0 || strings.Join(all, " ") != strings.Join(bounded, " ") {
+			t.Errorf("%s: every match %v; through pages of 40 changes %v", start, all, bounded)
+		}
+		if partial == 0 {
+			t.Errorf("%s: %d pages stopped by the bound of 40 changes", start, partial)
+		}
+	}
+}
+
+// TestScopeSearchPages: the search across threads stops starting threads
+// past its budget and links to the rest; the pages together find what
+// one unbounded page finds, each thread once.
+func TestScopeSearchPages(t *testing.T) {
+	f := newFixture(t)
+	section := regexp.MustCompile(`<section class="hits">\s*<h2><a href="/s/acme/t/([^/"]+)/">`)
+	next := regexp.MustCompile(`<a href="([^"]+)" rel="next">Search the threads from ([^ ]+) on →</a>`)
+	walk := func(p string) (threads []string, pages int) {
+		t.Helper()
+		for range 10 {
+			pages++
+			resp, body := f.get(t, p)
+			if resp.StatusCode != 200 {
+				t.Fatalf("GET %s: %d\n%s", p, resp.StatusCode, body)
+			}
+			for _, m := range section.FindAllStringSubmatch(body, -1) {
+				threads = append(threads, m[1])
+			}
+			m := next.FindStringSubmatch(body)
+			if m == nil {
+				return threads, pages
+			}
+			p = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+		t.Fatalf("no end to the pages")
+		return nil, 0
+	}
+	defer func(d time.Duration) { scopeSearchBudget = d }(scopeSearchBudget)
+	scopeSearchBudget = time.Hour
+	all, pages := walk("/s/acme/search?q=plan")
+	if strings.Join(all, " ") != "experiment main" || pages != 1 {
+		t.Errorf("one page: threads %v in %d pages", all, pages)
+	}
+	scopeSearchBudget = 0
+	paged, pages := walk("/s/acme/search?q=plan")
+	if strings.Join(paged, " ") != "experiment main" || pages != 2 {
+		t.Errorf("a thread a page: threads %v in %d pages", paged, pages)
+	}
+	if resp, _ := f.get(t, "/s/acme/search?q=plan&from=a/../b"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("from a bad thread name: %d", resp.StatusCode)
 	}
 }

@@ -153,6 +153,7 @@ func BenchmarkPages(b *testing.B) {
 		{"file-history-fork", "/s/big/t/alt/history/" + benchPath(7)},
 		{"raw", "/s/big/t/main/raw/" + benchPath(4242)},
 		{"search-scope", "/s/big/search?q=edited+at+step+9999"},
+		{"search-scope-next", "/s/big/search?q=edited+at+step+9999&from=main"},
 		{"spills", "/s/big/t/main/spills/"},
 	}
 	for _, p := range pages {

@@ -368,7 +368,7 @@ func (in *Inspector) fileHistoryPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		cur = th
-		if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, th); err != nil {
+		if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, th, in.fileOptions(ctx)...); err != nil {
 			in.fail(w, r, err)
 			return
 		}
@@ -419,7 +419,7 @@ func (in *Inspector) fileHistoryPage(w http.ResponseWriter, r *http.Request) {
 				d.Next = threadURL(t) + "/history/" + escapePath(p) + "?" + url.Values{"thread": {o.Thread}, "before": {strconv.FormatInt(o.Seq+1, 10)}}.Encode()
 				break
 			}
-			if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, o.Thread); err != nil {
+			if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, o.Thread, in.fileOptions(ctx)...); err != nil {
 				in.fail(w, r, err)
 				return
 			}

@@ -204,7 +204,7 @@ func (in *Inspector) blamePage(w http.ResponseWriter, r *http.Request) {
 	d := blameData{T: t, At: r.URL.Query().Get("at"), Seq: seq, Path: p,
 		File: threadURL(t) + "/files/" + escapePath(p) + "?at=" + strconv.FormatInt(seq, 10)}
 	if v := viewerOf(ctx); !v.all && v.thread != "" {
-		if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, t.Thread, satchel.OnlyThread()); err != nil {
+		if ws, err = in.cfg.Store.Workspace(ctx, t.Scope, t.Thread, append(in.fileOptions(ctx), satchel.OnlyThread())...); err != nil {
 			in.fail(w, r, err)
 			return
 		}

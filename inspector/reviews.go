@@ -125,7 +125,7 @@ func (in *Inspector) reviewPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := reviewData{Scope: rv.Scope, Review: rv, Message: r.URL.Query().Get("done")}
-	ws, err := in.cfg.Store.Workspace(ctx, rv.Scope, rv.ReviewThread)
+	ws, err := in.cfg.Store.Workspace(ctx, rv.Scope, rv.ReviewThread, in.fileOptions(ctx)...)
 	if err != nil {
 		in.fail(w, r, err)
 		return
@@ -140,7 +140,9 @@ func (in *Inspector) reviewPage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
-	if d.Changes, err = in.cfg.Store.ReviewChanges(ctx, rv); err != nil {
+	// The review's changes (Store.ReviewChanges), as the viewer's file
+	// rules let it see them.
+	if d.Changes, err = in.cfg.Store.DiffSnapshots(ctx, a, b); err != nil {
 		in.fail(w, r, err)
 		return
 	}
