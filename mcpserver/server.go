@@ -599,6 +599,10 @@ type session struct {
 	// sessions (2026-07-28): each request names its thread, and
 	// switch_thread has nothing to move.
 	perRequest bool
+	// caller, for a request at 2026-07-28 over HTTP, is its caller's
+	// state on this process: the subscriptions of the caller's listens
+	// are bounded together (Server.subscribe).
+	caller *callerState
 }
 
 // reviewKey names the session's review (satchel.ForReview): its MCP

@@ -28,6 +28,10 @@ type callerState struct {
 
 	mu      sync.Mutex
 	threads map[string]*satchel.Workspace // sharing one read ledger
+
+	// subsMu orders the subscriptions of the caller's listens, which
+	// Config.MaxSubscriptions bounds together (Server.subscribe).
+	subsMu sync.Mutex
 }
 
 type callerStateKey struct{ scope, agent, credential string }
@@ -59,7 +63,7 @@ func (s *Server) perRequestSession(id Identity, explicit bool, req mcp.Request) 
 	}
 	cs := v.(*callerState)
 	ctx, end := context.WithCancelCause(context.Background())
-	se := &session{id: id, start: id.Thread, run: cs.run, ctx: ctx, end: end, perRequest: true, label: "caller-" + id.Agent}
+	se := &session{id: id, start: id.Thread, run: cs.run, ctx: ctx, end: end, perRequest: true, caller: cs, label: "caller-" + id.Agent}
 	if id.Credential != "" {
 		se.label = "token-" + id.Credential
 	}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -34,6 +35,14 @@ const DefaultMaxSubscriptions = 64
 // the store's documents, made by any process on the database (the
 // store's change feed, satchel.Store.Watch). It is never told of a file
 // it may not read. A session holds at most Config.MaxSubscriptions.
+//
+// At 2026-07-28 over HTTP there is no session: each subscriptions/listen
+// request has one of its own (perRequestSession), held open by the SDK's
+// handler until the client closes the request, and the notifications go
+// on the request's stream. Its thread is the one the listen names
+// (ThreadHeader, or _meta MetaThread). The bound is then the caller's on
+// this process (scope, agent and token: callerStateKey), across its
+// listens (decision 0148).
 const (
 	globQuery  = "glob"
 	storeQuery = "store"
@@ -142,14 +151,25 @@ func (s *Server) subscribe(srv *mcp.Server) func(context.Context, *mcp.Subscribe
 		case sub.store != "" && !s.storeReadable(id.Agent, sub.store):
 			return subscriptionError("cannot subscribe to %q: no store %s is readable here", sub.uri, sub.store)
 		}
+		if se.caller != nil {
+			se.caller.subsMu.Lock()
+			defer se.caller.subsMu.Unlock()
+		}
 		v, _ := s.subs.LoadOrStore(req.Session, &sessionSubs{se: se, srv: srv, subs: map[string]*subscription{}, due: map[string]int{}})
 		ss := v.(*sessionSubs)
-		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		if _, ok := ss.subs[sub.uri]; ok {
+		if _, ok := ss.uris()[sub.uri]; ok {
 			return nil
 		}
-		if max := s.cfg.MaxSubscriptions; len(ss.subs) >= max {
+		max := s.cfg.MaxSubscriptions
+		if se.caller != nil {
+			if n := s.callerSubs(se.caller); n >= max {
+				return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+					"too many subscriptions: this caller holds %d on this server, the most --max-subscriptions allows (%d); close one first", n, max)}
+			}
+		}
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		if len(ss.subs) >= max {
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
 				"too many subscriptions: this session holds %d, the most --max-subscriptions allows (%d); unsubscribe from one first", len(ss.subs), max)}
 		}
@@ -174,6 +194,26 @@ func (s *Server) subscribe(srv *mcp.Server) func(context.Context, *mcp.Subscribe
 		ss.subs[sub.uri] = sub
 		return nil
 	}
+}
+
+// uris returns what ss is subscribed to, a copy.
+func (ss *sessionSubs) uris() map[string]*subscription {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return maps.Clone(ss.subs)
+}
+
+// callerSubs counts the subscriptions of the listens of a caller at
+// 2026-07-28 over HTTP, on this process.
+func (s *Server) callerSubs(caller *callerState) int {
+	n := 0
+	s.subs.Range(func(_, v any) bool {
+		if ss := v.(*sessionSubs); ss.se.caller == caller && ss.se.ctx.Err() == nil {
+			n += len(ss.uris())
+		}
+		return true
+	})
+	return n
 }
 
 // unsubscribe serves resources/unsubscribe.

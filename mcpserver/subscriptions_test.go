@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -312,5 +314,169 @@ func TestSubscriptionsHideHiddenPaths(t *testing.T) {
 	}
 	if u := nextURI(t, uris, "the marker"); u != marker {
 		t.Errorf("notified %s, want %s only", u, marker)
+	}
+}
+
+// listenHTTP connects to url at 2026-07-28 as the Go SDK's client does
+// (each Subscribe is a subscriptions/listen request, held open), with
+// token and the thread header when set, and returns the URIs of the
+// resource updates its listens are sent.
+func listenHTTP(t *testing.T, url, token, thread string) (*mcp.ClientSession, <-chan string) {
+	t.Helper()
+	h := map[string]string{"Authorization": "Bearer " + token}
+	if thread != "" {
+		h[ThreadHeader] = thread
+	}
+	uris := make(chan string, 100)
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:   url + MCPPath,
+		HTTPClient: &http.Client{Transport: headerTransport{http.DefaultTransport, h}},
+		MaxRetries: -1,
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { uris <- r.Params.URI },
+	}).Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, uris
+}
+
+// waitUnsubscribed waits until no session of s holds uri: at 2026-07-28
+// the client ends a listen request, which the server learns after the
+// client's Unsubscribe returns.
+func waitUnsubscribed(t *testing.T, s *Server, uri string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); subscribed(s, uri); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still subscribed", uri)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitSubscribed waits until a session of s holds uri (the Go SDK's
+// client does not wait for a listen's acknowledgement).
+func waitSubscribed(t *testing.T, s *Server, uri string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !subscribed(s, uri); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not subscribed", uri)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// refusedListen sends a subscriptions/listen to uris at 2026-07-28 over
+// HTTP, one the server should refuse, and returns the answer: what came
+// in 10 s when the server held the listen open instead (the bound only
+// keeps an accepted listen from hanging the test).
+func refusedListen(t *testing.T, url, secret string, uris ...string) string {
+	t.Helper()
+	q, err := json.Marshal(uris)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", url+MCPPath, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":`+string(q)+`},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Authorization": "Bearer " + secret, protocolVersionHeader: "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// TestSubscriptionsHTTP2026: over HTTP at 2026-07-28, where no session
+// carries from one request to the next, a subscriptions/listen request is
+// held open and sent the changes of its caller's scope and thread that
+// the caller may read, written through another replica; the caller holds
+// at most --max-subscriptions on the server, across its listens; closing
+// a listen ends it.
+func TestSubscriptionsHTTP2026(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	a, b := openStore(t, db), openStore(t, db)
+	sa := newServer(t, Config{Store: a, MaxSubscriptions: 4})
+	urlA, urlB := serveHTTP(t, sa), serveHTTP(t, newServer(t, Config{Store: b}))
+	rules, err := satchel.ParseFileRules("secrets/**=none,**=rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, _ := token(t, a, satchel.TokenSpec{Agent: "reader", Scope: "acme", Files: rules})
+	acme, _ := token(t, a, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
+	beta, _ := token(t, a, satchel.TokenSpec{Agent: "writer", Scope: "beta"})
+
+	cs, uris := listenHTTP(t, urlA, reader, "")
+	file, glob, secrets, marker := FileURI("notes/a.md"), ResourceScheme+"?glob=notes/**", ResourceScheme+"?glob=secrets/**", ResourceScheme+"?glob=m/*"
+	subscribe(t, cs, file, glob, secrets, marker)
+	ctx := context.Background()
+	// The Go SDK's client opens a listen and does not wait for its
+	// acknowledgement: a refusal is read from the listen's answer.
+	if body := refusedListen(t, urlA, reader, FileURI("secrets/k")); !strings.Contains(body, `cannot subscribe to \"satchel:///secrets/k\": path secrets/k is not readable`) {
+		t.Errorf("a listen to a file the caller's rules hide: %s", body)
+	}
+	for _, u := range []string{file, glob, secrets, marker} {
+		waitSubscribed(t, sa, u)
+	}
+
+	writer := mustDial(t, urlB, acme, "")
+	writer.ok("write_file", map[string]any{"path": "notes/a.md", "content": "one"})
+	got := []string{nextURI(t, uris, "a write"), nextURI(t, uris, "a write")}
+	slices.Sort(got)
+	if want := []string{glob, file}; !slices.Equal(got, want) {
+		t.Errorf("notified %q, want %q", got, want)
+	}
+	// Another thread's file, another scope's and a hidden one are not
+	// the caller's: the next notification is the marker's.
+	side := mustDial(t, urlB, acme, "side")
+	side.ok("write_file", map[string]any{"path": "notes/a.md", "content": "side"})
+	mustDial(t, urlB, beta, "").ok("write_file", map[string]any{"path": "notes/a.md", "content": "beta"})
+	writer.ok("write_file", map[string]any{"path": "secrets/k", "content": "k"})
+	writer.ok("write_file", map[string]any{"path": "m/1", "content": "x"})
+	if u := nextURI(t, uris, "the marker"); u != marker {
+		t.Errorf("notified %s, want %s only", u, marker)
+	}
+
+	// The bound is the caller's, across its listens (each a request of
+	// its own): a fifth is refused, on this connection or another.
+	want := "too many subscriptions: this caller holds 4 on this server, the most --max-subscriptions allows (4); close one first"
+	if body := refusedListen(t, urlA, reader, FileURI("e.md")); !strings.Contains(body, want) {
+		t.Errorf("a fifth subscription: %s, want %q", body, want)
+	}
+	// Another caller has a bound of its own.
+	if body := refusedListen(t, urlA, acme, FileURI("secrets/k"), "satchel:///../x"); !strings.Contains(body, `invalid path \"../x\"`) {
+		t.Errorf("another caller's listen: %s", body)
+	}
+
+	// Closed: no more, and the bound has room again.
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: file}); err != nil {
+		t.Fatal(err)
+	}
+	waitUnsubscribed(t, sa, file)
+	again, _ := listenHTTP(t, urlA, reader, "")
+	subscribe(t, again, FileURI("e.md"))
+	waitSubscribed(t, sa, FileURI("e.md"))
+	writer.ok("write_file", map[string]any{"path": "notes/a.md", "content": "two"})
+	writer.ok("write_file", map[string]any{"path": "m/2", "content": "x"})
+	got = []string{nextURI(t, uris, "after closing"), nextURI(t, uris, "after closing")}
+	slices.Sort(got)
+	if want := []string{marker, glob}; !slices.Equal(got, want) {
+		t.Errorf("notified %q, want %q", got, want)
+	}
+	// The connection closed ends its listens.
+	_ = cs.Close()
+	for _, u := range []string{glob, secrets, marker} {
+		waitUnsubscribed(t, sa, u)
 	}
 }

@@ -2,7 +2,10 @@
 // (@modelcontextprotocol/client 2.x, pinned to 2026-07-28: no fallback),
 // over HTTP with a token, over HTTP without one, and over stdio: write, read,
 // edit, glob, grep, checkpoint, fork, the thread of one request (header and
-// _meta), and a collection query. Run by scripts/mcp-conformance.sh.
+// _meta), and a collection query; then, over stdio and over HTTP with a
+// token, a subscriptions/listen to a file and a glob, sent
+// notifications/resources/updated for a write another client makes through
+// the other transport. Run by scripts/mcp-conformance.sh.
 //
 // usage: node mcp-e2e-2026.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN
 import { createRequire } from "node:module";
@@ -98,15 +101,57 @@ async function session(label, transport, threadTransport) {
   await client.close();
 }
 
+// subscription listens (subscriptions/listen) over one transport to a file
+// and a glob, has another client write that file over the other transport,
+// and waits (10 s at most) for notifications/resources/updated of both URIs.
+async function subscription(label, listenTransport, writeTransport) {
+  console.log(`${label} subscription at ${version}:`);
+  const dir = `e2e-sub-${label}`;
+  const file = `satchel:///${dir}/a.md`, glob = `satchel:///?glob=${dir}/**`;
+  const listener = newClient(), writer = newClient();
+  const updates = new Set();
+  let wake = () => {};
+  listener.setNotificationHandler("notifications/resources/updated", (n) => { updates.add(n.params.uri); wake(); });
+  const both = () => updates.has(file) && updates.has(glob);
+  const arrived = new Promise((resolve) => { wake = () => { if (both()) resolve(); }; });
+  let sub;
+  await attempt(`${label} subscriptions/listen`, async () => {
+    await listener.connect(listenTransport);
+    sub = await listener.listen({ resourceSubscriptions: [file, glob] });
+    const honored = sub.honoredFilter?.resourceSubscriptions ?? [];
+    check(`${label} subscriptions/listen to a file and a glob is acknowledged`,
+      honored.includes(file) && honored.includes(glob), JSON.stringify(sub.honoredFilter));
+  });
+  if (!sub) return;
+  await attempt(`${label} a write notified`, async () => {
+    await writer.connect(writeTransport);
+    const w = await writer.callTool({ name: "write_file", arguments: { path: `${dir}/a.md`, content: "changed\n" } });
+    if (w.isError) throw new Error(`write_file: ${JSON.stringify(w)}`);
+    let timer;
+    const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`within 10 s, only ${JSON.stringify([...updates])}`)), 10000); });
+    await Promise.race([arrived, timeout]).finally(() => clearTimeout(timer));
+    check(`${label} a write by another client is notified for the file and the glob`, both(), JSON.stringify([...updates]));
+  });
+  await attempt(`${label} close`, async () => {
+    await sub.close();
+    check(`${label} the subscription closes`, (await sub.closed) === "local", "not closed locally");
+  });
+  await writer.close();
+  await listener.close();
+}
+
 const http = (headers) => new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-await session("http-token", http({ Authorization: `Bearer ${token}` }),
-  http({ Authorization: `Bearer ${token}`, "X-Satchel-Thread": "http-token-alt" }));
-await session("http-no-token", http({}), http({ "X-Satchel-Thread": "http-no-token-alt" }));
-await session("stdio", new StdioClientTransport({
+const stdio = () => new StdioClientTransport({
   command: satchel,
   args: ["--db", db, "--scope", "conformance", "serve", "--agent", "agent", "--dir", projectDir],
   stderr: "ignore",
-}));
+});
+await session("http-token", http({ Authorization: `Bearer ${token}` }),
+  http({ Authorization: `Bearer ${token}`, "X-Satchel-Thread": "http-token-alt" }));
+await session("http-no-token", http({}), http({ "X-Satchel-Thread": "http-no-token-alt" }));
+await session("stdio", stdio());
+await subscription("stdio", stdio(), http({ Authorization: `Bearer ${token}` }));
+await subscription("http-token", http({ Authorization: `Bearer ${token}` }), stdio());
 
 console.log(`e2e 2026-07-28: ${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
