@@ -102,9 +102,16 @@ func (p *cutProxy) relay(client net.Conn) {
 		}
 	}()
 	buf := make([]byte, 64<<10)
+	marked := false // this connection carried the marker
 	for {
 		n, err := client.Read(buf)
+		if n > 0 && !marked && p.refuse.Load() {
+			// Out of reach means every connection: an idle one the pool
+			// kept (the change feed's, another caller's) is cut when used.
+			return
+		}
 		if n > 0 && bytes.Contains(buf[:n], p.marker) {
+			marked = true
 			switch p.mode.Swap(0) {
 			case cutBefore:
 				p.cuts.Add(1)
