@@ -39,7 +39,9 @@ async function connect(transport) {
   await client.connect(transport);
   // next waits for the next update (at most 10 s).
   client.next = () => new Promise((resolve, reject) => {
-    const take = () => { if (updates.length) { clearTimeout(timer); resolve(updates.shift()); return true; } return false; };
+    // A take that has resolved its promise lets go of wake: a later
+    // update waits for the next call instead of being taken by this one.
+    const take = () => { if (updates.length) { clearTimeout(timer); wake = () => {}; resolve(updates.shift()); return true; } return false; };
     const timer = setTimeout(() => reject(new Error("no notification within 10 s")), 10000);
     if (!take()) wake = take;
   });
