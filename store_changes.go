@@ -27,11 +27,14 @@ type ChangeEvent struct {
 	// changes: backend.Keys, as all of satchel's do).
 	Store string   `json:"store,omitempty"`
 	Keys  []string `json:"keys,omitempty"`
+
+	docChange int64 // the newest document change reported
 }
 
 // Watch calls fn with each change of scope, its threads' commits and its
 // documents' writes, made from the moment Watch returns by this process
-// or any other on the store's database, until ctx ends. The backend
+// or any other on the store's database, until ctx ends: once it has
+// ended fn is not called again (a call under way finishes). The backend
 // signals a change (backend.ChangeWatcher: PostgreSQL's LISTEN/NOTIFY,
 // SQLite's data version, in process on memory); the feed then reads what
 // changed from the store itself: the heads of the scope's threads and
@@ -78,9 +81,37 @@ type scopeWatch struct {
 	heads  map[string]int64 // thread -> head seq
 	cursor int64            // the newest document change seen
 
-	mu   sync.Mutex
-	next int
-	fns  map[int]func(ChangeEvent)
+	mu       sync.Mutex
+	next     int
+	watchers map[int]*watcher
+}
+
+// watcher is one call of Watch: its function, and where the scope was
+// when it began, so that it is told only of what changed after.
+type watcher struct {
+	ctx    context.Context
+	fn     func(ChangeEvent)
+	heads  map[string]int64 // nil: the scope's own baseline
+	cursor int64
+}
+
+// tell calls w's function with e, unless w has ended or e is older than
+// w: a watch that joins a scope already watched may see the feed report
+// a change made before it began.
+func (w *watcher) tell(e ChangeEvent) {
+	if w.ctx.Err() != nil {
+		return
+	}
+	if w.heads != nil {
+		if e.Thread != "" {
+			if head, ok := w.heads[e.Thread]; ok && e.Seq <= head {
+				return
+			}
+		} else if e.docChange <= w.cursor {
+			return
+		}
+	}
+	w.fn(e)
 }
 
 func (h *changeHub) watch(ctx context.Context, scope string, fn func(ChangeEvent)) error {
@@ -89,32 +120,43 @@ func (h *changeHub) watch(ctx context.Context, scope string, fn func(ChangeEvent
 	if err := h.start(); err != nil {
 		return err
 	}
+	w := &watcher{ctx: ctx, fn: fn}
 	sw := h.scopes[scope]
 	if sw == nil {
-		sw = &scopeWatch{scope: scope, wake: make(chan struct{}, 1), fns: map[int]func(ChangeEvent){}}
-		if err := h.baseline(ctx, sw); err != nil {
+		sw = &scopeWatch{scope: scope, wake: make(chan struct{}, 1), watchers: map[int]*watcher{}}
+		heads, cursor, err := h.baseline(ctx, scope)
+		if err != nil {
 			if len(h.scopes) == 0 {
 				h.listen()
 				h.listen = nil
 			}
 			return err
 		}
+		sw.heads, sw.cursor = heads, cursor
 		swCtx, cancel := context.WithCancel(h.ctx)
 		sw.stop = cancel
 		h.scopes[scope] = sw
 		go h.run(swCtx, sw)
+	} else {
+		// The scope's goroutine may not yet have looked at changes made
+		// before this call: this watcher skips them.
+		heads, cursor, err := h.baseline(ctx, scope)
+		if err != nil {
+			return err
+		}
+		w.heads, w.cursor = heads, cursor
 	}
 	sw.mu.Lock()
 	id := sw.next
 	sw.next++
-	sw.fns[id] = fn
+	sw.watchers[id] = w
 	sw.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		sw.mu.Lock()
-		delete(sw.fns, id)
-		empty := len(sw.fns) == 0
+		delete(sw.watchers, id)
+		empty := len(sw.watchers) == 0
 		sw.mu.Unlock()
 		if empty && h.scopes[scope] == sw {
 			delete(h.scopes, scope)
@@ -176,25 +218,25 @@ func (h *changeHub) signal(scope string) {
 
 // baseline reads what the scope is now: its threads' heads and its
 // newest document change.
-func (h *changeHub) baseline(ctx context.Context, sw *scopeWatch) error {
-	ts, err := h.s.Threads(ctx, sw.scope)
+func (h *changeHub) baseline(ctx context.Context, scope string) (heads map[string]int64, cursor int64, err error) {
+	ts, err := h.s.Threads(ctx, scope)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	sw.heads = make(map[string]int64, len(ts))
+	heads = make(map[string]int64, len(ts))
 	for _, t := range ts {
-		sw.heads[t.Name] = t.Head
+		heads[t.Name] = t.Head
 	}
 	if k, ok := backend.As[backend.Keys](h.s.b); ok {
-		es, err := k.DocChanges(ctx, backend.DocChangeQuery{Scope: sw.scope, Limit: 1})
+		es, err := k.DocChanges(ctx, backend.DocChangeQuery{Scope: scope, Limit: 1})
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		if len(es) > 0 {
-			sw.cursor = es[0].ID
+			cursor = es[0].ID
 		}
 	}
-	return nil
+	return heads, cursor, nil
 }
 
 // run looks at the scope each time it is woken, until ctx ends.
@@ -223,14 +265,14 @@ func (h *changeHub) run(ctx context.Context, sw *scopeWatch) {
 			continue
 		}
 		sw.mu.Lock()
-		fns := make([]func(ChangeEvent), 0, len(sw.fns))
-		for _, fn := range sw.fns {
-			fns = append(fns, fn)
+		ws := make([]*watcher, 0, len(sw.watchers))
+		for _, w := range sw.watchers {
+			ws = append(ws, w)
 		}
 		sw.mu.Unlock()
 		for _, e := range events {
-			for _, fn := range fns {
-				fn(e)
+			for _, w := range ws {
+				w.tell(e)
 			}
 		}
 	}
@@ -280,6 +322,7 @@ func (h *changeHub) look(ctx context.Context, sw *scopeWatch) ([]ChangeEvent, er
 			return events, err
 		}
 		byStore := map[string][]string{}
+		newestOf := map[string]int64{}
 		var stores []string
 		newest := sw.cursor
 		for _, e := range es {
@@ -287,6 +330,7 @@ func (h *changeHub) look(ctx context.Context, sw *scopeWatch) ([]ChangeEvent, er
 				break // newest first
 			}
 			newest = max(newest, e.ID)
+			newestOf[e.Store] = max(newestOf[e.Store], e.ID)
 			if _, ok := byStore[e.Store]; !ok {
 				stores = append(stores, e.Store)
 			}
@@ -299,7 +343,7 @@ func (h *changeHub) look(ctx context.Context, sw *scopeWatch) ([]ChangeEvent, er
 		for _, st := range stores {
 			keys := byStore[st]
 			slices.Sort(keys)
-			events = append(events, ChangeEvent{Scope: sw.scope, Store: st, Keys: keys})
+			events = append(events, ChangeEvent{Scope: sw.scope, Store: st, Keys: keys, docChange: newestOf[st]})
 		}
 	}
 	return events, nil

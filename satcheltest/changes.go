@@ -90,21 +90,84 @@ func RunChanges(t *testing.T, open func(t *testing.T) backend.Backend) {
 	}
 
 	// Once nobody watches, the store stops listening; a new watch
-	// listens again, from where the store is then.
+	// listens again, from where the store is then. A watch that has
+	// ended is told of nothing more, and a new one of nothing older than
+	// itself, even while the old one is still ending.
 	cancel()
 	must(t, "write unwatched", ws.Write(context.Background(), "unwatched.md", "x"))
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	if err := st.Watch(ctx2, "default", func(e satchel.ChangeEvent) { events <- e }); err != nil {
+	again := make(chan satchel.ChangeEvent, 100)
+	if err := st.Watch(ctx2, "default", func(e satchel.ChangeEvent) { again <- e }); err != nil {
 		t.Fatalf("Watch again: %v", err)
 	}
-	for len(events) > 0 {
-		<-events // an event the first watch was being told of as it ended
-	}
 	must(t, "write watched again", ws.Write(ctx2, "again.md", "x"))
-	// The paths are those since the head the feed saw last: the first
-	// watch's, while it is still ending, would add unwatched.md.
-	if e := next("a write watched again"); e.Thread != "main" || e.Seq != 5 || !slices.Contains(e.Paths, "again.md") {
-		t.Errorf("a write watched again: %+v, want main seq 5 with again.md", e)
+	select {
+	case e := <-again:
+		// The paths are those since the head the feed saw last: the
+		// first watch's, while it is still ending, would add
+		// unwatched.md.
+		if e.Thread != "main" || e.Seq != 5 || !slices.Contains(e.Paths, "again.md") {
+			t.Errorf("a write watched again: %+v, want main seq 5 with again.md", e)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write watched again: no change reported")
+	}
+	if len(events) > 0 {
+		t.Errorf("a watch that ended was told of %+v", <-events)
+	}
+	joinLate(t, st, ws)
+}
+
+// joinLate checks that a watch that joins a scope already watched is not
+// told of a change made before it began, though the feed reports that
+// change after: the first watcher holds the feed until then.
+func joinLate(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan satchel.ChangeEvent)
+	hold := func(e satchel.ChangeEvent) {
+		select {
+		case first <- e:
+		case <-ctx.Done():
+		}
+	}
+	if err := st.Watch(ctx, "default", hold); err != nil {
+		t.Fatalf("Watch: %v", err)
+	}
+	late := make(chan satchel.ChangeEvent, 100)
+	recv := func(ch chan satchel.ChangeEvent, what string) satchel.ChangeEvent {
+		t.Helper()
+		select {
+		case e := <-ch:
+			return e
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no change reported", what)
+		}
+		return satchel.ChangeEvent{}
+	}
+	must(t, "write held", ws.Write(ctx, "held.md", "x"))
+	// The feed now waits on first's function, with held.md's commit.
+	time.Sleep(10 * time.Millisecond)
+	must(t, "write before the late watch", ws.Write(ctx, "early.md", "x"))
+	if err := st.Watch(ctx, "default", func(e satchel.ChangeEvent) { late <- e }); err != nil {
+		t.Fatalf("Watch late: %v", err)
+	}
+	for !slices.Contains(recv(first, "the held write").Paths, "early.md") {
+		// until first is told of early.md's commit
+	}
+	go func() { // first no longer holds the feed
+		for {
+			select {
+			case <-first:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	must(t, "write after the late watch", ws.Write(ctx, "late.md", "x"))
+	e := recv(late, "a write after the late watch")
+	if !slices.Equal(e.Paths, []string{"late.md"}) {
+		t.Errorf("a watch that joined late was told first of %+v, want late.md only", e)
 	}
 }
