@@ -130,7 +130,12 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		return nil, err
 	}
-	content, err := ws.Read(ctx, p)
+	// A read of a thread the session's header mistyped is refused as a
+	// tool's read is (the list stays empty: clients list at connect).
+	content, err := "", se.checkNamed(ctx, s.cfg.Store)
+	if err == nil {
+		content, err = ws.Read(ctx, p)
+	}
 	if err != nil {
 		code := int64(jsonrpc.CodeInvalidParams)
 		if !errors.Is(err, satchel.ErrNotFound) && !errors.Is(err, satchel.ErrInvalidPath) && !errors.Is(err, satchel.ErrIsDirectory) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/satchel-dev/satchel"
 )
 
@@ -30,6 +32,14 @@ func TestMistypedThreadHeader(t *testing.T) {
 	typo.refused("read_file", map[string]any{"path": "a.md"}, refusal)
 	typo.refused("glob", map[string]any{"pattern": "**"}, refusal)
 	typo.refused("history", map[string]any{}, refusal)
+	// So is a resource's read; the resource list is empty, since
+	// clients list resources as they connect.
+	if _, err := typo.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: FileURI("a.md")}); err == nil || !strings.Contains(err.Error(), refusal) {
+		t.Errorf("resources/read on a mistyped thread: %v, want %q", err, refusal)
+	}
+	if res, err := typo.cs.ListResources(context.Background(), nil); err != nil || len(res.Resources) != 0 {
+		t.Errorf("resources/list on a mistyped thread: %v, %v; want none", res, err)
+	}
 	// The scope's threads can still be listed, and a write creates the
 	// thread, as it always did.
 	typo.ok("list_threads", map[string]any{})
