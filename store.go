@@ -256,6 +256,9 @@ func (s *Store) DeleteThread(ctx context.Context, scope, name string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.refuseOpenReviewThread(ctx, name); err != nil {
+		return err
+	}
 	if err := s.b.DeleteThread(ctx, t.ID); err != nil {
 		return err
 	}

@@ -441,3 +441,24 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// refuseOpenReviewThread refuses to delete the thread of an open review:
+// its caller's next change would make the thread anew, empty, and an
+// approval would merge that.
+func (s *Store) refuseOpenReviewThread(ctx context.Context, thread string) error {
+	id, ok := strings.CutPrefix(thread, reviewThreadPrefix)
+	if !ok || ValidReviewID(id) != nil {
+		return nil
+	}
+	r, err := s.review(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.State != ReviewOpen || r.ReviewThread != thread {
+		return nil
+	}
+	return errs.New(errs.ErrConflict, "thread %s holds review %s, which is open: approve or reject it first (satchel review reject %s archives the thread)", thread, id, id)
+}

@@ -94,6 +94,12 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	must(t, "the same key reads its review", err)
 	equal(t, "the same key", got, "new\n")
 
+	// An open review's thread cannot be deleted: the caller's next
+	// change would make it anew, empty, and an approval would then merge
+	// that.
+	refused(t, "deleting an open review's thread", st.DeleteThread(bg, "default", r.ReviewThread), satchel.ErrConflict,
+		"thread "+r.ReviewThread+" holds review "+r.ID+", which is open: approve or reject it first (satchel review reject "+r.ID+" archives the thread)")
+
 	// What changes a thread directly is refused.
 	_, err = rw.Merge(bg, "review-"+r.ID)
 	refused(t, "merge under review", err, satchel.ErrAccessDenied, "your changes wait for review: merge is for an operator (satchel review approve merges a review)")
@@ -233,7 +239,8 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	_, err = bound.At(bg, "main@1")
 	must(t, "bound reference to its thread", err)
 
-	// A review whose thread was deleted still lists, with no files.
+	// A decided review's thread is the operator's to delete; the review
+	// still lists, with no files.
 	must(t, "delete a review thread", st.DeleteThread(bg, "default", "review-"+r2))
 	r, err = st.Review(bg, r2)
 	must(t, "a review without its thread", err)
