@@ -588,13 +588,18 @@ func (t Token) FileOptions() []WorkspaceOption {
 	return opts
 }
 
-// SetLogger sends the store's logs (the refusals of file rules) to l
-// instead of slog.Default(): servers pass their own.
+// SetLogger sends the store's logs (the refusals of file rules, at
+// WARN) to l. A store without one logs nothing: servers pass their own
+// (satchel serve and satchel ui do), and a caller that is refused is told
+// so by the error either way.
 func (s *Store) SetLogger(l *slog.Logger) { s.log.Store(l) }
+
+// discardLog is the logger of a store without SetLogger's.
+var discardLog = slog.New(slog.DiscardHandler)
 
 func (s *Store) logger() *slog.Logger {
 	if l := s.log.Load(); l != nil {
 		return l
 	}
-	return slog.Default()
+	return discardLog
 }

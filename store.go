@@ -34,7 +34,7 @@ type Store struct {
 	changesOnce sync.Once
 	changes     *changeHub                  // the change feed (store_changes.go), made on first use
 	refusals    refusalCounts               // of file rules (access.go)
-	log         atomic.Pointer[slog.Logger] // SetLogger's (nil: slog.Default())
+	log         atomic.Pointer[slog.Logger] // SetLogger's (nil: logs nothing)
 }
 
 // Option configures Open and New.

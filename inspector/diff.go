@@ -630,20 +630,27 @@ func markWords(rows []diffRow) []diffRow {
 			i++
 			continue
 		}
-		j := i
-		for j < len(rows) && rows[j].Kind == "del" {
-			j++
-		}
-		k := j
-		for k < len(rows) && rows[k].Kind == "add" {
-			k++
-		}
+		j, k := changeRun(rows, i)
 		for n := 0; n < j-i && n < k-j; n++ {
 			markPair(&rows[i+n], &rows[j+n])
 		}
 		i = k
 	}
 	return rows
+}
+
+// changeRun returns the ends of the change that starts at rows[i]: its
+// deletions are rows[i:j], the insertions that follow them rows[j:k].
+func changeRun(rows []diffRow, i int) (j, k int) {
+	j = i
+	for j < len(rows) && rows[j].Kind == "del" {
+		j++
+	}
+	k = j
+	for k < len(rows) && rows[k].Kind == "add" {
+		k++
+	}
+	return j, k
 }
 
 // markPair splits two lines into their common start, the changed middle
@@ -698,14 +705,7 @@ func splitRows(rows []diffRow) []splitRow {
 			out = append(out, splitRow{Kind: "lines", Left: r, Right: r})
 			i++
 		default:
-			j := i
-			for j < len(rows) && rows[j].Kind == "del" {
-				j++
-			}
-			k := j
-			for k < len(rows) && rows[k].Kind == "add" {
-				k++
-			}
+			j, k := changeRun(rows, i)
 			for n := 0; n < max(j-i, k-j); n++ {
 				sr := splitRow{Kind: "lines"}
 				if n < j-i {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/bounded"
 )
 
 // Scripts serves the scripts of one directory to callers that cannot wait
@@ -101,21 +102,6 @@ func (u *unreadable) Error() string { return fmt.Sprintf("script %s is %s", u.na
 // Is makes an unreadable script an invalid argument for errors.Is.
 func (u *unreadable) Is(target error) bool { return target == satchel.ErrInvalidArgument }
 
-// fileKind names a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "a special file"
-}
-
 // leadsOut says whether name, a symbolic link of dir, leads out of it.
 func leadsOut(dir, name string) bool {
 	real, err := filepath.EvalSymlinks(dir)
@@ -161,7 +147,7 @@ func (s *Scripts) load(name string) (*Script, error) {
 		return nil, fmt.Errorf("cannot read script %s: %w", name, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &unreadable{name, fileKind(fi.Mode()) + ", not a regular file"}
+		return nil, &unreadable{name, bounded.FileKind(fi.Mode()) + ", not a regular file"}
 	}
 	src, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
 	if err != nil {

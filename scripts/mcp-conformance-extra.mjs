@@ -7,33 +7,16 @@
 // a session over stdio too, which the suite cannot drive.
 //
 // usage: node mcp-conformance-extra.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { scriptArgs, loader, sdk, check, attempt, finish } from "./e2e-common.mjs";
 
-const [cacheDir, satchel, db, projectDir, url, token] = process.argv.slice(2);
-if (!token) {
-  console.error("usage: mcp-conformance-extra.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN");
-  process.exit(2);
-}
-const require = createRequire(cacheDir + "/package.json");
-const load = (p) => import(pathToFileURL(require.resolve(p)).href);
-const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
+const [cacheDir, satchel, db, projectDir, url, token] = scriptArgs("CACHE_DIR", "SATCHEL", "DB", "PROJECT_DIR", "URL", "TOKEN");
+const load = loader(cacheDir);
+const { Client, StreamableHTTPClientTransport, StdioClientTransport } = await sdk(load);
 
 const fileTools = ["read_file", "write_file", "append_file", "edit_file", "stat_file", "glob", "grep",
   "list_files", "delete_file", "move_file", "checkpoint", "history", "diff", "restore"];
 // What scripts/mcp-conformance.sh wrote before starting the server.
 const seeded = { "notes/hello.md": "# Hello\nfrom the conformance run\n", "my notes/a b.md": "spaces 123\n" };
-
-let passed = 0, failed = 0;
-function check(name, ok, why) {
-  if (ok) { passed++; console.log(`  ✓ ${name}`); }
-  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
-}
-async function attempt(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, e?.message ?? String(e)); }
-}
 
 async function session(label, transport) {
   console.log(`${label}:`);
@@ -140,5 +123,4 @@ await session("stdio", new StdioClientTransport({
   args: ["--db", db, "--scope", "conformance", "serve", "--agent", "agent", "--dir", projectDir, "--scripts", projectDir + "/scripts", "--log-level", "warn"],
   stderr: "inherit",
 }));
-console.log(`extra checks: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish("extra checks");

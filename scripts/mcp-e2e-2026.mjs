@@ -8,28 +8,14 @@
 // the other transport. Run by scripts/mcp-conformance.sh.
 //
 // usage: node mcp-e2e-2026.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { scriptArgs, loader, check, attempt, finish } from "./e2e-common.mjs";
 
-const [cacheDir, satchel, db, projectDir, url, token] = process.argv.slice(2);
-if (!token) {
-  console.error("usage: mcp-e2e-2026.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN");
-  process.exit(2);
-}
-const require = createRequire(cacheDir + "/package.json");
-const load = (p) => import(pathToFileURL(require.resolve(p)).href);
+const [cacheDir, satchel, db, projectDir, url, token] = scriptArgs("CACHE_DIR", "SATCHEL", "DB", "PROJECT_DIR", "URL", "TOKEN");
+const load = loader(cacheDir);
 const { Client, StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client");
 const { StdioClientTransport } = await load("@modelcontextprotocol/client/stdio");
 
 const version = "2026-07-28";
-let passed = 0, failed = 0;
-function check(name, ok, why) {
-  if (ok) { passed++; console.log(`  ✓ ${name}`); }
-  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
-}
-async function attempt(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, e?.message ?? String(e)); }
-}
 const text = (r) => r?.content?.[0]?.text;
 const newClient = () => new Client({ name: "satchel-e2e-2026", version: "1.0.0" },
   { versionNegotiation: { mode: { pin: version } } });
@@ -153,5 +139,4 @@ await session("stdio", stdio());
 await subscription("stdio", stdio(), http({ Authorization: `Bearer ${token}` }));
 await subscription("http-token", http({ Authorization: `Bearer ${token}` }), stdio());
 
-console.log(`e2e 2026-07-28: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish("e2e 2026-07-28");

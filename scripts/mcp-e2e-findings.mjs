@@ -6,30 +6,13 @@
 // its publish commit and marks the commits of its fork.
 //
 // usage: node mcp-e2e-findings.mjs CACHE_DIR SATCHEL WORK_DIR URL TOKEN
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { scriptArgs, loader, sdk, tally, check, attempt } from "./e2e-common.mjs";
 
-const [cacheDir, satchel, work, url, token] = process.argv.slice(2);
-if (!token) {
-  console.error("usage: mcp-e2e-findings.mjs CACHE_DIR SATCHEL WORK_DIR URL TOKEN");
-  process.exit(2);
-}
-const require = createRequire(cacheDir + "/package.json");
-const load = (p) => import(pathToFileURL(require.resolve(p)).href);
-const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
-
-let failed = 0;
-function check(name, ok, why) {
-  if (ok) console.log(`  ✓ ${name}`);
-  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
-}
-async function attempt(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, e?.message ?? String(e)); }
-}
+const [cacheDir, satchel, work, url, token] = scriptArgs("CACHE_DIR", "SATCHEL", "WORK_DIR", "URL", "TOKEN");
+const load = loader(cacheDir);
+const { Client, StreamableHTTPClientTransport, StdioClientTransport } = await sdk(load);
 
 // A project whose store changes after a document is stored.
 const dir = `${work}/findings-project`, db = `${work}/findings.db`;
@@ -94,4 +77,4 @@ await attempt("a mistyped X-Satchel-Thread", async () => {
     JSON.stringify(r));
   await c.close();
 });
-process.exit(failed ? 1 : 0);
+process.exit(tally.failed ? 1 : 0);

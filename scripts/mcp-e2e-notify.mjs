@@ -6,29 +6,12 @@
 // (64), the next refused naming the bound.
 //
 // usage: node mcp-e2e-notify.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { scriptArgs, loader, sdk, check, attempt, finish } from "./e2e-common.mjs";
 
-const [cacheDir, satchel, db, projectDir, url, token] = process.argv.slice(2);
-if (!token) {
-  console.error("usage: mcp-e2e-notify.mjs CACHE_DIR SATCHEL DB PROJECT_DIR URL TOKEN");
-  process.exit(2);
-}
-const require = createRequire(cacheDir + "/package.json");
-const load = (p) => import(pathToFileURL(require.resolve(p)).href);
-const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
+const [cacheDir, satchel, db, projectDir, url, token] = scriptArgs("CACHE_DIR", "SATCHEL", "DB", "PROJECT_DIR", "URL", "TOKEN");
+const load = loader(cacheDir);
+const { Client, StreamableHTTPClientTransport, StdioClientTransport } = await sdk(load);
 const { ResourceUpdatedNotificationSchema } = await load("@modelcontextprotocol/sdk/types.js");
-
-let passed = 0, failed = 0;
-function check(name, ok, why) {
-  if (ok) { passed++; console.log(`  ✓ ${name}`); }
-  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
-}
-async function attempt(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, e?.message ?? String(e)); }
-}
 
 // connect returns a client whose resource updates are collected.
 async function connect(transport) {
@@ -86,5 +69,4 @@ await attempt("at most --max-subscriptions a session", async () => {
 });
 await overStdio.close();
 await overHTTP.close();
-console.log(`change notifications: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish("change notifications");

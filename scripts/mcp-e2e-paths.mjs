@@ -6,27 +6,13 @@
 // changes with satchel's exact message.
 //
 // usage: node mcp-e2e-paths.mjs CACHE_DIR SATCHEL WORK_DIR
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync, readFileSync } from "node:fs";
+import { scriptArgs, loader, sdk, check, finish } from "./e2e-common.mjs";
 
-const [cacheDir, satchel, work] = process.argv.slice(2);
-if (!work) {
-  console.error("usage: mcp-e2e-paths.mjs CACHE_DIR SATCHEL WORK_DIR");
-  process.exit(2);
-}
-const require = createRequire(cacheDir + "/package.json");
-const load = (p) => import(pathToFileURL(require.resolve(p)).href);
-const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
-
-let passed = 0, failed = 0;
-function check(name, ok, why) {
-  if (ok) { passed++; console.log(`  ✓ ${name}`); }
-  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
-}
+const [cacheDir, satchel, work] = scriptArgs("CACHE_DIR", "SATCHEL", "WORK_DIR");
+const load = loader(cacheDir);
+const { Client, StreamableHTTPClientTransport, StdioClientTransport } = await sdk(load);
 
 // The table's fixture: the agent research reads everything but secrets/,
 // writes notes/ only; the token hides private/ too.
@@ -121,5 +107,4 @@ await run("stdio", stdio, [
 ]);
 await stdio.close();
 
-console.log(`file rules checks: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish("file rules checks");

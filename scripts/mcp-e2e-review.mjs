@@ -6,29 +6,16 @@
 // the change, and the agent's next call is told.
 //
 // usage: node mcp-e2e-review.mjs CACHE_DIR SATCHEL DB URL
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
+import { scriptArgs, loader, sdk, check, finish } from "./e2e-common.mjs";
 
-const [cacheDir, satchel, db, url] = process.argv.slice(2);
-if (!url) {
-  console.error("usage: mcp-e2e-review.mjs CACHE_DIR SATCHEL DB URL");
-  process.exit(2);
-}
-const require = createRequire(cacheDir + "/package.json");
-const load = (p) => import(pathToFileURL(require.resolve(p)).href);
-const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const [cacheDir, satchel, db, url] = scriptArgs("CACHE_DIR", "SATCHEL", "DB", "URL");
+const load = loader(cacheDir);
+const { Client, StreamableHTTPClientTransport } = await sdk(load);
 
 const scope = "e2e-review";
 // S runs the CLI on the server's database, in the test's scope.
 const S = (...args) => execFileSync(satchel, ["--db", db, "--scope", scope, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-
-let passed = 0, failed = 0;
-function check(name, ok, why) {
-  if (ok) { passed++; console.log(`  ✓ ${name}`); }
-  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
-}
 
 console.log("review over HTTP:");
 try {
@@ -78,5 +65,4 @@ try {
 } catch (e) {
   check("review over HTTP", false, e?.stack ?? String(e));
 }
-console.log(`review checks: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish("review checks");

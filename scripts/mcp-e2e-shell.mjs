@@ -6,30 +6,14 @@
 // answers after it, and atomic publishes.
 //
 // usage: node mcp-e2e-shell.mjs CACHE_DIR SATCHEL WORK_DIR
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
 import { spawn } from "node:child_process";
+import { scriptArgs, loader, sdk, check, attempt, finish } from "./e2e-common.mjs";
 
-const [cacheDir, satchel, workDir] = process.argv.slice(2);
-if (!workDir) {
-  console.error("usage: mcp-e2e-shell.mjs CACHE_DIR SATCHEL WORK_DIR");
-  process.exit(2);
-}
-const require = createRequire(cacheDir + "/package.json");
-const load = (p) => import(pathToFileURL(require.resolve(p)).href);
-const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
+const [cacheDir, satchel, workDir] = scriptArgs("CACHE_DIR", "SATCHEL", "WORK_DIR");
+const load = loader(cacheDir);
+const { Client, StreamableHTTPClientTransport, StdioClientTransport } = await sdk(load);
 
 const db = workDir + "/shell-e2e.db";
-let passed = 0, failed = 0;
-function check(name, ok, why) {
-  if (ok) { passed++; console.log(`  ✓ ${name}`); }
-  else { failed++; console.log(`  ✗ ${name}: ${why}`); }
-}
-async function attempt(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, e?.message ?? String(e)); }
-}
 const text = (r) => r?.content?.[0]?.text ?? "";
 
 async function session(label, transport) {
@@ -99,5 +83,4 @@ try {
 await session("stdio", new StdioClientTransport({
   command: satchel, args: ["--db", db, "serve", "--shell", "--log-level", "warn"], stderr: "inherit",
 }));
-console.log(`run_shell checks: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish("run_shell checks");

@@ -76,26 +76,21 @@ func (b *Backend) PutDocVersions(ctx context.Context, id backend.DocID, versions
 
 // DocScopes implements backend.Porter.
 func (b *Backend) DocScopes(ctx context.Context, store string) ([]string, error) {
-	rows, err := b.pool.Query(ctx, `SELECT DISTINCT scope FROM docs WHERE store = $1 ORDER BY scope`, store)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: document scopes: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("postgres: document scopes: %w", err)
-	}
-	return out, nil
+	return b.queryStrings(ctx, "document scopes", `SELECT DISTINCT scope FROM docs WHERE store = $1 ORDER BY scope`, store)
 }
 
 // DocStores lists the stores that hold documents (backend.Porter).
 func (b *Backend) DocStores(ctx context.Context) ([]string, error) {
-	rows, err := b.pool.Query(ctx, `SELECT DISTINCT store COLLATE "C" FROM docs ORDER BY 1`)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: document stores: %w", err)
-	}
+	return b.queryStrings(ctx, "document stores", `SELECT DISTINCT store COLLATE "C" FROM docs ORDER BY 1`)
+}
+
+// queryStrings runs a query of one text column and returns its values in
+// order; what names the query in errors.
+func (b *Backend) queryStrings(ctx context.Context, what, query string, args ...any) ([]string, error) {
+	rows, _ := b.pool.Query(ctx, query, args...) // CollectRows reports a failed query
 	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("postgres: document stores: %w", err)
+		return nil, fmt.Errorf("postgres: %s: %w", what, err)
 	}
 	return out, nil
 }

@@ -16,12 +16,7 @@ import (
 
 // Scopes lists the scopes that have at least one thread, in byte order.
 func (b *Backend) Scopes(ctx context.Context) ([]string, error) {
-	rows, _ := b.pool.Query(ctx, "SELECT DISTINCT scope FROM threads ORDER BY scope")
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("postgres: scopes: %w", err)
-	}
-	return out, nil
+	return b.queryStrings(ctx, "scopes", "SELECT DISTINCT scope FROM threads ORDER BY scope")
 }
 
 // Thread returns a thread by scope and name, creating it when create is

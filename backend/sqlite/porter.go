@@ -93,38 +93,34 @@ func (b *Backend) PutDocVersions(ctx context.Context, id backend.DocID, versions
 
 // DocScopes implements backend.Porter.
 func (b *Backend) DocScopes(ctx context.Context, store string) ([]string, error) {
-	rows, err := b.r.QueryContext(ctx, `SELECT DISTINCT scope FROM docs WHERE store = ? ORDER BY scope`, store)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: document scopes: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return b.queryStrings(ctx, "document scopes", `SELECT DISTINCT scope FROM docs WHERE store = ? ORDER BY scope`, store)
 }
 
 // DocStores lists the stores that hold documents (backend.Porter).
 func (b *Backend) DocStores(ctx context.Context) ([]string, error) {
-	rows, err := b.r.QueryContext(ctx, `SELECT DISTINCT store FROM docs ORDER BY store`)
+	return b.queryStrings(ctx, "document stores", `SELECT DISTINCT store FROM docs ORDER BY store`)
+}
+
+// queryStrings runs a read query of one text column and returns its
+// values in order; what names the query in errors.
+func (b *Backend) queryStrings(ctx context.Context, what, query string, args ...any) ([]string, error) {
+	rows, err := b.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: document stores: %w", err)
+		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("sqlite: %s: %w", what, err)
 		}
 		out = append(out, s)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
+	}
+	return out, nil
 }
 
 var _ backend.DocCounter = (*Backend)(nil)

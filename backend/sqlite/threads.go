@@ -11,23 +11,7 @@ import (
 
 // Scopes lists the scopes that have at least one thread, in byte order.
 func (b *Backend) Scopes(ctx context.Context) ([]string, error) {
-	rows, err := b.r.QueryContext(ctx, "SELECT DISTINCT scope FROM threads ORDER BY scope")
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: scopes: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, fmt.Errorf("sqlite: scopes: %w", err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: scopes: %w", err)
-	}
-	return out, nil
+	return b.queryStrings(ctx, "scopes", "SELECT DISTINCT scope FROM threads ORDER BY scope")
 }
 
 // Thread returns a thread by scope and name, creating it when create is

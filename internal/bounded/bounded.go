@@ -73,16 +73,21 @@ func ReadFile(path string, limit int64, limitName string) (string, error) {
 // NotRegular is the refusal of a special file (a FIFO, a device, a
 // socket) where a regular file is read.
 func NotRegular(path string, mode fs.FileMode) error {
-	kind := "a special file"
+	return errs.New(errs.ErrInvalidArgument, "cannot read %s: it is %s, not a regular file", path, FileKind(mode))
+}
+
+// FileKind names the type of a file that is not a regular one: "a
+// FIFO", "a device", "a socket", "a directory" or "a special file".
+func FileKind(mode fs.FileMode) string {
 	switch {
 	case mode&fs.ModeNamedPipe != 0:
-		kind = "a FIFO"
+		return "a FIFO"
 	case mode&fs.ModeDevice != 0:
-		kind = "a device"
+		return "a device"
 	case mode&fs.ModeSocket != 0:
-		kind = "a socket"
+		return "a socket"
 	case mode.IsDir():
-		kind = "a directory"
+		return "a directory"
 	}
-	return errs.New(errs.ErrInvalidArgument, "cannot read %s: it is %s, not a regular file", path, kind)
+	return "a special file"
 }

@@ -80,6 +80,7 @@ database, or serve both on one listener with satchel serve --http ADDR
 				}
 			}
 			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+			st.SetLogger(log) // the refusals of file rules
 			if maxStreams <= 0 || bodyTimeout <= 0 {
 				return usagef("--max-streams-per-token and --body-read-timeout must be positive")
 			}

@@ -3,7 +3,6 @@ package collection
 import (
 	"errors"
 	"fmt"
-	"github.com/satchel-dev/satchel/internal/filerules"
 	"io"
 	"io/fs"
 	"math"
@@ -12,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/satchel-dev/satchel/internal/bounded"
 	"github.com/satchel-dev/satchel/internal/errs"
+	"github.com/satchel-dev/satchel/internal/filerules"
 )
 
 // MaxTTL is the longest time to live, in seconds: 100 years.
@@ -80,7 +81,7 @@ func LoadProjectFS(fsys fs.FS) (*Project, error) {
 
 	for _, e := range l.readDir("agents") {
 		if e.Type()&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeSocket|fs.ModeIrregular) != 0 {
-			l.skipped = append(l.skipped, fmt.Sprintf("agents/%s: skipped: %s, not a directory", e.Name(), fileKind(e.Type())))
+			l.skipped = append(l.skipped, fmt.Sprintf("agents/%s: skipped: %s, not a directory", e.Name(), bounded.FileKind(e.Type())))
 			continue
 		}
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
@@ -126,7 +127,7 @@ func (l *loader) readFile(file string) ([]byte, bool) {
 		return nil, false
 	}
 	if !fi.Mode().IsRegular() {
-		l.skipped = append(l.skipped, fmt.Sprintf("%s: skipped: %s, not a regular file", file, fileKind(fi.Mode())))
+		l.skipped = append(l.skipped, fmt.Sprintf("%s: skipped: %s, not a regular file", file, bounded.FileKind(fi.Mode())))
 		return nil, false
 	}
 	if fi.Size() > MaxDefinitionBytes {
@@ -149,21 +150,6 @@ func (l *loader) readFile(file string) ([]byte, bool) {
 		return nil, false
 	}
 	return data, true
-}
-
-// fileKind names the type of a file that is not regular.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "a special file"
 }
 
 func (l *loader) add(file, path, format string, args ...any) {
