@@ -44,6 +44,10 @@ func TestAgentViewFileRules(t *testing.T) {
 	if resp, body := f.get(t, "/s/acme/reviews/"+rs[0].ID, "Cookie", cookie); resp.StatusCode != 200 || strings.Contains(body, "todo.md") || strings.Contains(body, "reviewed secret") || !strings.Contains(body, "Reviewed plan") {
 		t.Errorf("the review page for a token with file rules: %d\n%s", resp.StatusCode, body)
 	}
+	// The reviews list counts the files the token sees: one of two.
+	if resp, body := f.get(t, "/s/acme/reviews", "Cookie", cookie); resp.StatusCode != 200 || !strings.Contains(body, `<td class="num">1</td>`) || strings.Contains(body, `<td class="num">2</td>`) {
+		t.Errorf("the reviews list for a token with file rules: %d\n%s", resp.StatusCode, body)
+	}
 	// The history of the hidden file, in its thread or walked from a
 	// fork, lists no commit.
 	for _, p := range []string{"/s/acme/t/main/history/notes/todo.md", "/s/acme/t/experiment/history/notes/todo.md?thread=main"} {
@@ -75,5 +79,8 @@ func TestAgentViewFileRules(t *testing.T) {
 	_, oc := f.signIn(t, open)
 	if _, body := f.get(t, "/s/acme/t/main/files/notes/", "Cookie", oc.Name+"="+oc.Value); !strings.Contains(body, "todo.md") {
 		t.Errorf("an agent without rules does not see notes/todo.md")
+	}
+	if _, body := f.get(t, "/s/acme/reviews", "Cookie", oc.Name+"="+oc.Value); !strings.Contains(body, `<td class="num">2</td>`) {
+		t.Errorf("the reviews list for an agent without rules does not count both files:\n%s", body)
 	}
 }
