@@ -144,6 +144,9 @@ func blameHidden(t *testing.T, st *satchel.Store, scope string) {
 	equal(t, "line 2's commit", lines[1].Commit.Seq, 4)
 	equal(t, "the summarized batch's summary, redacted", lines[1].Commit.Summary, "")
 	equal(t, "the shell commit's summary, redacted", lines[2].Commit.Summary, "sh")
+	snap, err := hiding.At(bg, "1")
+	must(t, "at 1", err)
+	equal(t, "a snapshot's commit summary, redacted", snap.Commit().Summary, "write pub.txt")
 	_, err = hiding.Blame(bg, "secrets/key.md", "")
 	refused(t, "blame of a hidden file", err, satchel.ErrNotFound, "file not found: secrets/key.md")
 	// Without rules, the same blame names them.
