@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -496,6 +497,21 @@ func TestExportThread(t *testing.T) {
 	wb, _ := dst.Workspace(ctx, "acme", "exp2")
 	compareSnapshots(t, wa, wb, "head")
 	compareSnapshots(t, wa, wb, "1")
+}
+
+// TestExportScopeReviews: an export of one scope carries that scope's
+// reviews only.
+func TestExportScopeReviews(t *testing.T) {
+	src, _ := satchel.Open(t.Context(), "memory:")
+	defer src.Close()
+	populate(t, src)
+	for scope, want := range map[string]int{"acme": 2, "beta": 0} {
+		st, err := src.Export(t.Context(), io.Discard, satchel.ExportOptions{Scope: scope})
+		must(t, err)
+		if st.Reviews != want {
+			t.Errorf("the export of scope %s holds %d reviews, want %d", scope, st.Reviews, want)
+		}
+	}
 }
 
 // FuzzImport imports arbitrary bytes: refused with ErrInvalidArgument
