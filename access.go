@@ -13,6 +13,7 @@ import (
 	"github.com/satchel-dev/satchel/internal/engine"
 	"github.com/satchel-dev/satchel/internal/errs"
 	"github.com/satchel-dev/satchel/internal/filerules"
+	"github.com/satchel-dev/satchel/internal/vpath"
 )
 
 // File rules say who may touch which files (docs/security.md): an ordered
@@ -539,28 +540,63 @@ func (w *Workspace) canPublish(ctx context.Context, id int64, from string, src b
 // parts separated by "; " (workspace_commit_meta.go).
 var pathOps = map[string]bool{"write": true, "append": true, "edit": true, "delete": true, "move": true, "batch": true}
 
-// redact returns c with the parts of its summary that name a path hidden
-// from the caller left out; ok is false when every part was (the commit
-// touched hidden files only, and a history leaves it out).
+// noteOps are the ops a part of such a summary starts with (opNote).
+var noteOps = map[string]bool{"write": true, "append": true, "edit": true, "delete": true, "move": true}
+
+// redact returns c with what its summary may say of paths hidden from the
+// caller left out; ok is false when the summary named hidden paths only
+// (the commit touched hidden files only: a history leaves it out), and c's
+// summary is then "". This is the one rule of every view of commits (a
+// history, a file's history, blame, the audit): for a caller whose rules
+// hide no path the summary is kept whole. Else a summary of paths keeps
+// the parts that are an operation on paths the caller sees; the parts it
+// cannot check are dropped too: free text (Batch.Summarize's) and a part
+// cut short ("…", kept as the summary's end), which may name or quote
+// what is hidden. A shell commit's summary, a line of its script, is cut
+// to "sh".
 func (w *Workspace) redact(c Commit) (Commit, bool) {
-	if w.gate == nil || !w.gate.hides || !pathOps[c.Op] || c.Summary == "" {
+	if w.gate == nil || !w.gate.hides || c.Summary == "" {
 		return c, true
 	}
-	parts := strings.Split(c.Summary, "; ")
+	if c.Op == "sh" {
+		c.Summary = "sh"
+		return c, true
+	}
+	if !pathOps[c.Op] {
+		return c, true
+	}
+	body, cut := strings.CutSuffix(c.Summary, "…")
+	parts := strings.Split(body, "; ")
+	if cut {
+		parts = parts[:len(parts)-1] // the part cut short
+	}
 	kept := parts[:0]
+	unchecked := cut
 	for _, p := range parts {
-		_, rest, _ := strings.Cut(p, " ")
-		from, to, move := strings.Cut(rest, " -> ")
+		from, to, move, ok := parseNote(p)
+		if !ok {
+			unchecked = true // free text
+			continue
+		}
 		if w.gate.access(from) == AccessNone || move && w.gate.access(to) == AccessNone {
 			continue
 		}
 		kept = append(kept, p)
 	}
-	if len(kept) == 0 {
-		return c, false
-	}
 	c.Summary = strings.Join(kept, "; ")
-	return c, true
+	if cut {
+		c.Summary += "…"
+	}
+	return c, len(kept) > 0 || unchecked
+}
+
+// parseNote reads a part of a summary of paths as an operation on paths
+// ("op path", "move path -> to"); ok is false for free text.
+func parseNote(p string) (from, to string, move, ok bool) {
+	op, rest, _ := strings.Cut(p, " ")
+	from, to, move = strings.Cut(rest, " -> ")
+	ok = noteOps[op] && move == (op == "move") && vpath.Validate(from) == nil && (!move || vpath.Validate(to) == nil)
+	return from, to, move, ok
 }
 
 // hiddenIn reports whether the file rules of the workspace s was taken

@@ -88,6 +88,12 @@ func (p *Project) AgentFiles(agent string) FileRules {
 	return nil
 }
 
+// agentReads reports whether the project grants agent read access to
+// store, as Collection with AsAgent checks it (no project: no store).
+func (p *Project) agentReads(agent, store string) bool {
+	return p != nil && p.p.Authorize(agent, store, collection.OpGet) == nil
+}
+
 // StoreDefinitionSchema returns a JSON Schema of the store definition
 // format (stores/<name>.json), for editors.
 func StoreDefinitionSchema() []byte { return collection.StoreDefinitionSchema() }

@@ -64,6 +64,12 @@ type AuditQuery struct {
 	// dropped, a commit of hidden paths only left out), before Path and
 	// the other filters look at it.
 	Files []WorkspaceOption
+	// AsAgent, when set, is the caller's agent: only the document changes
+	// of the stores Project grants it are kept (none without a Project),
+	// as Collection with AsAgent lets it read them, before Scan counts
+	// them. Files does the same for commits.
+	AsAgent string
+	Project *Project
 	// Scan bounds the commits and document changes a page examines past
 	// its cursor (0: no bound), for a filter that keeps few of them: a
 	// page that examines Scan of them before it is full ends there, with
@@ -196,9 +202,20 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 			return AuditPage{}, err
 		}
 		docs := &auditStream{done: true}
+		reads := map[string]bool{} // the stores AsAgent may read
 		for _, ch := range chs {
 			if q.Collection != "" && (ch.Store != q.Collection || q.Key != "" && ch.Key != q.Key) {
 				continue
+			}
+			if q.AsAgent != "" {
+				ok, known := reads[ch.Store]
+				if !known {
+					ok = q.Project.agentReads(q.AsAgent, ch.Store)
+					reads[ch.Store] = ok
+				}
+				if !ok {
+					continue
+				}
 			}
 			var m commitMeta
 			_ = json.Unmarshal(ch.Meta, &m)

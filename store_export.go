@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -48,6 +49,7 @@ type ExportStats struct {
 	Blobs        int64 `json:"blobs"`
 	Documents    int   `json:"documents"`
 	Tokens       int   `json:"tokens"`
+	Reviews      int   `json:"reviews"`
 	ProjectFiles int   `json:"project_files"`
 }
 
@@ -55,7 +57,8 @@ type ExportStats struct {
 // portable export format (docs/export-format.md): every retained commit of
 // every thread with its time and metadata, each file's bytes and modified
 // time, checkpoints, forks, settings (bounds, retention), documents with
-// their history, the project's definition files and the tokens' hashes.
+// their history, the project's definition files, the tokens' hashes and
+// the reviews' records, open and decided.
 // Import loads it into any backend. One store's export is the same bytes
 // whatever backend holds it.
 //
@@ -186,7 +189,10 @@ func (ex *exporter) run(ctx context.Context, scopes []string) error {
 	if err := ex.undefinedDocs(ctx, done); err != nil {
 		return err
 	}
-	return ex.tokens(ctx)
+	if err := ex.tokens(ctx); err != nil {
+		return err
+	}
+	return ex.reviews(ctx)
 }
 
 // forkOf reads the source a thread's first commit was forked from (its
@@ -552,6 +558,30 @@ func (ex *exporter) tokens(ctx context.Context) error {
 			return err
 		}
 		ex.st.Tokens++
+	}
+	return nil
+}
+
+// reviews writes the reviews' records (of the exported scope), in ID
+// order.
+func (ex *exporter) reviews(ctx context.Context) error {
+	m, err := ex.s.b.Settings(ctx, "", "", reviewKey)
+	if err != nil {
+		return err
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	for _, k := range keys {
+		var r reviewRecord
+		if err := json.Unmarshal(m[k], &r); err != nil {
+			return fmt.Errorf("reading review %s: %w", strings.TrimPrefix(k, reviewKey), err)
+		}
+		if ex.o.Scope != "" && r.Scope != ex.o.Scope {
+			continue
+		}
+		if err := ex.tw.Record(archive.Review{Type: archive.TypeReview, ID: strings.TrimPrefix(k, reviewKey), Scope: r.Scope, Record: string(m[k])}); err != nil {
+			return err
+		}
+		ex.st.Reviews++
 	}
 	return nil
 }

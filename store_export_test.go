@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -162,6 +164,43 @@ func populate(t *testing.T, s *satchel.Store) {
 	_, tok, err := s.CreateToken(ctx, satchel.TokenSpec{Agent: "research", Scope: "beta", Thread: "main"})
 	must(t, err)
 	must(t, s.RevokeToken(ctx, tok.ID))
+
+	// Two reviews: one open, one rejected (its thread archived).
+	for _, key := range []string{"k-open", "k-rejected"} {
+		rw, err := s.Workspace(ctx, "acme", "main", satchel.ForReview(key), satchel.WorkspaceActor(satchel.Actor{Agent: "research", Via: "test"}))
+		must(t, err)
+		must(t, rw.Write(ctx, "notes/"+key+".md", key+"\n"))
+	}
+	rs, err := s.ListReviews(ctx, satchel.ReviewQuery{})
+	must(t, err)
+	for _, r := range rs {
+		if r.ReviewThread == "" {
+			continue
+		}
+		if w, _ := s.Workspace(ctx, "acme", r.ReviewThread); w != nil {
+			if ok, _ := w.Exists(ctx, "notes/k-rejected.md"); ok {
+				_, err := s.RejectReview(ctx, r.ID, "not now", satchel.Actor{Via: "test"})
+				must(t, err)
+			}
+		}
+	}
+	if rs, _ := s.ListReviews(ctx, satchel.ReviewQuery{State: satchel.ReviewRejected}); len(rs) != 1 {
+		t.Fatalf("%d rejected reviews, want 1", len(rs))
+	}
+}
+
+// continueReview checks that the open review of populate goes on in s:
+// its key's next change joins it.
+func continueReview(t *testing.T, s *satchel.Store) {
+	ctx := t.Context()
+	rw, err := s.Workspace(ctx, "acme", "main", satchel.ForReview("k-open"), satchel.WorkspaceActor(satchel.Actor{Agent: "research", Via: "test"}))
+	must(t, err)
+	must(t, rw.Write(ctx, "notes/more.md", "more\n"))
+	rs, err := s.ListReviews(ctx, satchel.ReviewQuery{State: satchel.ReviewOpen})
+	must(t, err)
+	if len(rs) != 1 || rs[0].Files != 2 {
+		t.Errorf("open reviews after a change of the imported one's key: %+v", rs)
+	}
 }
 
 func export(t *testing.T, s *satchel.Store, o satchel.ExportOptions) []byte {
@@ -198,7 +237,7 @@ func TestExportRoundTrip(t *testing.T) {
 					if err != nil {
 						t.Fatalf("import: %v", err)
 					}
-					if res.Threads != 7 || res.Documents != 4 || res.Tokens != 2 || len(res.ProjectFiles) != 3 {
+					if res.Threads != 9 || res.Documents != 4 || res.Tokens != 2 || res.Reviews != 2 || len(res.ProjectFiles) != 3 {
 						t.Errorf("imported %+v, %d project files", res.ExportStats, len(res.ProjectFiles))
 					}
 					back := export(t, dst, satchel.ExportOptions{Project: exportProject})
@@ -206,6 +245,7 @@ func TestExportRoundTrip(t *testing.T) {
 						t.Fatalf("the export of the imported store differs (%d and %d bytes)", len(file), len(back))
 					}
 					compareStores(t, src, dst)
+					continueReview(t, dst)
 				})
 			}
 		})
@@ -293,6 +333,13 @@ func compareStores(t *testing.T, a, b *satchel.Store) {
 			}
 		}
 	}
+	ra, err := a.ListReviews(ctx, satchel.ReviewQuery{})
+	must(t, err)
+	rb, err := b.ListReviews(ctx, satchel.ReviewQuery{})
+	must(t, err)
+	if fmt.Sprint(ra) != fmt.Sprint(rb) {
+		t.Errorf("reviews %+v and %+v", ra, rb)
+	}
 	pa, _ := satchel.LoadProjectFS(exportProject)
 	for _, k := range []struct{ scope, store, key string }{{"acme", "notes", "n1"}, {"acme", "notes", "n2"}, {"beta", "notes", "b"}, {"acme", "facts", "pi"}} {
 		ca, err := a.Collection(ctx, pa, k.scope, k.store)
@@ -368,8 +415,10 @@ func TestImportRefuses(t *testing.T) {
 		c, _ := s.Collection(ctx, p, "acme", "notes", satchel.IncludeExpired())
 		page, err := c.List(ctx, 10, "")
 		must(t, err)
-		if len(sc) != 0 || len(toks) != 0 || len(page.Documents) != 0 {
-			t.Fatalf("a refused import left scopes %v, %d tokens, %d documents", sc, len(toks), len(page.Documents))
+		rs, err := s.ListReviews(ctx, satchel.ReviewQuery{})
+		must(t, err)
+		if len(sc) != 0 || len(toks) != 0 || len(page.Documents) != 0 || len(rs) != 0 {
+			t.Fatalf("a refused import left scopes %v, %d tokens, %d documents, %d reviews", sc, len(toks), len(page.Documents), len(rs))
 		}
 	}
 	refuse := func(t *testing.T, b []byte, want string) {
@@ -386,8 +435,8 @@ func TestImportRefuses(t *testing.T) {
 		empty(t, dst)
 	}
 	t.Run("newer", func(t *testing.T) {
-		b := bytes.Replace(file, []byte(`"version":1}`), []byte(`"version":2}`), 1)
-		refuse(t, b, "export format version 2 is newer")
+		b := bytes.Replace(file, []byte(`"version":2}`), []byte(`"version":3}`), 1)
+		refuse(t, b, "export format version 3 is newer")
 	})
 	t.Run("record", func(t *testing.T) {
 		i := bytes.Index(file, []byte(`version 3`))
@@ -441,13 +490,28 @@ func TestExportThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Threads != 1 || res.Documents != 0 || res.Tokens != 0 {
+	if res.Threads != 1 || res.Documents != 0 || res.Tokens != 0 || res.Reviews != 0 {
 		t.Fatalf("imported %+v", res.ExportStats)
 	}
 	wa, _ := src.Workspace(ctx, "acme", "exp2")
 	wb, _ := dst.Workspace(ctx, "acme", "exp2")
 	compareSnapshots(t, wa, wb, "head")
 	compareSnapshots(t, wa, wb, "1")
+}
+
+// TestExportScopeReviews: an export of one scope carries that scope's
+// reviews only.
+func TestExportScopeReviews(t *testing.T) {
+	src, _ := satchel.Open(t.Context(), "memory:")
+	defer src.Close()
+	populate(t, src)
+	for scope, want := range map[string]int{"acme": 2, "beta": 0} {
+		st, err := src.Export(t.Context(), io.Discard, satchel.ExportOptions{Scope: scope})
+		must(t, err)
+		if st.Reviews != want {
+			t.Errorf("the export of scope %s holds %d reviews, want %d", scope, st.Reviews, want)
+		}
+	}
 }
 
 // FuzzImport imports arbitrary bytes: refused with ErrInvalidArgument
@@ -523,6 +587,45 @@ func TestExportWithoutProject(t *testing.T) {
 			st, err := src.Export(t.Context(), &buf, satchel.ExportOptions{Project: partial})
 			if err != nil || st.Documents != 4 {
 				t.Errorf("export with a project defining one store: %d documents, %v", st.Documents, err)
+			}
+		})
+	}
+}
+
+// TestImportVersion1 imports an export of format version 1, made before
+// reviews were exported (testdata/export-v1.satchel), on each backend: it
+// loads as it did, with no review, and its export again is of the
+// current version and imports the same.
+func TestImportVersion1(t *testing.T) {
+	file, err := os.ReadFile(filepath.Join("testdata", "export-v1.satchel"))
+	must(t, err)
+	for name, open := range exportBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			dst := open(t)
+			res, err := importBytes(t, dst, file, satchel.ImportOptions{})
+			if err != nil {
+				t.Fatalf("import of a version 1 file: %v", err)
+			}
+			if res.Threads != 2 || res.Commits != 4 || res.Documents != 1 || res.Tokens != 1 || res.Reviews != 0 || len(res.ProjectFiles) != 2 {
+				t.Errorf("imported %+v, %d project files", res.ExportStats, len(res.ProjectFiles))
+			}
+			ws, err := dst.Workspace(t.Context(), "acme", "main")
+			must(t, err)
+			got, err := ws.Read(t.Context(), "notes/plan.md")
+			must(t, err)
+			if got != "# Plan\n1. read\n2. think\n" {
+				t.Errorf("notes/plan.md = %q", got)
+			}
+			again := export(t, dst, satchel.ExportOptions{})
+			if !bytes.Contains(again, []byte(fmt.Sprintf(`{"format":"satchel-export","version":%d}`, satchel.ExportFormatVersion))) {
+				t.Errorf("the export of the imported store is not of version %d", satchel.ExportFormatVersion)
+			}
+			other := open(t)
+			if _, err := importBytes(t, other, again, satchel.ImportOptions{}); err != nil {
+				t.Fatalf("import of its export: %v", err)
+			}
+			if back := export(t, other, satchel.ExportOptions{}); !bytes.Equal(back, again) {
+				t.Errorf("the export of the store imported again differs")
 			}
 		})
 	}

@@ -20,8 +20,8 @@ import (
 
 // ImportOptions says how Import loads a file.
 type ImportOptions struct {
-	// Replace lets the import overwrite threads, documents, tokens and
-	// scope settings that exist in the store; without it such an import
+	// Replace lets the import overwrite threads, documents, tokens,
+	// reviews and scope settings that exist in the store; without it such an import
 	// is refused, before anything is written.
 	Replace bool
 	// Progress, when set, is called as the file is checked (stage
@@ -83,7 +83,8 @@ type ProjectFile struct {
 // into the store, as it was: the same sequence numbers, commit times and
 // metadata, files with their bytes and modified times, checkpoints, forks
 // (pointing at their source, nothing copied), settings, documents with
-// their versions and times, and tokens.
+// their versions and times, tokens, and reviews (a file of format
+// version 1 has none).
 //
 // The whole file is checked before anything is written: its format
 // version (a newer one is refused), every record's checksum and every
@@ -184,6 +185,7 @@ type importPlan struct {
 	docKeys map[docKey]bool
 	tokens  map[string][]byte
 	toks    []planToken // the token records, in the file's order
+	reviews map[string][]byte
 	files   map[string]bool
 	docs    int
 	records int64
@@ -204,7 +206,7 @@ type planThread struct {
 
 func newImportPlan() *importPlan {
 	return &importPlan{threads: map[threadKey]*planThread{}, bases: map[scopedRef]bool{},
-		blobs: map[string]archive.BlobLoc{}, scopes: map[string]map[string][]byte{}, docKeys: map[docKey]bool{}, tokens: map[string][]byte{}, files: map[string]bool{}}
+		blobs: map[string]archive.BlobLoc{}, scopes: map[string]map[string][]byte{}, docKeys: map[docKey]bool{}, tokens: map[string][]byte{}, reviews: map[string][]byte{}, files: map[string]bool{}}
 }
 
 // check validates one record against the file so far (first pass).
@@ -383,6 +385,33 @@ func (p *importPlan) check(typ string, b []byte) error {
 		}
 		p.tokens[r.ID] = []byte(r.Record)
 		p.toks = append(p.toks, planToken{record: p.records, tok: tr.Token})
+	case archive.TypeReview:
+		var r archive.Review
+		if err := json.Unmarshal(b, &r); err != nil {
+			return bad("%v", err)
+		}
+		if err := ValidReviewID(r.ID); err != nil {
+			return bad("%v", err)
+		}
+		var rr reviewRecord
+		if err := json.Unmarshal([]byte(r.Record), &rr); err != nil || rr.ID != r.ID || rr.Scope != r.Scope {
+			return bad("review %s: not a review record, or its id or scope is not its record's", r.ID)
+		}
+		if err := ValidScope(r.Scope); err != nil {
+			return bad("review %s: %v", r.ID, err)
+		}
+		if rr.ReviewThread != reviewThreadPrefix+r.ID || ValidThreadName(rr.Thread) != nil {
+			return bad("review %s: its threads are not a review's", r.ID)
+		}
+		switch rr.State {
+		case ReviewOpen, ReviewApproved, ReviewRejected:
+		default:
+			return bad("review %s: unknown state %q", r.ID, rr.State)
+		}
+		if _, dup := p.reviews[r.ID]; dup {
+			return bad("review %s twice", r.ID)
+		}
+		p.reviews[r.ID] = []byte(r.Record)
 	default:
 		return bad("unknown record type %q", typ)
 	}
@@ -546,6 +575,11 @@ func (im *importer) conflicts(ctx context.Context) error {
 			return err
 		}
 	}
+	for id, v := range im.plan.reviews {
+		if err := check(settingKey{"", "", reviewKey + id}, v, "review "+id); err != nil {
+			return err
+		}
+	}
 	for sc, set := range im.plan.scopes {
 		for k, v := range set {
 			if err := check(settingKey{sc, "", k}, v, fmt.Sprintf("setting %s of scope %s", k, sc)); err != nil {
@@ -629,6 +663,13 @@ func (im *importer) apply(ctx context.Context, typ string, b []byte) error {
 		im.res.Tokens++
 		im.res.TokenList = append(im.res.TokenList, tr.Token)
 		return im.putSetting(ctx, settingKey{"", "", tokenKey + r.ID}, []byte(r.Record))
+	case archive.TypeReview:
+		var r archive.Review
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		im.res.Reviews++
+		return im.putSetting(ctx, settingKey{"", "", reviewKey + r.ID}, []byte(r.Record))
 	}
 	return nil
 }

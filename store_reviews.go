@@ -83,6 +83,10 @@ type ReviewQuery struct {
 	// State keeps the reviews in one state ("open", "approved",
 	// "rejected").
 	State string
+	// Files are the caller's file rules (WithFileRules, Token's
+	// FileOptions): each review's Files counts only the files they let
+	// the caller see, as its diff shows them.
+	Files []WorkspaceOption
 }
 
 // crockford is Crockford's base32 alphabet.
@@ -220,7 +224,7 @@ func (s *Store) ListReviews(ctx context.Context, q ReviewQuery) ([]Review, error
 	for _, rec := range all {
 		r := rec.Review
 		if (q.Scope == "" || r.Scope == q.Scope) && (q.State == "" || r.State == q.State) {
-			cs, err := s.ReviewChanges(ctx, r)
+			cs, err := s.reviewChanges(ctx, r, q.Files)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return nil, err
 			}
@@ -250,14 +254,19 @@ func (s *Store) Review(ctx context.Context, id string) (Review, error) {
 }
 
 // reviewWorkspace is the workspace of r's review thread, acting as a.
-func (s *Store) reviewWorkspace(ctx context.Context, r Review, a Actor) (*Workspace, error) {
-	return s.Workspace(ctx, r.Scope, r.ReviewThread, WorkspaceActor(a))
+func (s *Store) reviewWorkspace(ctx context.Context, r Review, a Actor, opts ...WorkspaceOption) (*Workspace, error) {
+	return s.Workspace(ctx, r.Scope, r.ReviewThread, append([]WorkspaceOption{WorkspaceActor(a)}, opts...)...)
 }
 
 // ReviewChanges lists the files r changes: its review thread's head
 // against the commit it was forked from, in path order.
 func (s *Store) ReviewChanges(ctx context.Context, r Review) ([]Change, error) {
-	rw, err := s.reviewWorkspace(ctx, r, Actor{})
+	return s.reviewChanges(ctx, r, nil)
+}
+
+// reviewChanges is ReviewChanges as a caller of file rules files sees them.
+func (s *Store) reviewChanges(ctx context.Context, r Review, files []WorkspaceOption) ([]Change, error) {
+	rw, err := s.reviewWorkspace(ctx, r, Actor{}, files...)
 	if err != nil {
 		return nil, err
 	}

@@ -46,10 +46,16 @@ type BlameLine struct {
 // was forked from (not for a workspace confined by OnlyThread). A merge
 // commit is walked through its first parent: the lines it brought in are
 // its own. Bounds, as Read's, give the lines wanted (the others cost
-// nothing once their walk is done). Binary content is refused.
+// nothing once their walk is done). Binary content is refused. For a
+// caller whose file rules hide paths, a hidden path is not found, and each
+// commit's summary is redacted as History redacts it.
 func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) ([]BlameLine, error) {
 	if err := vpath.Validate(path); err != nil {
 		return nil, err
+	}
+	if w.gate != nil && w.gate.access(path) == AccessNone {
+		w.refused("blame", path, refusedHidden)
+		return nil, errs.New(errs.ErrNotFound, "file not found: %s", path)
 	}
 	start, end := 1, 0
 	switch len(bounds) {
@@ -106,8 +112,13 @@ func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) (
 	if b.id, _, err = w.threadID(ctx, false); err != nil {
 		return nil, err
 	}
+	// commitOf is the commit as the caller may see it.
+	commitOf := func(c backend.Commit) Commit {
+		cm, _ := w.redact(w.s.commitOf(c, nil))
+		return cm
+	}
 	giveAll := func(c backend.Commit, thread string, before bool) {
-		cm := w.s.commitOf(c, nil)
+		cm := commitOf(c)
 		for _, t := range tracked {
 			out[t.out].Thread, out[t.out].Commit, out[t.out].Before = thread, cm, before
 		}
@@ -154,7 +165,7 @@ func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) (
 		// A line of cur inside a changed block is c's; any other is a line
 		// of prev, shifted by the blocks before it.
 		blocks := udiff.Blocks(prev, cur)
-		cm := w.s.commitOf(c, nil)
+		cm := commitOf(c)
 		kept := tracked[:0]
 		shift, bi := 0, 0
 		for _, t := range tracked {
@@ -238,7 +249,9 @@ func splitLines(content string) []string {
 
 // mayTouch reports whether the commit of meta may have changed path: not
 // when it is a write, append, edit, delete, move or batch whose summary
-// is whole (not cut) and names neither path nor a directory above it.
+// is whole (not cut), lists its operations (a batch's summary may be
+// Batch.Summarize's free text) and names neither path nor a directory
+// above it.
 // A summary names each path after a space and before its end, "; " or
 // " -> ", so a path it names is found as such.
 func mayTouch(meta []byte, path string) bool {
@@ -246,7 +259,7 @@ func mayTouch(meta []byte, path string) bool {
 		// The metadata is JSON whose op comes first, and a plain path is
 		// written as it is: when neither the path nor a directory above
 		// it is in the bytes, the summary cannot name them.
-		for _, op := range []string{"write", "append", "edit", "delete", "move", "batch"} {
+		for _, op := range []string{"write", "append", "edit", "delete", "move"} {
 			if bytes.HasPrefix(meta, []byte(`{"op":"`+op+`"`)) {
 				found := false
 				for q := path; !found; {
@@ -275,6 +288,13 @@ func mayTouch(meta []byte, path string) bool {
 	}
 	if strings.HasSuffix(m.Summary, "…") {
 		return true
+	}
+	if m.Op == "batch" {
+		for p := range strings.SplitSeq(m.Summary, "; ") {
+			if _, _, _, ok := parseNote(p); !ok {
+				return true // Summarize's text, not a list of operations
+			}
+		}
 	}
 	for q := path; ; {
 		if namedIn(m.Summary, q) {

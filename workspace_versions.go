@@ -62,7 +62,8 @@ func (s *Snapshot) v() engine.View {
 	return s.snap
 }
 
-// Commit returns the commit the snapshot shows.
+// Commit returns the commit the snapshot shows, its summary redacted by
+// the workspace's file rules as History redacts it.
 func (s *Snapshot) Commit() Commit { return s.commit }
 
 func (s *Snapshot) Read(ctx context.Context, path string, bounds ...int) (string, error) {
@@ -192,7 +193,8 @@ func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Snapshot{snap: snap, view: w.filter(snap), commit: w.s.commitOf(c, nil)}
+	cm, _ := w.redact(w.s.commitOf(c, nil)) // as History shows it
+	out := &Snapshot{snap: snap, view: w.filter(snap), commit: cm}
 	return out, nil
 }
 

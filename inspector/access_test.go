@@ -2,8 +2,13 @@ package inspector
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/satchel-dev/satchel"
 )
@@ -44,6 +49,10 @@ func TestAgentViewFileRules(t *testing.T) {
 	if resp, body := f.get(t, "/s/acme/reviews/"+rs[0].ID, "Cookie", cookie); resp.StatusCode != 200 || strings.Contains(body, "todo.md") || strings.Contains(body, "reviewed secret") || !strings.Contains(body, "Reviewed plan") {
 		t.Errorf("the review page for a token with file rules: %d\n%s", resp.StatusCode, body)
 	}
+	// The reviews list counts the files the token sees: one of two.
+	if resp, body := f.get(t, "/s/acme/reviews", "Cookie", cookie); resp.StatusCode != 200 || !strings.Contains(body, `<td class="num">1</td>`) || strings.Contains(body, `<td class="num">2</td>`) {
+		t.Errorf("the reviews list for a token with file rules: %d\n%s", resp.StatusCode, body)
+	}
 	// The history of the hidden file, in its thread or walked from a
 	// fork, lists no commit.
 	for _, p := range []string{"/s/acme/t/main/history/notes/todo.md", "/s/acme/t/experiment/history/notes/todo.md?thread=main"} {
@@ -75,5 +84,60 @@ func TestAgentViewFileRules(t *testing.T) {
 	_, oc := f.signIn(t, open)
 	if _, body := f.get(t, "/s/acme/t/main/files/notes/", "Cookie", oc.Name+"="+oc.Value); !strings.Contains(body, "todo.md") {
 		t.Errorf("an agent without rules does not see notes/todo.md")
+	}
+	if _, body := f.get(t, "/s/acme/reviews", "Cookie", oc.Name+"="+oc.Value); !strings.Contains(body, `<td class="num">2</td>`) {
+		t.Errorf("the reviews list for an agent without rules does not count both files:\n%s", body)
+	}
+}
+
+// TestAgentViewStoreAccess: an agent's token sees in the activity the
+// document changes of the stores its agent may read, and no key of
+// another store; an operator sees them all.
+func TestAgentViewStoreAccess(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	fsys := fstest.MapFS{"stores/ledger.json": {Data: []byte(`{"name": "ledger", "key": "{id}", "schema": {"id": {"type": "string"}}}`)}}
+	maps.Copy(fsys, projectFS)
+	p, err := satchel.LoadProjectFS(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, err := f.st.Collection(ctx, p, "acme", "ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := col.Set(ctx, map[string]any{"id": "payroll-2026"}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := New(Config{Store: f.st, Project: p, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &fixture{st: f.st, in: in, srv: httptest.NewServer(in.Handler())}
+	t.Cleanup(g.srv.Close)
+	signIn := func(spec satchel.TokenSpec) string {
+		secret, _, err := f.st.CreateToken(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, c := g.signIn(t, secret)
+		if c == nil {
+			t.Fatal("no session")
+		}
+		return c.Name + "=" + c.Value
+	}
+	agent := signIn(satchel.TokenSpec{Agent: "research", Scope: "acme"})
+	for _, page := range []string{"/s/acme/activity", "/s/acme/activity?agent=-", "/s/acme/activity?hide=appends", "/s/acme/docs/ledger/doc?key=payroll-2026", "/s/acme/docs/"} {
+		resp, body := g.get(t, page, "Cookie", agent)
+		if strings.Contains(body, "payroll-2026") || strings.Contains(body, "/docs/ledger") {
+			t.Errorf("%s (%d) shows the ledger's document to an agent that may not read it", page, resp.StatusCode)
+		}
+	}
+	if _, body := g.get(t, "/s/acme/activity", "Cookie", agent); !strings.Contains(body, "n2") {
+		t.Errorf("the activity does not show the agent the notes it may read")
+	}
+	operator := signIn(satchel.TokenSpec{Operator: true})
+	if _, body := g.get(t, "/s/acme/activity", "Cookie", operator); !strings.Contains(body, "payroll-2026") {
+		t.Errorf("the activity does not show an operator the ledger's document")
 	}
 }

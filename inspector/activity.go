@@ -221,6 +221,11 @@ func (in *Inspector) activity(r *http.Request, scope string, f filter, base stri
 	q.Limit = activityPerPage
 	q.Scan = activityScan
 	q.Files = in.fileOptions(ctx)
+	if !v.all {
+		// An agent's token sees the document changes of the stores its
+		// agent may read, no other.
+		q.AsAgent, q.Project = v.agent, in.cfg.Project
+	}
 	q.Cursor = r.URL.Query().Get("after")
 	page, err := in.cfg.Store.Audit(ctx, q)
 	if err != nil {

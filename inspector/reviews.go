@@ -59,7 +59,7 @@ func (in *Inspector) reviewsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	state := r.URL.Query().Get("state")
-	q := satchel.ReviewQuery{Scope: scope, State: state}
+	q := satchel.ReviewQuery{Scope: scope, State: state, Files: in.fileOptions(r.Context())}
 	switch state {
 	case "":
 		q.State = satchel.ReviewOpen
@@ -146,6 +146,8 @@ func (in *Inspector) reviewPage(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, err)
 		return
 	}
+	d.Review.Files = len(d.Changes) // Store.Review counted every file
+
 	paired, err := pairMoves(ctx, a, b, d.Changes[:min(len(d.Changes), changesPerPage)], nil)
 	if err != nil {
 		in.fail(w, r, err)

@@ -1,6 +1,7 @@
 package satcheltest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,4 +98,59 @@ func (s *suite) blame(t *testing.T, st *satchel.Store, main *satchel.Workspace) 
 		want = "1 1 kept@2 before\n2 2 kept@2 before\n3 3 kept@3\n"
 	}
 	equal(t, "blame after retention", describe(got), want)
+
+	blameHidden(t, st, main.Scope())
+}
+
+// blameHidden: for a caller whose file rules hide secrets/, blame finds no
+// hidden file, and no line's commit summary names a hidden path or
+// carries what a summary may quote of one (free text, a shell line).
+func blameHidden(t *testing.T, st *satchel.Store, scope string) {
+	w, err := st.Workspace(bg, scope, "hiding")
+	must(t, "open", err)
+	must(t, "batch", w.Batch(bg, func(ctx context.Context, b *satchel.Batch) error { // 1
+		if err := b.Write(ctx, "pub.txt", "p\n"); err != nil {
+			return err
+		}
+		return b.Write(ctx, "secrets/key.md", "TOKEN-SECRET\n")
+	}))
+	write(t, w, "secrets/old.txt", "o\n")                                                       // 2
+	must(t, "move", w.Move(bg, "secrets/old.txt", "moved.txt"))                                 // 3
+	must(t, "summarized batch", w.Batch(bg, func(ctx context.Context, b *satchel.Batch) error { // 4
+		b.Summarize("copied TOKEN-SECRET from secrets/key.md")
+		return b.Write(ctx, "pub.txt", "p\nq\n")
+	}))
+	_, err = w.Shell(bg, "echo TOKEN-SECRET-SH >> pub.txt") // 5
+	must(t, "sh", err)
+	hiding, err := st.Workspace(bg, scope, "hiding", satchel.WithFileRules(mustRules(t, "secrets/**=none,**=read")))
+	must(t, "open with rules", err)
+	var lines []satchel.BlameLine
+	for _, p := range []string{"pub.txt", "moved.txt"} {
+		got, err := hiding.Blame(bg, p, "")
+		must(t, "blame "+p, err)
+		lines = append(lines, got...)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("blame with rules: %d lines, want 4", len(lines))
+	}
+	for _, l := range lines {
+		if s := l.Commit.Summary; strings.Contains(s, "secrets") || strings.Contains(s, "TOKEN") {
+			t.Errorf("blame with rules: line %d %q of commit %d has summary %q", l.Line, l.Text, l.Commit.Seq, s)
+		}
+	}
+	equal(t, "the batch's summary, redacted", lines[0].Commit.Summary, "write pub.txt")
+	// The summarized batch wrote line 2 (its summary does not list its
+	// operations, so blame does not pass it over); its text is dropped.
+	equal(t, "line 2's commit", lines[1].Commit.Seq, 4)
+	equal(t, "the summarized batch's summary, redacted", lines[1].Commit.Summary, "")
+	equal(t, "the shell commit's summary, redacted", lines[2].Commit.Summary, "sh")
+	snap, err := hiding.At(bg, "1")
+	must(t, "at 1", err)
+	equal(t, "a snapshot's commit summary, redacted", snap.Commit().Summary, "write pub.txt")
+	_, err = hiding.Blame(bg, "secrets/key.md", "")
+	refused(t, "blame of a hidden file", err, satchel.ErrNotFound, "file not found: secrets/key.md")
+	// Without rules, the same blame names them.
+	got, err := w.Blame(bg, "moved.txt", "")
+	must(t, "blame without rules", err)
+	equal(t, "the move's summary", got[0].Commit.Summary, "move secrets/old.txt -> moved.txt")
 }

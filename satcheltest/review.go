@@ -74,6 +74,12 @@ func (s *suite) review(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
 	equal(t, "files", r.Files, 2)
 	rs, _ = st.ListReviews(bg, satchel.ReviewQuery{})
 	equal(t, "still one review", len(rs), 1)
+	// A caller whose rules hide notes/ counts the files it sees.
+	rs, err = st.ListReviews(bg, satchel.ReviewQuery{Files: []satchel.WorkspaceOption{satchel.WithFileRules(mustRules(t, "notes/**=none,**=read"))}})
+	must(t, "list with file rules", err)
+	if len(rs) != 1 || rs[0].Files != 1 {
+		t.Errorf("a review listed for a caller whose rules hide notes/: %+v, want 1 file", rs)
+	}
 	cs, err := st.ReviewChanges(bg, r)
 	must(t, "changes", err)
 	equal(t, "changes", fmt.Sprint(cs), "[{new.md added} {notes/plan.md changed}]")

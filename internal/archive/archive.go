@@ -31,8 +31,10 @@ import (
 // meets every blob before the records that name it.
 
 // FormatVersion is the version of the export format this satchel
-// writes; a reader refuses a file of a newer version.
-const FormatVersion = 1
+// writes; a reader refuses a file of a newer version, and reads every
+// older one. Version 2 added the review records (a file of version 1
+// has none).
+const FormatVersion = 2
 
 const (
 	exportFormatName = "satchel-export"
@@ -63,6 +65,7 @@ const (
 	TypeFile   = "project_file"
 	TypeDoc    = "doc"
 	TypeToken  = "token"
+	TypeReview = "review" // from version 2
 )
 
 // recLine is one line of a records/ entry.
@@ -154,6 +157,15 @@ type Version struct {
 // Token is an access token as stored: its description and its
 // secret's hash, never the secret.
 type Token struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Scope  string `json:"scope"`
+	Record string `json:"record"`
+}
+
+// Review is a review's record as stored (its state, who decided it and
+// the caller's key included): open and decided reviews alike.
+type Review struct {
 	Type   string `json:"type"`
 	ID     string `json:"id"`
 	Scope  string `json:"scope"`

@@ -44,7 +44,7 @@ func TestTokenFileRules(t *testing.T) {
 	}
 	out := h.ok("token", "list")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 2 || !strings.HasSuffix(lines[0], "\tnotes/**=rw,**=read\tactive") || !strings.HasSuffix(lines[1], "\tread-only\tactive") {
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "\tnotes/**=rw,**=read\tactive\tno") || !strings.HasSuffix(lines[1], "\tread-only\tactive\tno") {
 		t.Errorf("token list:\n%s", out)
 	}
 	h.usage(`token create: --files: invalid file rules "notes/**=rx": pair 1 "notes/**=rx": unknown access "rx" (want rw, read or none)`,

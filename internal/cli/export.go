@@ -31,9 +31,9 @@ thread --thread T, to FILE in satchel's export format
 time and metadata, files with their exact bytes and modified times,
 checkpoints, forks, retention and bounds, every document with its
 history (whether or not a project defines its store), the definition
-files of the project DIR (--dir, default . when it has stores/), and the
-tokens (their hashes:
-no secret is ever stored). satchel import loads it into any database:
+files of the project DIR (--dir, default . when it has stores/), the
+tokens (their hashes: no secret is ever stored) and the reviews, open
+and decided. satchel import loads it into any database:
 this is how a store moves from SQLite to PostgreSQL.
 
 FILE is written 0600 (it holds the tokens' hashes), complete or not at
@@ -41,7 +41,7 @@ all; an existing FILE is refused unless --force. "-o -" writes to
 standard output. A progress bar shows on a terminal.
 
 Prints what it wrote; with --json, {"threads": N, "commits": N, "blobs":
-N, "documents": N, "tokens": N, "project_files": N}.`,
+N, "documents": N, "tokens": N, "reviews": N, "project_files": N}.`,
 		Example: `  satchel export -o all.satchel
   satchel export --scope acme -o acme.satchel
   satchel --db satchel.db export -o move.satchel && satchel --db postgres://host/db import move.satchel`,
@@ -84,8 +84,8 @@ N, "documents": N, "tokens": N, "project_files": N}.`,
 				return err
 			}
 			return a.emit(st, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "exported %s, %d commits, %d blobs, %d documents, %d tokens, %d project files to %s\n",
-					threadsAndSpills(st.Threads, st.SpillAreas), st.Commits, st.Blobs, st.Documents, st.Tokens, st.ProjectFiles, out)
+				_, err := fmt.Fprintf(w, "exported %s, %d commits, %d blobs, %d documents, %d tokens, %d reviews, %d project files to %s\n",
+					threadsAndSpills(st.Threads, st.SpillAreas), st.Commits, st.Blobs, st.Documents, st.Tokens, st.Reviews, st.ProjectFiles, out)
 				return err
 			})
 		},
@@ -179,12 +179,13 @@ func newImportCmd(a *app) *cobra.Command {
 		Short:   "Load a file that satchel export wrote",
 		Long: `Load FILE, written by satchel export from any database, into this one:
 the same threads, commits (sequence numbers, times, metadata), files,
-checkpoints, forks, settings, documents with their history and tokens.
+checkpoints, forks, settings, documents with their history, tokens and
+reviews (a file of format version 1, older, has no reviews).
 
 The whole file is checked first (its format version, every record's
 checksum, every blob's hash, that it is complete) and nothing is written
 unless all of it is sound. A file that would overwrite a thread, a
-document, a token or a setting is refused unless --replace. If the
+document, a token, a review or a setting is refused unless --replace. If the
 database fails while the import writes, what it wrote is removed.
 
 Tokens: --tokens safe (the default) imports the agent tokens of the
@@ -252,8 +253,8 @@ and "wrote" and "kept", the project files.`,
 				}
 			}
 			return a.emit(out, func(w io.Writer) error {
-				fmt.Fprintf(w, "imported %s, %d commits, %d blobs, %d documents, %d tokens\n",
-					threadsAndSpills(res.Threads, res.SpillAreas), res.Commits, res.Blobs, res.Documents, res.Tokens)
+				fmt.Fprintf(w, "imported %s, %d commits, %d blobs, %d documents, %d tokens, %d reviews\n",
+					threadsAndSpills(res.Threads, res.SpillAreas), res.Commits, res.Blobs, res.Documents, res.Tokens, res.Reviews)
 				for _, t := range out.TokenList {
 					fmt.Fprintln(w, t)
 				}
@@ -271,7 +272,7 @@ and "wrote" and "kept", the project files.`,
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "write the file's project definitions below `DIR`")
-	cmd.Flags().BoolVar(&replace, "replace", false, "overwrite threads, documents, tokens, settings and project files that exist")
+	cmd.Flags().BoolVar(&replace, "replace", false, "overwrite threads, documents, tokens, reviews, settings and project files that exist")
 	cmd.Flags().StringVar(&tokens, "tokens", "safe", "which of the file's tokens to import: `safe` (agent tokens of the file's scopes; refuses operator tokens and other scopes' tokens), all or none")
 	return cmd
 }

@@ -45,7 +45,7 @@ func TestExportImportCLI(t *testing.T) {
 	mainOK(t, "", "--db", a, "doc", "set", "notes", `{"id": "k"}`, "--dir", proj)
 	file := filepath.Join(dir, "a.satchel")
 	out := mainOK(t, "", "--db", a, "export", "-o", file, "--dir", proj)
-	if !strings.Contains(out, "exported 1 threads, 2 commits, 2 blobs, 1 documents, 0 tokens, 1 project files") {
+	if !strings.Contains(out, "exported 1 threads, 2 commits, 2 blobs, 1 documents, 0 tokens, 0 reviews, 1 project files") {
 		t.Errorf("export printed %q", out)
 	}
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,26 @@ func TestTokenReview(t *testing.T) {
 	h := newHarness(t)
 	tok := decode[tokenCreated](t, h.ok("--json", "token", "create", "--agent", "intern", "--scope", "acme", "--review"))
 	equal(t, "review", tok.Review, true)
+	if r := h.run("token", "create", "--agent", "senior", "--scope", "acme"); r.Code != 0 {
+		t.Fatalf("token create: %+v", r)
+	}
+	// The plain list says which token is a review token, in its last
+	// column; on a terminal, under REVIEW, aligned.
+	out := h.ok("token", "list")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], tok.ID+"\tintern\t") || !strings.HasSuffix(lines[0], "\tactive\tyes") ||
+		!strings.HasSuffix(lines[1], "\tactive\tno") {
+		t.Errorf("token list:\n%s", out)
+	}
+	tty := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = tty }()
+	out = h.ok("token", "list")
+	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	col := strings.Index(lines[0], "REVIEW")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "STATUS  REVIEW") || col < 0 || !strings.HasPrefix(lines[1][col:], "yes") || !strings.HasPrefix(lines[2][col:], "no") {
+		t.Errorf("token list on a terminal:\n%s", out)
+	}
 	h.usage("token create: --operator takes no --review (an operator's token changes nothing)", "token", "create", "--operator", "--review")
 }
 

@@ -165,8 +165,10 @@ func newTokenListCmd(a *app) *cobra.Command {
 		Long: `List every token, oldest first, one a line: ID, AGENT, SCOPE, THREAD (empty
 when the token allows any), CREATED, EXPIRES (empty: never), FILES (the
 token's file rules as --files takes them, "read-only" for --read-only;
-empty: its agent's alone) and STATUS (active, expired or revoked),
-separated by tabs; on a terminal, in aligned columns under a header row.
+empty: its agent's alone), STATUS (active, expired or revoked) and
+REVIEW ("yes" for a token made with --review, whose changes wait for
+review; else "no"), separated by tabs; on a terminal, in aligned columns
+under a header row.
 Secrets are never shown: they are not stored.
 
 With --json, an array of tokens, each with its "status".`,
@@ -196,9 +198,15 @@ With --json, an array of tokens, each with its "status".`,
 				if t.Operator {
 					t.Agent, t.Scope = "(operator)", "*"
 				}
-				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), tokenFiles(t.Token), t.Status)
+				review := "no"
+				if t.Review {
+					review = "yes"
+				}
+				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.Scope, t.Thread, stamp(t.Created), stamp(t.Expires), tokenFiles(t.Token), t.Status, review)
 			}
-			return a.emit(out, table([]string{"ID", "AGENT", "SCOPE", "THREAD", "CREATED", "EXPIRES", "FILES", "STATUS"}, b.String()))
+			// REVIEW comes last, so that the columns before it keep their
+			// places for scripts that cut them.
+			return a.emit(out, table([]string{"ID", "AGENT", "SCOPE", "THREAD", "CREATED", "EXPIRES", "FILES", "STATUS", "REVIEW"}, b.String()))
 		},
 	}
 }

@@ -41,8 +41,8 @@ func TestTokenCommands(t *testing.T) {
 	}
 	out := h.ok("token", "list")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], id+"\tresearch\tacme\t\t") || !strings.HasSuffix(lines[0], "\t\tactive") ||
-		!strings.HasPrefix(lines[1], created.ID+"\tci\tacme\tnightly\t") || !strings.HasSuffix(lines[1], "\trevoked") {
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], id+"\tresearch\tacme\t\t") || !strings.HasSuffix(lines[0], "\t\tactive\tno") ||
+		!strings.HasPrefix(lines[1], created.ID+"\tci\tacme\tnightly\t") || !strings.HasSuffix(lines[1], "\trevoked\tno") {
 		t.Errorf("token list:\n%s", out)
 	}
 	if strings.Contains(out, secret) {
@@ -72,7 +72,7 @@ func TestTokenCommands(t *testing.T) {
 	}
 	// An hour later, by the backend's clock (the list asks it).
 	backendof.Store(h.store).(backend.ClockSetter).SetClock(func() time.Time { return time.Now().Add(time.Hour) })
-	if out := h.ok("token", "list"); !strings.Contains(out, "\told\tacme\t\t") || !strings.HasSuffix(out, "\texpired\n") {
+	if out := h.ok("token", "list"); !strings.Contains(out, "\told\tacme\t\t") || !strings.HasSuffix(out, "\texpired\tno\n") {
 		t.Errorf("an expired token:\n%s", out)
 	}
 }
