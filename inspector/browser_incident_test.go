@@ -20,7 +20,7 @@ func TestBrowserFindsIncident(t *testing.T) {
 	click := func(sel string) {
 		t.Helper()
 		clicks++
-		do(t, ctx, "click "+sel, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS(`h1`)))
+		follow(t, ctx, "click "+sel, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS(`h1`)))
 	}
 	do(t, ctx, "open the activity", chromedp.Navigate(u+"/s/acme/activity"), chromedp.WaitVisible(chromedp.CSS(`table.activity`)))
 	if s := eval[string](t, ctx, `document.querySelector('table.activity').textContent`); !strings.Contains(s, "25 × append logs/agent.log") {
@@ -64,7 +64,7 @@ func TestBrowserReadingAids(t *testing.T) {
 		t.Errorf("%d images shown of the two sides", n)
 	}
 	do(t, ctx, "the append", chromedp.Navigate(u+"/s/acme/t/main/files/logs/big.log"), chromedp.WaitVisible(chromedp.CSS(`a.last`)))
-	do(t, ctx, "its last page", chromedp.Click(chromedp.CSS(`a.last`)), chromedp.WaitVisible(chromedp.CSS(`table.code`)))
+	follow(t, ctx, "its last page", chromedp.Click(chromedp.CSS(`a.last`)), chromedp.WaitVisible(chromedp.CSS(`table.code`)))
 	if s := eval[string](t, ctx, `Array.from(document.querySelectorAll('table.code td.code')).pop().textContent`); s != "THE LAST APPENDED LINE" {
 		t.Errorf("the log's last page ends with %q", s)
 	}
@@ -82,7 +82,7 @@ func TestBrowserReadingAids(t *testing.T) {
 	if s := eval[string](t, ctx, `document.querySelector('section.filediff h3').textContent`); s != "renamed docs/old-name.txt → docs/new-name.txt" {
 		t.Errorf("the rename's header: %q", s)
 	}
-	do(t, ctx, "split", chromedp.Click(chromedp.CSS(`a.view`)), chromedp.WaitVisible(chromedp.CSS(`table.diff.split`)))
+	follow(t, ctx, "split", chromedp.Click(chromedp.CSS(`a.view`)), chromedp.WaitVisible(chromedp.CSS(`table.diff.split`)))
 	do(t, ctx, "blame across the fork", chromedp.Navigate(u+"/s/acme/t/experiment/blame/src/main.go"), chromedp.WaitVisible(chromedp.CSS(`table.blame`)))
 	if s := eval[string](t, ctx, `document.querySelector('tr#L1 td.who a').textContent`); s != "main@2" {
 		t.Errorf("blame of an inherited line: %q", s)
@@ -107,7 +107,7 @@ func TestBrowserReadingAids(t *testing.T) {
 		t.Errorf("an HTML file's raw bytes: %q", raw)
 	}
 	do(t, ctx, "the spills", chromedp.Navigate(u+"/s/acme/t/main%2Fspill/"), chromedp.WaitVisible(chromedp.CSS(`ul.dir a`)))
-	do(t, ctx, "a spill", chromedp.Click(chromedp.CSS(`ul.dir a`)), chromedp.WaitVisible(chromedp.CSS(`table.code`)))
+	follow(t, ctx, "a spill", chromedp.Click(chromedp.CSS(`ul.dir a`)), chromedp.WaitVisible(chromedp.CSS(`table.code`)))
 	if s := eval[string](t, ctx, `document.querySelector('table.code').textContent`); !strings.Contains(s, "spilled <script>line</script> 2") {
 		t.Errorf("the spill: %q", s)
 	}

@@ -44,7 +44,7 @@ func TestBrowserApprovesReview(t *testing.T) {
 
 	// The local user (no token exists yet) reads the review, with no buttons.
 	do(t, ctx, "the local user opens the reviews", chromedp.Navigate(u+"/s/acme/reviews"), chromedp.WaitVisible(chromedp.CSS(reviewLink)))
-	do(t, ctx, "the local user opens the review", chromedp.Click(chromedp.CSS(reviewLink)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
+	follow(t, ctx, "the local user opens the review", chromedp.Click(chromedp.CSS(reviewLink)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
 	if n := eval[int](t, ctx, buttons); n != 0 {
 		t.Errorf("the local user sees %d review buttons", n)
 	}
@@ -72,22 +72,22 @@ func TestBrowserApprovesReview(t *testing.T) {
 
 	// An agent's token: the review, no buttons.
 	signIn("the agent", agentSecret)
-	do(t, ctx, "the agent opens the review", chromedp.Click(chromedp.CSS(reviewLink)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
+	follow(t, ctx, "the agent opens the review", chromedp.Click(chromedp.CSS(reviewLink)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
 	if n := eval[int](t, ctx, buttons); n != 0 {
 		t.Errorf("an agent's token sees %d review buttons", n)
 	}
-	do(t, ctx, "the agent signs out", chromedp.Click(chromedp.CSS(`form[action="/signout"] button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	follow(t, ctx, "the agent signs out", chromedp.Click(chromedp.CSS(`form[action="/signout"] button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
 
 	// The operator: open the review, read its diff, approve.
 	signIn("the operator", opSecret)
-	do(t, ctx, "the operator opens the review", chromedp.Click(chromedp.CSS(reviewLink)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
+	follow(t, ctx, "the operator opens the review", chromedp.Click(chromedp.CSS(reviewLink)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
 	if s := eval[string](t, ctx, `Array.from(document.querySelectorAll('table.diff tr.add td.code')).map(e => e.textContent).join('|')`); !strings.Contains(s, "3. write it up, reviewed") {
 		t.Errorf("the review's diff adds %q", s)
 	}
 	if n := eval[int](t, ctx, buttons); n != 4 {
 		t.Errorf("the operator sees %d of the approve and reject forms and their CSRF token fields, want 4", n)
 	}
-	do(t, ctx, "approve",
+	follow(t, ctx, "approve",
 		chromedp.Click(chromedp.CSS(`form[action$="/approve"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`p[role="status"]`)))
 	if s := eval[string](t, ctx, `document.querySelector('p[role="status"]').textContent`); !strings.HasPrefix(s, "Review "+id+" approved: merged review-"+id+"@") {
@@ -113,7 +113,7 @@ func TestBrowserApprovesReview(t *testing.T) {
 		t.Errorf("main's head is %d (%v), the merge commit %d", h.Seq, err, r.Merge)
 	}
 	// The merge commit's page links from the review's record.
-	do(t, ctx, "the merge commit", chromedp.Click(chromedp.CSS(`dl.meta a[href^="/s/acme/t/main/c/"]`)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
+	follow(t, ctx, "the merge commit", chromedp.Click(chromedp.CSS(`dl.meta a[href^="/s/acme/t/main/c/"]`)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
 	if s := eval[string](t, ctx, `document.querySelector('table.diff').textContent`); !strings.Contains(s, "3. write it up, reviewed") {
 		t.Errorf("the merge commit's diff:\n%s", s)
 	}

@@ -76,6 +76,24 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 	}
 }
 
+// follow runs leave, which leaves the page (a click on a link or a
+// form's button, Enter on a focused link), waits until the next page has
+// loaded, its stylesheet too, then runs waits on it, all within a minute.
+// A wait alone can pass before the stylesheet applies (a screenshot then
+// is of the unstyled page: 1184 pixels wide for 1168) or, when both pages
+// match it, on the page being left.
+func follow(t *testing.T, ctx context.Context, what string, leave chromedp.Action[chromedp.Void], waits ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := chromedp.RunResponse(ctx, leave); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := chromedp.Do(ctx, waits...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
@@ -105,8 +123,8 @@ func TestBrowserFlows(t *testing.T) {
 	// Open a thread: from the scopes, through the scope's table.
 	do(t, ctx, "open the scopes", chromedp.Navigate(u+"/"), chromedp.WaitVisible(chromedp.CSS(`a[href="/s/acme/"]`)))
 	noPlantedScriptRan(t, ctx, "scopes")
-	do(t, ctx, "open the scope", chromedp.Click(chromedp.CSS(`a[href="/s/acme/"]`)), chromedp.WaitVisible(chromedp.CSS(`table caption`)))
-	do(t, ctx, "open the thread", chromedp.Click(chromedp.CSS(`a[href="/s/acme/t/main/"]`)), chromedp.WaitVisible(chromedp.CSS(`table.timeline`)))
+	follow(t, ctx, "open the scope", chromedp.Click(chromedp.CSS(`a[href="/s/acme/"]`)), chromedp.WaitVisible(chromedp.CSS(`table caption`)))
+	follow(t, ctx, "open the thread", chromedp.Click(chromedp.CSS(`a[href="/s/acme/t/main/"]`)), chromedp.WaitVisible(chromedp.CSS(`table.timeline`)))
 	if h := eval[string](t, ctx, `document.querySelector('h1').textContent`); h != "Thread main" {
 		t.Errorf("the thread's page is titled %q", h)
 	}
@@ -128,9 +146,8 @@ func TestBrowserFlows(t *testing.T) {
 		t.Errorf("%d fork edges, want 1", n)
 	}
 	tree := screenshot(t, ctx, `div.tree`)
-	do(t, ctx, "follow the fork",
-		chromedp.Focus(chromedp.CSS(`svg a.node[href="/s/acme/t/experiment/c/1"]`)),
-		chromedp.KeyEvent("\r"),
+	do(t, ctx, "focus the fork", chromedp.Focus(chromedp.CSS(`svg a.node[href="/s/acme/t/experiment/c/1"]`)))
+	follow(t, ctx, "follow the fork", chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(`dl.meta`)))
 	if h := eval[string](t, ctx, `document.querySelector('h1').textContent`); h != "Commit 1 of experiment" {
 		t.Errorf("following the fork opened %q", h)
@@ -141,7 +158,7 @@ func TestBrowserFlows(t *testing.T) {
 
 	// Open a diff: the fork's rewrite of the plan.
 	do(t, ctx, "open the thread", chromedp.Navigate(u+"/s/acme/t/experiment/"), chromedp.WaitVisible(chromedp.CSS(`table.timeline`)))
-	do(t, ctx, "open the diff", chromedp.Click(chromedp.CSS(`a[href="/s/acme/t/experiment/c/2"]`)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
+	follow(t, ctx, "open the diff", chromedp.Click(chromedp.CSS(`a[href="/s/acme/t/experiment/c/2"]`)), chromedp.WaitVisible(chromedp.CSS(`table.diff`)))
 	rows := eval[string](t, ctx, `Array.from(document.querySelectorAll('table.diff tr.add td.code')).map(e => e.textContent).join('|')`)
 	if rows != "+# Plan B|+1. guess" {
 		t.Errorf("the diff's added lines: %q", rows)
@@ -155,14 +172,13 @@ func TestBrowserFlows(t *testing.T) {
 
 	// Grep, then follow a match to its line.
 	do(t, ctx, "open the files", chromedp.Navigate(u+"/s/acme/t/main/files/"), chromedp.WaitVisible(chromedp.CSS(`#grep`)))
-	do(t, ctx, "grep",
-		chromedp.SendKeys(chromedp.CSS(`#grep`), "think"),
-		chromedp.Submit(chromedp.CSS(`#grep`)),
+	do(t, ctx, "type the pattern", chromedp.SendKeys(chromedp.CSS(`#grep`), "think"))
+	follow(t, ctx, "grep", chromedp.Submit(chromedp.CSS(`#grep`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.grep`)))
 	if m := eval[string](t, ctx, `document.querySelector('table.grep').textContent`); !strings.Contains(m, "notes/plan.md:3") || !strings.Contains(m, "2. think hard") {
 		t.Errorf("grep found:\n%s", m)
 	}
-	do(t, ctx, "follow the match", chromedp.Click(chromedp.CSS(`table.grep a`)), chromedp.WaitVisible(chromedp.CSS(`tr#L3`)))
+	follow(t, ctx, "follow the match", chromedp.Click(chromedp.CSS(`table.grep a`)), chromedp.WaitVisible(chromedp.CSS(`tr#L3`)))
 	if line := eval[string](t, ctx, `document.querySelector('tr:target').textContent`); line != "32. think hard" {
 		t.Errorf("the linked line is %q", line)
 	}
@@ -251,8 +267,17 @@ func TestBrowserZoom(t *testing.T) {
 	}
 }
 
+// screenshot takes a picture of the element sel of a page that has
+// loaded, with its stylesheet and fonts (follow and Navigate wait for the
+// load; the poll keeps a screenshot after a bare wait from picturing the
+// unstyled page).
 func screenshot(t *testing.T, ctx context.Context, sel string) []byte {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.readyState === "complete" && document.fonts.status === "loaded"`, chromedp.WithPollingTimeout(0))); err != nil {
+		t.Fatalf("waiting for the page of %s to load: %v", sel, err)
+	}
 	b, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
 	if err != nil {
 		t.Fatalf("screenshot of %s: %v", sel, err)
@@ -359,7 +384,8 @@ func TestBrowserSignIn(t *testing.T) {
 	if msg := eval[string](t, ctx, `document.querySelector('p.error').textContent`); msg != "scope not found: globex" {
 		t.Errorf("another scope says %q", msg)
 	}
-	do(t, ctx, "sign out", chromedp.Navigate(u+"/"), chromedp.Click(chromedp.CSS(`header button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	do(t, ctx, "open the scopes", chromedp.Navigate(u+"/"))
+	follow(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`header button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
 	do(t, ctx, "after sign-out", chromedp.Navigate(u+"/s/acme/"), chromedp.WaitVisible(chromedp.CSS(`#token`)))
 }
 
@@ -399,6 +425,6 @@ func TestBrowserSignInStaysOnSite(t *testing.T) {
 		if n := reached.Load(); n != 0 {
 			t.Fatalf("next %q: the browser reached the other host (%d requests)", next, n)
 		}
-		do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`header button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+		follow(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`header button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
 	}
 }

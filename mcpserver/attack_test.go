@@ -292,9 +292,15 @@ func TestAttackCallWithoutSession(t *testing.T) {
 // A grep that its call's deadline stops answers with the matches so far
 // and says it stopped (it used to answer an empty OK after the deadline).
 func TestAttackGrepStoppedOverMCP(t *testing.T) {
-	c, _ := newClient(t, Config{CallTimeout: 100 * time.Millisecond})
-	c.ok("write_file", map[string]any{"path": "a.txt", "content": "b\n"})
-	c.ok("write_file", map[string]any{"path": "big.txt", "content": strings.Repeat("x", 1<<20)})
+	// The files are written with the default call timeout: a write of a
+	// megabyte on a busy machine can take longer than a short one. The
+	// grep's deadline is long enough for a.txt on a busy machine and far
+	// from the tens of seconds the pattern takes over big.txt.
+	st := newStore(t)
+	w, _ := newClient(t, Config{Store: st})
+	w.ok("write_file", map[string]any{"path": "a.txt", "content": "b\n"})
+	w.ok("write_file", map[string]any{"path": "big.txt", "content": strings.Repeat("x", 1<<20)})
+	c, _ := newClient(t, Config{Store: st, CallTimeout: 2 * time.Second})
 	r := c.call("grep", map[string]any{"pattern": `.{1000}.{1000}.{1000}b|^b$`})
 	ts := texts(t, r)
 	if r.IsError || len(ts) != 2 || ts[0] != "a.txt:1:b" || !strings.HasPrefix(ts[1], "[grep stopped at the call's deadline") {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -284,8 +285,33 @@ func TestStreamableIdleSessionCloses(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "no files match") {
 		t.Fatalf("a call after the idle timeout: %d %q", code, body)
 	}
-	if open(f) != 1 {
-		t.Errorf("the session was not resumed: %d open", open(f))
+	// Resumed, it is open while a call holds it (idle again after its
+	// call, it can close again before it is counted).
+	got := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, f.url+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"store__slow__get","arguments":{}}}`))
+		req.Header.Set("Authorization", "Bearer "+secret)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}()
+	<-f.fc.started
+	if n := open(f); n != 1 {
+		t.Errorf("the session was not resumed: %d open", n)
+	}
+	close(f.fc.slow)
+	if a := <-got; !strings.HasPrefix(a, "200 ") || !strings.Contains(a, `"found":false`) {
+		t.Errorf("the call that held the resumed session: %q", a)
 	}
 }
 

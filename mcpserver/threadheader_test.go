@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,12 +62,7 @@ func TestInsecureNoAuthWarnsOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0") }()
-	for i := 0; !strings.Contains(logs.String(), "serving MCP over HTTP"); i++ {
-		if i > 500 {
-			t.Fatalf("the server did not start: %s", logs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the server to start", func() bool { return strings.Contains(logs.String(), "serving MCP over HTTP") })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -147,7 +147,7 @@ func TestServeHTTP(t *testing.T) {
 	_, _, stderr, wait := h.serving(ctx, "serve", "--http", "127.0.0.1:0", "--log-level", "debug")
 	var addr string
 	re := regexp.MustCompile(`"addr":"(127\.0\.0\.1:\d+)"`)
-	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
+	for deadline := time.Now().Add(time.Minute); addr == ""; {
 		if m := re.FindStringSubmatch(stderr.String()); m != nil {
 			addr = m[1]
 		} else if time.Now().After(deadline) {

@@ -20,7 +20,7 @@ func TestUIRefusals(t *testing.T) {
 // waitFor returns the first submatch of re in the growing stderr.
 func waitFor(t *testing.T, stderr *syncBuffer, re *regexp.Regexp) string {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(time.Minute); ; {
 		if m := re.FindStringSubmatch(stderr.String()); m != nil {
 			return m[1]
 		}
