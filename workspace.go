@@ -665,19 +665,21 @@ func (b *Batch) Write(ctx context.Context, path, content string, opts ...WriteOp
 	if int64(len(content)) > b.limits.MaxFileBytes {
 		return b.checkBounds(ctx, path, int64(len(content)))
 	}
+	var old string // the file's content, when read already
+	hasOld := false
 	if ok && ent.Size == int64(len(content)) {
 		// The same content again changes nothing: no commit.
-		old, err := b.tx.Content(ctx, &ent)
-		if err != nil {
+		if old, err = b.tx.Content(ctx, &ent); err != nil {
 			return err
 		}
 		if old == content {
 			b.learn(path, b.hashed(content))
 			return nil
 		}
+		hasOld = true
 	}
 	if ok {
-		if err := b.checkSeen(ctx, path, &ent, "", false); err != nil {
+		if err := b.checkSeen(ctx, path, &ent, old, hasOld); err != nil {
 			return err
 		}
 	}

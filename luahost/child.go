@@ -37,6 +37,12 @@ const childEnv = "SATCHEL_LUA_CHILD"
 // own memory limit before the operating system refuses it more.
 const memoryHeadroom = 64 << 20
 
+// pipeBytes is what the pipe from a child holds (the system's default is
+// 64 KiB): the child's posted calls wait there for the parent, and a
+// child that can write many before the parent reads them is woken less
+// often (docs/decisions/0154-lua-frames-read-ahead.md).
+const pipeBytes = 1 << 20
+
 // killGrace is how long past its time limit the parent lets a child end
 // the run itself before it kills it.
 const killGrace = 500 * time.Millisecond
@@ -254,6 +260,7 @@ func startChild() (*child, error) {
 	if err != nil {
 		return nil, err
 	}
+	widenPipe(stdout)
 	ch := &child{cmd: cmd, stdin: stdin, stderr: &headBuffer{max: 16 << 10}}
 	cmd.Stderr = ch.stderr
 	if err := cmd.Start(); err != nil {
@@ -355,8 +362,10 @@ func (s *Script) execChild(ctx context.Context, cfg *Config, h *hostSide) error 
 	var calls sync.WaitGroup
 	var o *outcome
 	failed := false // a posted call failed
+	frames := startReadAhead(ch.c)
+	defer frames.stop()
 	for {
-		f, err := ch.c.recv()
+		f, err := frames.next()
 		if err != nil {
 			break
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // sysProcAttr makes the kernel kill a child whose parent dies.
@@ -92,4 +94,20 @@ func executable() (string, error) {
 		return "/proc/self/exe", nil
 	}
 	return os.Executable()
+}
+
+// widenPipe makes the pipe r reads from hold up to pipeBytes, where the
+// system allows it (best effort: a pipe keeps its size otherwise).
+func widenPipe(r io.Reader) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return
+	}
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = sc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeBytes)
+	})
 }

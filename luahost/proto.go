@@ -24,6 +24,8 @@ type frame struct {
 	ws uint64
 	s  []string
 	n  []int64
+
+	size int // the frame's length on the pipe (set by recv)
 }
 
 // Operations. Requests of the child, answered with opOK or opErr (whose
@@ -152,7 +154,12 @@ func (c *conn) recv() (*frame, error) {
 	if _, err := io.ReadFull(c.r, b); err != nil {
 		return nil, err
 	}
-	return decodeFrame(b)
+	f, err := decodeFrame(b)
+	if err != nil {
+		return nil, err
+	}
+	f.size = len(b)
+	return f, nil
 }
 
 func decodeFrame(b []byte) (*frame, error) {

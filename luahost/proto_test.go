@@ -22,6 +22,12 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 	for _, want := range in {
 		got, err := c.recv()
+		if err == nil && got.size <= 0 {
+			t.Fatalf("recv gave a frame of size %d", got.size)
+		}
+		if got != nil {
+			got.size = 0 // recv's own
+		}
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v %v, want %+v", got, err, want)
 		}
