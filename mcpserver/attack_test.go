@@ -253,21 +253,11 @@ func TestAttackBodyReadTimeout(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodPost, f.url+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"store__slow__get","arguments":{},"_meta":{}}}`))
-		req.Header.Set("Authorization", "Bearer "+secret)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range h {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
+		code, body, _, err := postFrom(f.url+MCPPath, secret, h, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"store__slow__get","arguments":{},"_meta":{}}}`)
 		if err != nil {
-			got <- answer{0, err.Error()}
-			return
+			body = err.Error()
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		got <- answer{resp.StatusCode, string(b)}
+		got <- answer{code, body}
 	}()
 	<-f.fc.started
 	time.Sleep(3 * timeout) // the call outlives the body's deadline

@@ -202,9 +202,19 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // its last newline, and the response.
 func post(t *testing.T, url, secret string, headers map[string]string, body string) (int, string, *http.Response) {
 	t.Helper()
-	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	code, text, resp, err := postFrom(url, secret, headers, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return code, text, resp
+}
+
+// postFrom is post for a goroutine other than the test's: it returns its
+// error rather than ending the test.
+func postFrom(url, secret string, headers map[string]string, body string) (int, string, *http.Response, error) {
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -216,11 +226,11 @@ func post(t *testing.T, url, secret string, headers map[string]string, body stri
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", nil, err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, strings.TrimSuffix(string(b), "\n"), resp
+	return resp.StatusCode, strings.TrimSuffix(string(b), "\n"), resp, nil
 }
 
 func TestHTTPUnauthorized(t *testing.T) {

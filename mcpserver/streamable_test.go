@@ -289,21 +289,12 @@ func TestStreamableIdleSessionCloses(t *testing.T) {
 	// call, it can close again before it is counted).
 	got := make(chan string, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodPost, f.url+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"store__slow__get","arguments":{}}}`))
-		req.Header.Set("Authorization", "Bearer "+secret)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range h {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
+		code, body, _, err := postFrom(f.url+MCPPath, secret, h, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"store__slow__get","arguments":{}}}`)
 		if err != nil {
 			got <- err.Error()
 			return
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		got <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+		got <- fmt.Sprintf("%d %s", code, body)
 	}()
 	<-f.fc.started
 	if n := open(f); n != 1 {
