@@ -102,6 +102,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"FileRules", s.fileRules},
 		{"FileRulesMerge", s.fileRulesMerge},
 		{"GitOrigin", s.gitOrigin},
+		{"SummaryRedaction", s.summaryRedaction},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
