@@ -99,6 +99,7 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"Blame", s.blame},
 		{"Review", s.review},
 		{"ReviewFirst", s.reviewFirst},
+		{"ReviewHidden", s.reviewHidden},
 		{"FileRules", s.fileRules},
 		{"FileRulesMerge", s.fileRulesMerge},
 		{"GitOrigin", s.gitOrigin},
