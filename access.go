@@ -552,7 +552,8 @@ var fixedOps = map[string]bool{"merge": true, "fork": true, "restore": true, "ch
 // "". This is the one rule of every view of commits (a history, a file's
 // history, blame, the audit): for a caller whose rules hide no path the
 // summary is kept whole. Else a summary is shown only as far as the store
-// wrote it, never a caller's text, whatever that looks like:
+// wrote it, never a caller's text, whatever that looks like (decision
+// 0156):
 //   - the note of one operation (oneOps) is kept when it names paths the
 //     caller sees, a list of operations (a batch's or a spill's, when
 //     own) keeps the notes on such paths; a note cut short ("…", kept as

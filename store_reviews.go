@@ -97,8 +97,8 @@ type ReviewQuery struct {
 // place of a rejection's reason (Review.Reason, and the notice its
 // caller is given): the reason is an operator's text, which nothing can
 // check for the paths it names, so it is shown as a caller's summary of a
-// commit is (docs/security.md): whole to a caller that reads everything,
-// not at all to any other.
+// commit is (docs/security.md, decision 0156): whole to a caller that
+// reads everything, not at all to any other.
 const ReasonHidden = "reason hidden: it may name files your rules hide"
 
 // hideReason is r with its reason as a caller sees it that reads every

@@ -72,16 +72,18 @@ func (w *Workspace) meta(op, sum string) []byte {
 func (w *Workspace) metaOps(op string, ops []opNote) []byte {
 	var s engine.Summary
 	addOps(&s, ops)
-	meta := appendMeta(nil, op, s.Bytes(), w.actor, w.key)
-	if op == "batch" || op == "spill" {
-		for _, o := range ops {
-			if strings.Contains(o.path, "; ") || strings.Contains(o.to, "; ") {
-				return meta
-			}
-		}
-		meta = markOwn(meta)
+	if op != "batch" && op != "spill" {
+		return appendMeta(nil, op, s.Bytes(), w.actor, w.key)
 	}
-	return meta
+	for _, o := range ops {
+		if strings.Contains(o.path, "; ") || strings.Contains(o.to, "; ") {
+			return appendMeta(nil, op, s.Bytes(), w.actor, w.key)
+		}
+	}
+	// Room for the mark too, so that it costs no second allocation.
+	a := w.actor
+	b := make([]byte, 0, 96+len(op)+len(s.Bytes())+len(a.Agent)+len(a.Credential)+len(a.Via)+len(a.Client)+len(a.ClientVersion)+len(w.key))
+	return markOwn(appendMeta(b, op, s.Bytes(), w.actor, w.key))
 }
 
 // markOwn adds "own":true to meta, written by appendMeta (commitMeta's
