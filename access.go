@@ -536,47 +536,71 @@ func (w *Workspace) canPublish(ctx context.Context, id int64, from string, src b
 	return err
 }
 
-// pathOps are the ops whose summaries list "op path" or "op path -> to"
-// parts separated by "; " (workspace_commit_meta.go).
-var pathOps = map[string]bool{"write": true, "append": true, "edit": true, "delete": true, "move": true, "batch": true}
+// oneOps are the ops whose summary is always the store's note of the
+// commit's one operation (opNote): "op path", or "move path -> to".
+var oneOps = map[string]bool{"write": true, "append": true, "edit": true, "delete": true, "move": true}
 
-// noteOps are the ops a part of such a summary starts with (opNote).
-var noteOps = map[string]bool{"write": true, "append": true, "edit": true, "delete": true, "move": true}
+// fixedOps are the ops whose summary the store always writes whole, of
+// threads, commits and checkpoints, never of paths: "merged T@N", "fork
+// of T@N", "restore to REF", "checkpoint NAME", "dropped by retention".
+var fixedOps = map[string]bool{"merge": true, "fork": true, "restore": true, "checkpoint": true, "import": true}
 
-// redact returns c with what its summary may say of paths hidden from the
-// caller left out; ok is false when the summary named hidden paths only
-// (the commit touched hidden files only: a history leaves it out), and c's
-// summary is then "". This is the one rule of every view of commits (a
-// history, a file's history, blame, the audit): for a caller whose rules
-// hide no path the summary is kept whole. Else a summary of paths keeps
-// the parts that are an operation on paths the caller sees; the parts it
-// cannot check are dropped too: free text (Batch.Summarize's) and a part
-// cut short ("…", kept as the summary's end), which may name or quote
-// what is hidden. A shell commit's summary, a line of its script, is cut
-// to "sh".
-func (w *Workspace) redact(c Commit) (Commit, bool) {
+// redact returns c, whose metadata says own (commitMeta.Own), with what
+// its summary may say of paths hidden from the caller left out; ok is
+// false when the summary named hidden paths only (the commit touched
+// hidden files only: a history leaves it out), and c's summary is then
+// "". This is the one rule of every view of commits (a history, a file's
+// history, blame, the audit): for a caller whose rules hide no path the
+// summary is kept whole. Else a summary is shown only as far as the store
+// wrote it, never a caller's text, whatever that looks like (decision
+// 0156):
+//   - the note of one operation (oneOps) is kept when it names paths the
+//     caller sees, a list of operations (a batch's or a spill's, when
+//     own) keeps the notes on such paths; a note cut short ("…", kept as
+//     the summary's end) is dropped;
+//   - an archive entry keeps what comes before ": " ("review R
+//     rejected"), not the reason or the error after it;
+//   - a shell commit's summary, a line of its script, is cut to "sh";
+//   - the fixed summaries (fixedOps, a publish's when own) are whole;
+//   - any other (Batch.Summarize's text, a git commit's subject, a
+//     publish's caller's summary, a list the store did not mark own, an
+//     op the store does not know) is "".
+func (w *Workspace) redact(c Commit, own bool) (Commit, bool) {
 	if w.gate == nil || !w.gate.hides || c.Summary == "" {
 		return c, true
 	}
-	if c.Op == "sh" {
+	var notes []string
+	body, cut := strings.CutSuffix(c.Summary, "…")
+	switch {
+	case c.Op == "sh":
 		c.Summary = "sh"
 		return c, true
-	}
-	if !pathOps[c.Op] {
+	case c.Op == opArchive || c.Op == opUnarchive:
+		c.Summary, _, _ = strings.Cut(c.Summary, ": ")
+		return c, true
+	case fixedOps[c.Op] || c.Op == "publish" && own:
+		return c, true
+	case oneOps[c.Op]:
+		if !cut {
+			notes = []string{body}
+		}
+	case (c.Op == "batch" || c.Op == "spill") && own:
+		notes = strings.Split(body, "; ")
+		if cut {
+			notes = notes[:len(notes)-1] // the note cut short
+		}
+	default:
+		c.Summary = ""
 		return c, true
 	}
-	body, cut := strings.CutSuffix(c.Summary, "…")
-	parts := strings.Split(body, "; ")
-	if cut {
-		parts = parts[:len(parts)-1] // the part cut short
-	}
-	kept := parts[:0]
-	unchecked := cut
-	for _, p := range parts {
+	kept := notes[:0]
+	for _, p := range notes {
 		from, to, move, ok := parseNote(p)
 		if !ok {
-			unchecked = true // free text
-			continue
+			// Not a note the store wrote (an imported commit's text):
+			// the commit may have changed what the caller sees.
+			c.Summary = ""
+			return c, true
 		}
 		if w.gate.access(from) == AccessNone || move && w.gate.access(to) == AccessNone {
 			continue
@@ -587,15 +611,26 @@ func (w *Workspace) redact(c Commit) (Commit, bool) {
 	if cut {
 		c.Summary += "…"
 	}
-	return c, len(kept) > 0 || unchecked
+	return c, len(kept) > 0 || cut
 }
 
-// parseNote reads a part of a summary of paths as an operation on paths
-// ("op path", "move path -> to"); ok is false for free text.
+// redactOf is redact of commit c (with its checkpoint names), read from
+// its metadata.
+func (w *Workspace) redactOf(c backend.Commit, names []string) (Commit, bool) {
+	m := commitMetaOf(c)
+	return w.redact(m.commit(c, names), m.Own)
+}
+
+// noteOps are the ops a note of a summary starts with (opNote).
+var noteOps = map[string]bool{"write": true, "append": true, "edit": true, "delete": true, "move": true}
+
+// parseNote reads a note of a summary the store wrote ("op path", "move
+// path -> to"); ok is false for other text, and for a move whose paths
+// hold " -> " (which of them is which cannot be told).
 func parseNote(p string) (from, to string, move, ok bool) {
 	op, rest, _ := strings.Cut(p, " ")
 	from, to, move = strings.Cut(rest, " -> ")
-	ok = noteOps[op] && move == (op == "move") && vpath.Validate(from) == nil && (!move || vpath.Validate(to) == nil)
+	ok = noteOps[op] && move == (op == "move") && vpath.Validate(from) == nil && (!move || vpath.Validate(to) == nil && !strings.Contains(to, " -> "))
 	return from, to, move, ok
 }
 

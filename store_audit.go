@@ -310,7 +310,7 @@ func (st *auditStream) fill(ctx context.Context) error {
 			var m commitMeta
 			_ = json.Unmarshal(c.Meta, &m)
 			if st.w != nil {
-				rc, ok := st.w.redact(Commit{Op: m.Op, Summary: m.Summary})
+				rc, ok := st.w.redact(Commit{Op: m.Op, Summary: m.Summary}, m.Own)
 				if !ok {
 					continue
 				}

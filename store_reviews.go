@@ -57,7 +57,8 @@ type Review struct {
 	// State is "open", "approved" or "rejected".
 	State string `json:"state"`
 	// DecidedBy names who approved or rejected it, DecidedAt when
-	// (the backend's clock), Reason why (a rejection's, optional).
+	// (the backend's clock), Reason why (a rejection's, optional; a
+	// caller whose file rules hide a path is shown ReasonHidden).
 	DecidedBy string    `json:"decided_by,omitempty"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
 	Reason    string    `json:"reason,omitempty"`
@@ -85,8 +86,53 @@ type ReviewQuery struct {
 	State string
 	// Files are the caller's file rules (WithFileRules, Token's
 	// FileOptions): each review's Files counts only the files they let
-	// the caller see, as its diff shows them.
+	// the caller see, as its diff shows them; a review that changes
+	// files, none of which the caller sees, is left out (as a hidden
+	// file is); and a rejection's reason is ReasonHidden when they hide
+	// a path.
 	Files []WorkspaceOption
+}
+
+// ReasonHidden is what a caller whose file rules hide a path is shown in
+// place of a rejection's reason (Review.Reason, and the notice its
+// caller is given): the reason is an operator's text, which nothing can
+// check for the paths it names, so it is shown as a caller's summary of a
+// commit is (docs/security.md, decision 0156): whole to a caller that
+// reads everything, not at all to any other.
+const ReasonHidden = "reason hidden: it may name files your rules hide"
+
+// hideReason is r with its reason as a caller sees it that reads every
+// path (readsAll) or not.
+func (r Review) hideReason(readsAll bool) Review {
+	if !readsAll && r.Reason != "" {
+		r.Reason = ReasonHidden
+	}
+	return r
+}
+
+// seenBy is r as a caller of file rules files sees it: Files counts the
+// files it sees, and its reason is hidden when they hide a path; ok is
+// false when r changes files and the caller sees none of them, so that r
+// is not found for it. A review whose thread was deleted, or whose fork
+// commit retention dropped, is seen with no files.
+func (s *Store) seenBy(ctx context.Context, r Review, files []WorkspaceOption) (Review, bool, error) {
+	rw, err := s.reviewWorkspace(ctx, r, Actor{}, files...)
+	if err != nil {
+		return r, false, err
+	}
+	cs, err := rw.Diff(ctx, strconv.FormatInt(r.Fork, 10), "head")
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return r, false, err
+	}
+	r.Files = len(cs)
+	if rw.ReadsEverything() || len(cs) > 0 {
+		return r.hideReason(rw.ReadsEverything()), true, nil
+	}
+	all, err := s.reviewChanges(ctx, r, nil)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return r, false, err
+	}
+	return r.hideReason(false), len(all) == 0, nil
 }
 
 // crockford is Crockford's base32 alphabet.
@@ -204,7 +250,7 @@ func (s *Store) reviews(ctx context.Context) ([]reviewRecord, error) {
 }
 
 // ListReviews lists the reviews q selects, oldest first, each with the
-// number of files it changes.
+// number of files it changes, as q.Files let the caller see them.
 func (s *Store) ListReviews(ctx context.Context, q ReviewQuery) ([]Review, error) {
 	if q.Scope != "" {
 		if err := ValidScope(q.Scope); err != nil {
@@ -224,14 +270,13 @@ func (s *Store) ListReviews(ctx context.Context, q ReviewQuery) ([]Review, error
 	for _, rec := range all {
 		r := rec.Review
 		if (q.Scope == "" || r.Scope == q.Scope) && (q.State == "" || r.State == q.State) {
-			cs, err := s.reviewChanges(ctx, r, q.Files)
-			if err != nil && !errors.Is(err, ErrNotFound) {
+			r, ok, err := s.seenBy(ctx, r, q.Files)
+			if err != nil {
 				return nil, err
 			}
-			// A review thread deleted, or its fork commit dropped by
-			// retention, still lists (with no files).
-			r.Files = len(cs)
-			out = append(out, r)
+			if ok {
+				out = append(out, r)
+			}
 		}
 	}
 	return out, nil
@@ -239,18 +284,23 @@ func (s *Store) ListReviews(ctx context.Context, q ReviewQuery) ([]Review, error
 
 // Review returns the review with the given ID (an error of kind
 // ErrNotFound when there is none), with the number of files it changes.
-func (s *Store) Review(ctx context.Context, id string) (Review, error) {
+// With file rules (files, as ReviewQuery.Files), it is the review as
+// their caller sees it: its files counted as they let it see them, its
+// reason hidden when they hide a path, and not found when it changes
+// files the caller sees none of.
+func (s *Store) Review(ctx context.Context, id string, files ...WorkspaceOption) (Review, error) {
 	rec, err := s.review(ctx, id)
 	if err != nil {
 		return Review{}, err
 	}
-	r := rec.Review
-	cs, err := s.ReviewChanges(ctx, r)
-	r.Files = len(cs)
-	if errors.Is(err, ErrNotFound) {
-		err = nil // its thread deleted: the record stays readable
+	r, ok, err := s.seenBy(ctx, rec.Review, files)
+	if err != nil {
+		return Review{}, err
 	}
-	return r, err
+	if !ok {
+		return Review{}, errs.New(errs.ErrNotFound, "review not found: %s", id)
+	}
+	return r, nil
 }
 
 // reviewWorkspace is the workspace of r's review thread, acting as a.

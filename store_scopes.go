@@ -42,11 +42,28 @@ type ScopeInfo struct {
 // ScopeUsage lists every scope that has threads or documents, by name,
 // with its usage (ScopeNames lists only the names of those with threads).
 func (s *Store) ScopeUsage(ctx context.Context) ([]ScopeInfo, error) {
+	return s.scopeUsageAll(ctx, nil)
+}
+
+// ScopeUsageAs is ScopeUsage as an agent's view has it: only the
+// documents of the stores p grants agent read access to (as Collection
+// with AsAgent checks it; none without p) are counted, and only their
+// update times are a scope's last activity, so a scope that holds only
+// documents the agent may not read is not listed unless it has threads.
+// With a backend that does not count each store's documents apart
+// (backend.ScopeDocs's Store), no document is counted.
+func (s *Store) ScopeUsageAs(ctx context.Context, p *Project, agent string) ([]ScopeInfo, error) {
+	return s.scopeUsageAll(ctx, func(store string) bool { return store != "" && p.agentReads(agent, store) })
+}
+
+// scopeUsageAll is ScopeUsage counting the documents of the stores reads
+// allows (nil: every store).
+func (s *Store) scopeUsageAll(ctx context.Context, reads func(store string) bool) ([]ScopeInfo, error) {
 	names, err := s.b.Scopes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	docs, docsKnown, err := s.docUsage(ctx)
+	docs, docsKnown, err := s.docUsage(ctx, reads)
 	if err != nil {
 		return nil, err
 	}
@@ -77,16 +94,17 @@ func (s *Store) ScopeInfo(ctx context.Context, scope string) (ScopeInfo, error) 
 	if err := ValidScope(scope); err != nil {
 		return ScopeInfo{}, err
 	}
-	docs, known, err := s.docUsage(ctx)
+	docs, known, err := s.docUsage(ctx, nil)
 	if err != nil {
 		return ScopeInfo{}, err
 	}
 	return s.scopeUsage(ctx, scope, docs[scope], known)
 }
 
-// docUsage returns the documents of every scope, when the backend counts
-// them.
-func (s *Store) docUsage(ctx context.Context) (map[string]backend.ScopeDocs, bool, error) {
+// docUsage returns the documents of every scope, of the stores reads
+// allows (nil: every store), when the backend counts them. This is the
+// one place that decides which documents a caller's count holds.
+func (s *Store) docUsage(ctx context.Context, reads func(store string) bool) (map[string]backend.ScopeDocs, bool, error) {
 	dc, ok := backend.As[backend.DocCounter](s.b)
 	if !ok {
 		return nil, false, nil
@@ -96,10 +114,27 @@ func (s *Store) docUsage(ctx context.Context) (map[string]backend.ScopeDocs, boo
 		return nil, false, err
 	}
 	m := make(map[string]backend.ScopeDocs, len(l))
+	allowed := map[string]bool{}
 	for _, d := range l {
-		if d.Scope != "" { // a shared store's documents are no scope's
-			m[d.Scope] = d
+		if d.Scope == "" {
+			continue // a shared store's documents are no scope's
 		}
+		if reads != nil {
+			ok, known := allowed[d.Store]
+			if !known {
+				ok = reads(d.Store)
+				allowed[d.Store] = ok
+			}
+			if !ok {
+				continue
+			}
+		}
+		sum := m[d.Scope]
+		sum.Scope, sum.Docs = d.Scope, sum.Docs+d.Docs
+		if d.Updated.After(sum.Updated) {
+			sum.Updated = d.Updated
+		}
+		m[d.Scope] = sum
 	}
 	return m, true, nil
 }

@@ -879,7 +879,9 @@ func (b *Batch) Move(ctx context.Context, from, to string, opts ...WriteOption) 
 
 // Summarize gives the batch's commit the summary s instead of the list of
 // its operations ("write a.md; write b.md; ..."), for a batch that says
-// better what it does: "import 112 files under docs/".
+// better what it does: "import 112 files under docs/". A caller whose
+// file rules hide a path sees the commit's summary empty: the text is
+// the caller's, not a list the store wrote, whatever it reads like.
 func (b *Batch) Summarize(s string) { b.summary = s }
 
 // Read reads path within the batch (seeing the batch's own changes).

@@ -114,7 +114,7 @@ func (w *Workspace) Blame(ctx context.Context, path, at string, bounds ...int) (
 	}
 	// commitOf is the commit as the caller may see it.
 	commitOf := func(c backend.Commit) Commit {
-		cm, _ := w.redact(w.s.commitOf(c, nil))
+		cm, _ := w.redactOf(c, nil)
 		return cm
 	}
 	giveAll := func(c backend.Commit, thread string, before bool) {
@@ -249,9 +249,9 @@ func splitLines(content string) []string {
 
 // mayTouch reports whether the commit of meta may have changed path: not
 // when it is a write, append, edit, delete, move or batch whose summary
-// is whole (not cut), lists its operations (a batch's summary may be
-// Batch.Summarize's free text) and names neither path nor a directory
-// above it.
+// is whole (not cut), lists its operations (a batch's only when the store
+// wrote it, commitMeta.Own: not Batch.Summarize's text, which may read as
+// a list) and names neither path nor a directory above it.
 // A summary names each path after a space and before its end, "; " or
 // " -> ", so a path it names is found as such.
 func mayTouch(meta []byte, path string) bool {
@@ -290,9 +290,12 @@ func mayTouch(meta []byte, path string) bool {
 		return true
 	}
 	if m.Op == "batch" {
+		if !m.Own {
+			return true // Summarize's text or a git subject, not the store's list
+		}
 		for p := range strings.SplitSeq(m.Summary, "; ") {
 			if _, _, _, ok := parseNote(p); !ok {
-				return true // Summarize's text, not a list of operations
+				return true // a note that does not read as one (" -> " in a path)
 			}
 		}
 	}

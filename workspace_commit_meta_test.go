@@ -8,11 +8,11 @@ import (
 
 // marshalMeta is what a commit's metadata was before appendMeta: what it
 // must still be, byte for byte.
-func marshalMeta(op, summary string, a Actor, key string) string {
+func marshalMeta(op, summary string, a Actor, key string, own bool) string {
 	if len(summary) > 200 {
 		summary = summary[:200] + "…"
 	}
-	b, _ := json.Marshal(commitMeta{Op: op, Summary: summary, Actor: a, Key: key})
+	b, _ := json.Marshal(commitMeta{Op: op, Summary: summary, Actor: a, Key: key, Own: own})
 	return string(b)
 }
 
@@ -31,11 +31,18 @@ func checkMetaKey(t *testing.T, op string, ops []opNote, a Actor, key string) {
 		}
 	}
 	sum := strings.Join(parts, "; ")
-	want := marshalMeta(op, sum, a, key)
+	// A list of many operations is the store's own when no path holds
+	// "; " (commitMeta.Own).
+	own := op == "batch" || op == "spill"
+	for _, o := range ops {
+		own = own && !strings.Contains(o.path, "; ") && !strings.Contains(o.to, "; ")
+	}
+	want := marshalMeta(op, sum, a, key, own)
 	w := &Workspace{actor: a, key: key}
 	if got := string(w.metaOps(op, ops)); got != want {
 		t.Errorf("metaOps(%q, %q, %+v):\n got %s\nwant %s", op, ops, a, got, want)
 	}
+	want = marshalMeta(op, sum, a, key, false)
 	if got := string(w.meta(op, sum)); got != want {
 		t.Errorf("meta(%q, %q, %+v):\n got %s\nwant %s", op, sum, a, got, want)
 	}
@@ -57,6 +64,8 @@ func TestMeta(t *testing.T) {
 		{"move", []opNote{{"move", "a", "b/c"}}, Actor{Agent: "research", Credential: "tok_1", Via: "mcp:move_file"}},
 		{"move", []opNote{{"move", "a", "b/c"}}, Actor{Agent: "r", Via: "mcp:move_file", Client: "claude-<code>", ClientVersion: "1.0 \"b\""}},
 		{"batch", []opNote{{"write", "a", ""}, {"append", "b", ""}, {"delete", "c", ""}}, Actor{Via: "cli:fs write"}},
+		{"batch", []opNote{{"write", "a; write b", ""}, {"delete", "c", ""}}, Actor{}},
+		{"spill", []opNote{{"write", "spill/a", ""}, {"move", "x", "y; z"}}, Actor{}},
 		{"write", []opNote{{"write", "<a>&\"b\"\\\t\n\r\b\f\x01\x7f\u2028\u2029é日🎉", ""}}, Actor{Agent: "<script>&"}},
 		{"write", []opNote{{"write", "bad \xff utf8 \xc3", ""}}, Actor{Credential: "\xe2\x80"}},
 		// Summaries around the cut at 200 bytes, one cut inside "é" and
@@ -102,7 +111,7 @@ func BenchmarkMeta(b *testing.B) {
 	b.Run("json.Marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = marshalMeta("write", strings.Join([]string{ops[0].op + " " + ops[0].path}, "; "), w.actor, "")
+			_ = marshalMeta("write", strings.Join([]string{ops[0].op + " " + ops[0].path}, "; "), w.actor, "", false)
 		}
 	})
 }

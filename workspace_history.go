@@ -41,7 +41,7 @@ func (w *Workspace) History(ctx context.Context, before int64, limit int) ([]Com
 	}
 	out := make([]Commit, 0, len(cs))
 	for _, c := range cs {
-		if rc, ok := w.redact(w.s.commitOf(c, names[c.Seq])); ok {
+		if rc, ok := w.redactOf(c, names[c.Seq]); ok {
 			out = append(out, rc)
 		}
 	}
@@ -243,7 +243,7 @@ func (w *Workspace) FileHistory(ctx context.Context, path string, before int64, 
 			}
 		}
 		if kind != "" {
-			rc, _ := w.redact(w.s.commitOf(c, names[c.Seq]))
+			rc, _ := w.redactOf(c, names[c.Seq])
 			page.Changes = append(page.Changes, FileChange{Commit: rc, Kind: kind})
 			if len(page.Changes) == limit {
 				if i+1 < len(cs) {

@@ -80,11 +80,12 @@ func (w *Workspace) publishAt(ctx context.Context, onto *Workspace, base int64, 
 			return Commit{}, err
 		}
 	}
-	sum := summary
-	if sum == "" {
-		sum = fmt.Sprintf("publish %s@%d", w.thread, src.Seq)
+	var meta []byte
+	if summary == "" {
+		meta = markOwn(onto.meta("publish", fmt.Sprintf("publish %s@%d", w.thread, src.Seq)))
+	} else {
+		meta = onto.meta("publish", summary)
 	}
-	meta := onto.meta("publish", sum)
 	c, err := w.s.eng.PointAt(ctx, id, base, src, meta)
 	switch {
 	case errors.Is(err, backend.ErrStale):

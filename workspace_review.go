@@ -173,7 +173,7 @@ func (w *Workspace) forgetDecided(ctx context.Context, r *reviewRoute) (*reviewR
 		return r, nil
 	}
 	w.unnotify(reviewWaits(rec.ID)) // a change that did not land there
-	w.notify(decidedNotice(rec.Review))
+	w.notify(decidedNotice(rec.Review.hideReason(w.ReadsEverything())))
 	w.rv.routes[w.thread] = nil
 	return nil, nil
 }

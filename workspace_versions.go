@@ -42,8 +42,18 @@ type Commit struct {
 }
 
 func (s *Store) commitOf(c backend.Commit, names []string) Commit {
+	return commitMetaOf(c).commit(c, names)
+}
+
+// commitMetaOf reads c's metadata.
+func commitMetaOf(c backend.Commit) commitMeta {
 	var m commitMeta
 	_ = json.Unmarshal(c.Meta, &m)
+	return m
+}
+
+// commit is the Commit of c, whose metadata m is.
+func (m commitMeta) commit(c backend.Commit, names []string) Commit {
 	return Commit{Seq: c.Seq, Time: c.Time, Checkpoints: names, Op: m.Op, Summary: m.Summary, Actor: m.Actor, IdempotencyKey: m.Key, Parent: m.Parent, Git: m.Git}
 }
 
@@ -193,7 +203,7 @@ func (w *Workspace) At(ctx context.Context, ref string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	cm, _ := w.redact(w.s.commitOf(c, nil)) // as History shows it
+	cm, _ := w.redactOf(c, nil) // as History shows it
 	out := &Snapshot{snap: snap, view: w.filter(snap), commit: cm}
 	return out, nil
 }

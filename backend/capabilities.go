@@ -175,6 +175,11 @@ type HeadsLister interface {
 type ScopeDocs struct {
 	// Scope is "" for the shared stores' documents.
 	Scope string
+	// Store is the store whose documents these are. A DocCounter that
+	// counts a scope's stores together leaves it "": the documents of
+	// that scope are then counted for no caller that may read some
+	// stores only (an agent's view, Store.ScopeUsageAs).
+	Store string
 	// Docs counts the current documents, expired ones not yet swept
 	// included.
 	Docs int64
@@ -184,7 +189,8 @@ type ScopeDocs struct {
 
 // DocCounter is implemented by Documents backends that count the
 // documents of every scope in one pass (satchel scopes, scope purge's
-// report). DocsByScope lists the scopes that hold documents, by scope.
+// report). DocsByScope lists the scopes that hold documents, one entry
+// for each store of each, by scope then store.
 // Without it, the documents of a scope are not counted.
 type DocCounter interface {
 	DocsByScope(ctx context.Context) ([]ScopeDocs, error)

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -90,6 +92,76 @@ func TestAgentViewFileRules(t *testing.T) {
 	}
 }
 
+// TestAgentViewHiddenReviews: to an agent's token, a review that changes
+// only files its rules hide is as a hidden file is: not listed, and its
+// page not found; a rejection's reason, which may name hidden files, is
+// not shown to it. An operator sees both whole.
+func TestAgentViewHiddenReviews(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	rules, err := satchel.ParseFileRules("notes/todo.md=none,**=read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := f.st.CreateToken(ctx, satchel.TokenSpec{Agent: "research", Scope: "acme", Files: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := f.signIn(t, secret)
+	cookie := c.Name + "=" + c.Value
+	opSecret, _, _ := f.st.CreateToken(ctx, satchel.TokenSpec{Operator: true})
+	_, oc := f.signIn(t, opSecret)
+	ocookie := oc.Name + "=" + oc.Value
+	review := func(key, path string) string {
+		t.Helper()
+		rw, err := f.st.Workspace(ctx, "acme", "main", satchel.ForReview(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rw.Write(ctx, path, "- reviewed "+key+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		n := rw.Notices()
+		return strings.TrimPrefix(n[len(n)-1], "your changes wait for review ")
+	}
+	hidden := review("hidden", "notes/todo.md")
+	seen := review("seen", "notes/plan.md")
+	if _, err := f.st.RejectReview(ctx, seen, "merge it into notes/todo.md instead", satchel.Actor{Via: "cli:review reject"}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, page := range []string{"/s/acme/reviews", "/s/acme/reviews?state=all"} {
+		resp, body := f.get(t, page, "Cookie", cookie)
+		if resp.StatusCode != 200 || strings.Contains(body, hidden) {
+			t.Errorf("%s lists the review of the hidden file for the agent: %d\n%s", page, resp.StatusCode, body)
+		}
+	}
+	if _, body := f.get(t, "/s/acme/reviews?state=all", "Cookie", cookie); !strings.Contains(body, seen) {
+		t.Errorf("the agent's reviews do not list %s", seen)
+	}
+	if resp, body := f.get(t, "/s/acme/reviews/"+hidden, "Cookie", cookie); resp.StatusCode != 404 || strings.Contains(body, "todo") {
+		t.Errorf("the review of the hidden file for the agent: %d\n%s", resp.StatusCode, body)
+	}
+	resp, body := f.get(t, "/s/acme/reviews/"+seen, "Cookie", cookie)
+	if resp.StatusCode != 200 || strings.Contains(body, "todo") || !strings.Contains(body, satchel.ReasonHidden) {
+		t.Errorf("the rejected review for the agent: %d\n%s", resp.StatusCode, body)
+	}
+	// The review thread's history shows the rejection without its reason.
+	if _, body := f.get(t, "/s/acme/t/review-"+seen+"/", "Cookie", cookie); strings.Contains(body, "todo") || !strings.Contains(body, "review "+seen+" rejected") {
+		t.Errorf("the rejected review's thread for the agent:\n%s", body)
+	}
+
+	if _, body := f.get(t, "/s/acme/reviews?state=all", "Cookie", ocookie); !strings.Contains(body, hidden) || !strings.Contains(body, seen) {
+		t.Errorf("the operator's reviews do not list both:\n%s", body)
+	}
+	if resp, body := f.get(t, "/s/acme/reviews/"+hidden, "Cookie", ocookie); resp.StatusCode != 200 || !strings.Contains(body, "todo.md") {
+		t.Errorf("the review of the hidden file for the operator: %d", resp.StatusCode)
+	}
+	if _, body := f.get(t, "/s/acme/reviews/"+seen, "Cookie", ocookie); !strings.Contains(body, "merge it into notes/todo.md instead") {
+		t.Errorf("the rejected review for the operator shows no reason:\n%s", body)
+	}
+}
+
 // TestAgentViewStoreAccess: an agent's token sees in the activity the
 // document changes of the stores its agent may read, and no key of
 // another store; an operator sees them all.
@@ -139,5 +211,21 @@ func TestAgentViewStoreAccess(t *testing.T) {
 	operator := signIn(satchel.TokenSpec{Operator: true})
 	if _, body := g.get(t, "/s/acme/activity", "Cookie", operator); !strings.Contains(body, "payroll-2026") {
 		t.Errorf("the activity does not show an operator the ledger's document")
+	}
+	// The scopes page counts the documents of the stores the viewer may
+	// read: the agent's count leaves the ledger's document out.
+	docs := func(cookie string) int {
+		t.Helper()
+		_, body := g.get(t, "/", "Cookie", cookie)
+		m := regexp.MustCompile(`/s/acme/">acme</a>[^<]*, (\d+) documents?`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("the scopes page counts no documents of acme:\n%s", body)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	all, seen := docs(operator), docs(agent)
+	if seen != all-1 || seen == 0 {
+		t.Errorf("the scopes page counts %d documents of acme for the agent, %d for an operator; want the ledger's one left out", seen, all)
 	}
 }

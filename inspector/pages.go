@@ -106,7 +106,15 @@ func threadURL(t threadRef) string {
 // scopesPage lists the scopes the viewer sees.
 func (in *Inspector) scopesPage(w http.ResponseWriter, r *http.Request) {
 	v := viewerOf(r.Context())
-	all, err := in.cfg.Store.ScopeUsage(r.Context())
+	var all []satchel.ScopeInfo
+	var err error
+	if v.all {
+		all, err = in.cfg.Store.ScopeUsage(r.Context())
+	} else {
+		// An agent's token counts the documents of the stores its agent
+		// may read, no other.
+		all, err = in.cfg.Store.ScopeUsageAs(r.Context(), in.cfg.Project, v.agent)
+	}
 	if err != nil {
 		in.fail(w, r, err)
 		return

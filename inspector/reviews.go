@@ -98,14 +98,16 @@ type reviewData struct {
 }
 
 // review reads the request's review, one of the viewer's scope and
-// thread (others are reported missing).
+// thread, as the viewer's file rules let it see it (Store.Review): one
+// that changes hidden files only is reported missing, as others are, and
+// a rejection's reason is hidden from a viewer whose rules hide a path.
 func (in *Inspector) review(r *http.Request) (satchel.Review, error) {
 	scope, err := in.scopeOf(r)
 	if err != nil {
 		return satchel.Review{}, err
 	}
 	id := r.PathValue("id")
-	rv, err := in.cfg.Store.Review(r.Context(), id)
+	rv, err := in.cfg.Store.Review(r.Context(), id, in.fileOptions(r.Context())...)
 	if err != nil {
 		return rv, err
 	}

@@ -99,9 +99,11 @@ func RunBehaviour(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"Blame", s.blame},
 		{"Review", s.review},
 		{"ReviewFirst", s.reviewFirst},
+		{"ReviewHidden", s.reviewHidden},
 		{"FileRules", s.fileRules},
 		{"FileRulesMerge", s.fileRulesMerge},
 		{"GitOrigin", s.gitOrigin},
+		{"SummaryRedaction", s.summaryRedaction},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

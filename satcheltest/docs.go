@@ -46,6 +46,7 @@ func RunDocuments(t *testing.T, open func(t *testing.T) backend.Backend) {
 		{"Scopes", d.scopes},
 		{"SharedStores", d.sharedStores},
 		{"Access", d.access},
+		{"ScopeUsageAs", d.scopeUsageAs},
 		{"RemoveAndDeletable", d.removeAndDeletable},
 		{"Refs", d.refs},
 		{"QueryOperators", d.queryOperators},
@@ -1476,4 +1477,40 @@ func (d *docSuite) quotaConcurrent(t *testing.T, st *satchel.Store) {
 	rep, err := st.Check(bg)
 	must(t, "check", err)
 	equal(t, "faults", len(rep.Faults), 0)
+}
+
+// scopeUsageAs: an agent's view of the scopes counts the documents of the
+// stores its agent may read, no other; a scope that holds only documents
+// it may not read is not listed, and without a project nothing is counted.
+func (d *docSuite) scopeUsageAs(t *testing.T, st *satchel.Store) {
+	p := project(t)
+	set(t, coll(t, st, p, "s1", "notes"), note("acme", "a", 0.5))
+	set(t, coll(t, st, p, "s1", "plain"), `{"a": "payroll"}`)
+	set(t, coll(t, st, p, "s2", "plain"), `{"a": "payroll"}`)
+	describe := func(l []satchel.ScopeInfo) string {
+		var out []string
+		for _, s := range l {
+			n := "-"
+			if s.Documents != nil {
+				n = fmt.Sprint(*s.Documents)
+			}
+			out = append(out, s.Scope+": "+n)
+		}
+		return strings.Join(out, ", ")
+	}
+	all, err := st.ScopeUsage(bg)
+	must(t, "ScopeUsage", err)
+	seen, err := st.ScopeUsageAs(bg, p, "reader")
+	must(t, "ScopeUsageAs", err)
+	if len(all) == 0 {
+		// A backend that does not count documents (backend.DocCounter)
+		// lists the scopes with threads only, for every caller.
+		equal(t, "the reader's view without counts", describe(seen), "")
+		return
+	}
+	equal(t, "every store's documents", describe(all), "s1: 2, s2: 1")
+	equal(t, "the documents the reader may read", describe(seen), "s1: 1")
+	none, err := st.ScopeUsageAs(bg, nil, "reader")
+	must(t, "ScopeUsageAs without a project", err)
+	equal(t, "no documents without a project", describe(none), "")
 }

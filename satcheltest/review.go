@@ -327,3 +327,91 @@ func (s *suite) reviewFirst(t *testing.T, st *satchel.Store, _ *satchel.Workspac
 		equal(t, "the thread is not archived", archived, false)
 	}
 }
+
+// reviewHidden: a caller whose file rules hide secrets/ sees a review as
+// it sees a file. A review that changes hidden files only is neither
+// listed nor found; a rejection's reason, an operator's text that may
+// name hidden files, is ReasonHidden in the listing, the review, the
+// notice its caller is given and the review thread's archive entry.
+func (s *suite) reviewHidden(t *testing.T, st *satchel.Store, ws *satchel.Workspace) {
+	write(t, ws, "pub.md", "p\n", "secrets/plan.md", "s\n")
+	agent := satchel.Actor{Agent: "research"}
+	rules := []satchel.WorkspaceOption{satchel.WithFileRules(mustRules(t, "secrets/**=none,**=read"))}
+	under := func(key string, opts ...satchel.WorkspaceOption) *satchel.Workspace {
+		rw, err := st.Workspace(bg, "default", "main", append([]satchel.WorkspaceOption{satchel.ForReview(key), satchel.WorkspaceActor(agent)}, opts...)...)
+		must(t, "open under review", err)
+		return rw
+	}
+	reviewOf := func(w *satchel.Workspace) string {
+		n := w.Notices()
+		if len(n) == 0 {
+			t.Fatalf("no notice of a review")
+		}
+		return strings.TrimPrefix(n[len(n)-1], "your changes wait for review ")
+	}
+	hw := under("hidden").ForActor(agent)
+	must(t, "write a hidden file under review", hw.Write(bg, "secrets/plan.md", "launch on 5 May\n"))
+	hidden := reviewOf(hw)
+	pw := under("public").ForActor(agent)
+	must(t, "write under review", pw.Write(bg, "pub.md", "q\n"))
+	public := reviewOf(pw)
+	_, err := st.RejectReview(bg, public, "conflicts with secrets/plan.md", satchel.Actor{Via: "cli:review reject"})
+	must(t, "reject", err)
+
+	rs, err := st.ListReviews(bg, satchel.ReviewQuery{Files: rules})
+	must(t, "list with rules", err)
+	if len(rs) != 1 || rs[0].ID != public || rs[0].Files != 1 || rs[0].Reason != satchel.ReasonHidden {
+		t.Errorf("reviews listed with rules: %+v, want %s only, with 1 file and the reason hidden", rs, public)
+	}
+	_, err = st.Review(bg, hidden, rules...)
+	refused(t, "a review of hidden files, with rules", err, satchel.ErrNotFound, "review not found: "+hidden)
+	r, err := st.Review(bg, public, rules...)
+	must(t, "review with rules", err)
+	equal(t, "reason with rules", r.Reason, satchel.ReasonHidden)
+	equal(t, "files with rules", r.Files, 1)
+	hist, err := st.Workspace(bg, "default", "review-"+public, rules...)
+	must(t, "open the review thread with rules", err)
+	h, err := hist.History(bg, 0, 1)
+	must(t, "history of the review thread", err)
+	if len(h) != 1 || h[0].Summary != "review "+public+" rejected" {
+		t.Errorf("the rejection's archive entry with rules: %+v, want summary %q", h, "review "+public+" rejected")
+	}
+	page, err := st.Audit(bg, satchel.AuditQuery{Scope: "default", Thread: "review-" + public, Files: rules})
+	must(t, "audit with rules", err)
+	for _, e := range page.Entries {
+		if strings.Contains(e.Summary, "secrets") {
+			t.Errorf("audit with rules: %q", e.Summary)
+		}
+	}
+
+	// Without rules: both, the reason whole.
+	rs, err = st.ListReviews(bg, satchel.ReviewQuery{})
+	must(t, "list", err)
+	equal(t, "reviews without rules", len(rs), 2)
+	r, err = st.Review(bg, public)
+	must(t, "review", err)
+	equal(t, "reason without rules", r.Reason, "conflicts with secrets/plan.md")
+	r, err = st.Review(bg, hidden)
+	must(t, "a review of hidden files, without rules", err)
+	equal(t, "its files", r.Files, 1)
+
+	// The caller of a review, its rules hiding secrets/, is told of the
+	// rejection without the reason.
+	aw := under("author", satchel.WithFileRules(mustRules(t, "secrets/**=none,**=rw")))
+	ah := aw.ForActor(agent)
+	must(t, "write under review with rules", ah.Write(bg, "pub2.md", "a\n"))
+	own := reviewOf(ah)
+	_, err = st.RejectReview(bg, own, "see secrets/plan.md", satchel.Actor{Via: "cli:review reject"})
+	must(t, "reject", err)
+	h2 := aw.ForActor(agent)
+	_, err = h2.Exists(bg, "pub2.md")
+	must(t, "a call after the rejection", err)
+	equalSlice(t, "told of the rejection", h2.Notices(), []string{"review " + own + " was rejected (" + satchel.ReasonHidden + "): its changes were not applied to thread main; your next change starts a new review"})
+
+	// A review whose thread was deleted changes no file: it lists, with
+	// none, for every caller.
+	must(t, "delete a review thread", st.DeleteThread(bg, "default", "review-"+public))
+	r, err = st.Review(bg, public, rules...)
+	must(t, "a review without its thread, with rules", err)
+	equal(t, "its files", r.Files, 0)
+}

@@ -122,7 +122,8 @@ func (b *Backend) DocStores(ctx context.Context) ([]string, error) {
 
 var _ backend.DocCounter = (*Backend)(nil)
 
-// DocsByScope counts the documents of every scope (backend.DocCounter).
+// DocsByScope counts the documents of every store of every scope
+// (backend.DocCounter).
 func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) {
 	if _, err := b.docsNow(); err != nil {
 		return nil, err
@@ -130,15 +131,15 @@ func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) 
 	s := &b.docs
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	m := map[string]*backend.ScopeDocs{}
+	m := map[partKey]*backend.ScopeDocs{}
 	for k, p := range s.parts {
 		if len(p.docs) == 0 {
 			continue
 		}
-		d := m[k.scope]
+		d := m[k]
 		if d == nil {
-			d = &backend.ScopeDocs{Scope: k.scope}
-			m[k.scope] = d
+			d = &backend.ScopeDocs{Scope: k.scope, Store: k.store}
+			m[k] = d
 		}
 		d.Docs += int64(len(p.docs))
 		for _, doc := range p.docs {
@@ -151,6 +152,11 @@ func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) 
 	for _, d := range m {
 		out = append(out, *d)
 	}
-	slices.SortFunc(out, func(a, b backend.ScopeDocs) int { return strings.Compare(a.Scope, b.Scope) })
+	slices.SortFunc(out, func(a, b backend.ScopeDocs) int {
+		if c := strings.Compare(a.Scope, b.Scope); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Store, b.Store)
+	})
 	return out, nil
 }

@@ -97,12 +97,13 @@ func (b *Backend) queryStrings(ctx context.Context, what, query string, args ...
 
 var _ backend.DocCounter = (*Backend)(nil)
 
-// DocsByScope counts the documents of every scope (backend.DocCounter).
+// DocsByScope counts the documents of every store of every scope
+// (backend.DocCounter).
 func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) {
-	rows, _ := b.pool.Query(ctx, `SELECT scope, count(*), max(updated) FROM docs GROUP BY scope ORDER BY scope`)
+	rows, _ := b.pool.Query(ctx, `SELECT scope, store, count(*), max(updated) FROM docs GROUP BY scope, store ORDER BY scope, store`)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (backend.ScopeDocs, error) {
 		var d backend.ScopeDocs
-		err := row.Scan(&d.Scope, &d.Docs, &d.Updated)
+		err := row.Scan(&d.Scope, &d.Store, &d.Docs, &d.Updated)
 		d.Updated = d.Updated.UTC()
 		return d, err
 	})

@@ -125,9 +125,10 @@ func (b *Backend) queryStrings(ctx context.Context, what, query string, args ...
 
 var _ backend.DocCounter = (*Backend)(nil)
 
-// DocsByScope counts the documents of every scope (backend.DocCounter).
+// DocsByScope counts the documents of every store of every scope
+// (backend.DocCounter).
 func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) {
-	rows, err := b.r.QueryContext(ctx, `SELECT scope, count(*), max(updated) FROM docs GROUP BY scope ORDER BY scope`)
+	rows, err := b.r.QueryContext(ctx, `SELECT scope, store, count(*), max(updated) FROM docs GROUP BY scope, store ORDER BY scope, store`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: documents by scope: %w", err)
 	}
@@ -136,7 +137,7 @@ func (b *Backend) DocsByScope(ctx context.Context) ([]backend.ScopeDocs, error) 
 	for rows.Next() {
 		var d backend.ScopeDocs
 		var updated int64
-		if err := rows.Scan(&d.Scope, &d.Docs, &updated); err != nil {
+		if err := rows.Scan(&d.Scope, &d.Store, &d.Docs, &updated); err != nil {
 			return nil, fmt.Errorf("sqlite: documents by scope: %w", err)
 		}
 		d.Updated = fromNanos(updated)
