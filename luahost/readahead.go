@@ -2,28 +2,35 @@ package luahost
 
 import "sync"
 
-// readAhead reads a child's frames in a goroutine of its own while the
-// parent carries out the frames before them, so that reading the pipe
-// (its system calls, and the copy of each frame into memory of its own)
-// overlaps with the store's work rather than adding to it
-// (docs/decisions/0154-lua-frames-read-ahead.md). It holds at most
-// aheadFrames frames, and past the first of them at most aheadBytes: a
-// child cannot make its parent hold more of what it sent than that, one
-// frame read and waiting for room, and the frame being carried out.
+// readAhead reads a child's frames for the run's loop. While the loop
+// carries out a posted call (a write the child does not wait for), a
+// goroutine of its own reads the frames after it, so that reading the
+// pipe (its system calls, the copy of each frame into memory of its own)
+// overlaps with the store's work rather than adding to it; otherwise the
+// loop reads for itself, so that a call the child waits for is not handed
+// from one goroutine to another on its way
+// (docs/decisions/0154-lua-frames-read-ahead.md).
 //
-// Once full, the reader waits until the frames held are down to a
-// quarter of the bound before it reads again, and then reads many frames
-// at once: the child, whose pipe has filled meanwhile, is woken once for
-// many frames rather than once for each.
+// The reader holds at most aheadFrames frames, and past the first of
+// them at most aheadBytes: a child cannot make its parent hold more of
+// what it sent than that, one frame read and waiting for room, and the
+// frame being carried out. Once full, it waits until the frames held are
+// down to a quarter of the bound before it reads again, and then reads
+// many frames at once.
 type readAhead struct {
+	c     *conn
 	mu    sync.Mutex
+	start sync.Cond // the reader waits to be asked to read
 	room  sync.Cond // the reader waits for room
-	ready sync.Cond // the taker waits for a frame
+	ready sync.Cond // the loop waits for a frame
 	q     []*frame  // read, not yet taken, oldest first
 	bytes int       // the sizes of q's frames
 	err   error     // why reading ended; next returns it once q is empty
 
-	full, taking, stopped bool // the reader waits; the taker waits; stop was called
+	// reading says the reader reads the pipe (the loop must not); it
+	// stops after a frame the child waits for an answer to.
+	reading               bool
+	full, taking, stopped bool // the reader waits for room; the loop waits; stop was called
 }
 
 const (
@@ -31,23 +38,37 @@ const (
 	aheadBytes  = 1 << 20
 )
 
-// startReadAhead reads c's frames until its reader ends or stop is called.
+// startReadAhead returns c's frames in order until its reader ends or
+// stop is called.
 func startReadAhead(c *conn) *readAhead {
-	ra := &readAhead{}
+	ra := &readAhead{c: c}
+	ra.start.L = &ra.mu
 	ra.room.L = &ra.mu
 	ra.ready.L = &ra.mu
-	go ra.read(c)
+	go ra.read()
 	return ra
 }
 
-func (ra *readAhead) read(c *conn) {
+// unanswered says the child goes on after sending f without waiting.
+func unanswered(f *frame) bool { return f.op&opAsync != 0 || f.op == opPrint }
+
+func (ra *readAhead) read() {
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
 	for {
-		f, err := c.recv()
+		for !ra.reading && !ra.stopped {
+			ra.start.Wait()
+		}
+		if ra.stopped {
+			return
+		}
+		ra.mu.Unlock()
+		f, err := ra.c.recv()
 		ra.mu.Lock()
 		if err != nil {
 			ra.err = err
+			ra.reading = false
 			ra.ready.Signal()
-			ra.mu.Unlock()
 			return
 		}
 		if len(ra.q) > 0 && (len(ra.q) >= aheadFrames || ra.bytes+f.size > aheadBytes) {
@@ -57,15 +78,16 @@ func (ra *readAhead) read(c *conn) {
 			}
 		}
 		if ra.stopped {
-			ra.mu.Unlock()
 			return
 		}
 		ra.q = append(ra.q, f)
 		ra.bytes += f.size
+		if !unanswered(f) {
+			ra.reading = false // nothing more comes until the loop answers it
+		}
 		if ra.taking {
 			ra.ready.Signal()
 		}
-		ra.mu.Unlock()
 	}
 }
 
@@ -73,14 +95,23 @@ func (ra *readAhead) read(c *conn) {
 // child's frames are all taken, it returns why reading ended.
 func (ra *readAhead) next() (*frame, error) {
 	ra.mu.Lock()
-	defer ra.mu.Unlock()
-	for len(ra.q) == 0 && ra.err == nil {
+	for len(ra.q) == 0 && ra.err == nil && ra.reading {
 		ra.taking = true
 		ra.ready.Wait()
 		ra.taking = false
 	}
 	if len(ra.q) == 0 {
-		return nil, ra.err
+		err := ra.err
+		ra.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		// The reader is idle: read the frame here.
+		f, err := ra.c.recv()
+		if err == nil && unanswered(f) {
+			ra.ahead()
+		}
+		return f, err
 	}
 	f := ra.q[0]
 	ra.q[0] = nil
@@ -93,15 +124,27 @@ func (ra *readAhead) next() (*frame, error) {
 		ra.full = false
 		ra.room.Signal()
 	}
+	ra.mu.Unlock()
 	return f, nil
 }
 
-// held says how many frames wait to be taken, and whether the reader
-// waits for room with one more.
-func (ra *readAhead) held() (frames int, full bool) {
+// ahead asks the reader to read the frames after an unanswered one, which
+// the loop is about to carry out.
+func (ra *readAhead) ahead() {
+	ra.mu.Lock()
+	if !ra.reading && ra.err == nil && !ra.stopped {
+		ra.reading = true
+		ra.start.Signal()
+	}
+	ra.mu.Unlock()
+}
+
+// held says how many frames wait to be taken, whether the reader waits
+// for room with one more, and whether it reads.
+func (ra *readAhead) held() (frames int, full, reading bool) {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	return len(ra.q), ra.full
+	return len(ra.q), ra.full, ra.reading
 }
 
 // stop ends the reading goroutine once its current read returns (the
@@ -110,6 +153,7 @@ func (ra *readAhead) stop() {
 	ra.mu.Lock()
 	ra.stopped = true
 	ra.q = nil
+	ra.start.Signal()
 	ra.room.Signal()
 	ra.mu.Unlock()
 }
