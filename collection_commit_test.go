@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/backend/sqlite"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
@@ -123,12 +122,7 @@ func docBackends(t *testing.T) map[string]func(t *testing.T) backend.Backend {
 		},
 		"postgres": func(t *testing.T) backend.Backend {
 			url := testenv.PostgresURL(t)
-			schema := fmt.Sprintf("satchel_docbatch_%d_%d", os.Getpid(), time.Now().UnixNano())
-			b, err := postgres.OpenFresh(context.Background(), url, schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = postgres.DropSchema(context.Background(), url, schema) })
+			b, _ := postgrestest.OpenAt(t, url, postgrestest.Name("satchel_docbatch"))
 			return b
 		},
 	}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +15,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -114,19 +112,13 @@ func TestCheckSQLite(t *testing.T) {
 	}
 }
 
-var checkSchemas atomic.Int64
-
 func TestCheckPostgres(t *testing.T) {
 	url := testenv.PostgresURL(t)
 	ctx := context.Background()
 	for _, c := range append([]corruption{{name: "none"}}, corruptions...) {
 		t.Run(c.name, func(t *testing.T) {
-			schema := fmt.Sprintf("satchel_check_%d_%d", os.Getpid(), checkSchemas.Add(1))
-			b, err := postgres.OpenFresh(ctx, url, schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = postgres.DropSchema(context.Background(), url, schema) })
+			schema := postgrestest.Name("satchel_check")
+			b, u := postgrestest.OpenAt(t, url, schema)
 			st := satchel.New(b)
 			seedCheck(t, st)
 			if rep := check(t, st); len(rep.Faults) != 0 || rep.Commits != 2 {
@@ -148,11 +140,7 @@ func TestCheckPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sep := "?"
-			if strings.Contains(url, "?") {
-				sep = "&"
-			}
-			st, err = satchel.Open(ctx, url+sep+"search_path="+schema)
+			st, err = satchel.Open(ctx, u)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,8 +3,6 @@ package satchel_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +15,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -58,17 +56,7 @@ func exportBackends(t *testing.T) map[string]func(t *testing.T) *satchel.Store {
 		},
 		"postgres": func(t *testing.T) *satchel.Store {
 			url := testenv.PostgresURL(t)
-			var r [6]byte
-			_, _ = rand.Read(r[:])
-			schema := "satchel_export_" + hex.EncodeToString(r[:])
-			b, err := postgres.OpenFresh(t.Context(), url, schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				b.Close()
-				_ = postgres.DropSchema(context.Background(), url, schema)
-			})
+			b, _ := postgrestest.OpenAt(t, url, postgrestest.Name("satchel_export"))
 			return satchel.New(b)
 		},
 	}

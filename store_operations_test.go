@@ -2,15 +2,13 @@ package satchel_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -76,18 +74,10 @@ func TestStoreOperations(t *testing.T) {
 func TestStoreOperationsPostgres(t *testing.T) {
 	url := testenv.PostgresURL(t)
 	ctx := context.Background()
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	schema := "satchel_ops_" + hex.EncodeToString(r[:])
-	b, err := postgres.OpenFresh(ctx, url, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := postgrestest.Name("satchel_ops")
+	b, _ := postgrestest.OpenAt(t, url, schema)
 	st := satchel.New(b)
-	t.Cleanup(func() {
-		st.Close()
-		_ = postgres.DropSchema(context.Background(), url, schema)
-	})
+	t.Cleanup(func() { st.Close() })
 	if err := st.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package satchel_test
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -178,22 +176,8 @@ func processBackends() map[string]func(t *testing.T) (*satchel.Store, string) {
 		},
 		"postgres": func(t *testing.T) (*satchel.Store, string) {
 			url := testenv.PostgresURL(t)
-			var r [6]byte
-			_, _ = rand.Read(r[:])
-			schema := "satchel_life_" + hex.EncodeToString(r[:])
-			b, err := postgres.OpenFresh(t.Context(), url, schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				b.Close()
-				_ = postgres.DropSchema(context.Background(), url, schema)
-			})
-			sep := "?"
-			if strings.Contains(url, "?") {
-				sep = "&"
-			}
-			return satchel.New(b), url + sep + "search_path=" + schema
+			b, u := postgrestest.OpenAt(t, url, postgrestest.Name("satchel_life"))
+			return satchel.New(b), u
 		},
 	}
 }

@@ -2,9 +2,6 @@ package gitrepo_test
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +15,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/gitrepo"
 	"github.com/satchel-dev/satchel/internal/testenv"
 	"github.com/satchel-dev/satchel/satcheltest"
@@ -48,15 +45,7 @@ func backends() map[string]func(t testing.TB) *satchel.Store {
 		},
 		"postgres": func(t testing.TB) *satchel.Store {
 			u := testenv.PostgresURL(t)
-			var r [6]byte
-			_, _ = rand.Read(r[:])
-			schema := "satchel_git_" + hex.EncodeToString(r[:])
-			b, err := postgres.OpenFresh(t.Context(), u, schema)
-			must(t, err)
-			t.Cleanup(func() {
-				b.Close()
-				_ = postgres.DropSchema(context.Background(), u, schema)
-			})
+			b, _ := postgrestest.OpenAt(t, u, postgrestest.Name("satchel_git"))
 			return satchel.New(b)
 		},
 	}

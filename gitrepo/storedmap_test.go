@@ -1,9 +1,6 @@
 package gitrepo_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,7 +10,7 @@ import (
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/backend/sqlite"
 	"github.com/satchel-dev/satchel/gitrepo"
 	"github.com/satchel-dev/satchel/internal/testenv"
@@ -32,15 +29,7 @@ func rawBackends() map[string]func(t testing.TB) backend.Backend {
 		},
 		"postgres": func(t testing.TB) backend.Backend {
 			u := testenv.PostgresURL(t)
-			var r [6]byte
-			_, _ = rand.Read(r[:])
-			schema := "satchel_git_" + hex.EncodeToString(r[:])
-			b, err := postgres.OpenFresh(t.Context(), u, schema)
-			must(t, err)
-			t.Cleanup(func() {
-				b.Close()
-				_ = postgres.DropSchema(context.Background(), u, schema)
-			})
+			b, _ := postgrestest.OpenAt(t, u, postgrestest.Name("satchel_git"))
 			return b
 		},
 	}

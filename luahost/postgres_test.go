@@ -1,42 +1,20 @@
 package luahost_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 	"github.com/satchel-dev/satchel/luahost"
 )
 
-// postgresSchema returns the URL of a fresh schema of the test server,
-// dropped when t ends.
+// postgresSchema returns the URL of a schema of the test server, migrated
+// and empty, its own until t ends.
 func postgresSchema(t testing.TB) string {
 	t.Helper()
 	url := testenv.PostgresURL(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "luahost_" + hex.EncodeToString(b[:])
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = conn.Exec(context.Background(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-	conn.Close(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = postgres.DropSchema(context.Background(), url, schema) })
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	return url + sep + "search_path=" + schema
+	return postgrestest.Schema(t, url, postgrestest.Name("luahost"))
 }
 
 // TestPostgres: the examples, a fanout race and an atomic run's

@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -158,22 +156,7 @@ func openShared(t *testing.T, backend string) (*satchel.Store, *satchel.Store) {
 		url = filepath.Join(t.TempDir(), "shared.db")
 	case "postgres":
 		base := testenv.PostgresURL(t)
-		schema := fmt.Sprintf("mcptokens_%d", time.Now().UnixNano())
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-		conn.Close(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { postgres.DropSchema(context.Background(), base, schema) })
-		sep := "?"
-		if strings.Contains(base, "?") {
-			sep = "&"
-		}
-		url = base + sep + "search_path=" + schema
+		url = postgrestest.Schema(t, base, postgrestest.Name("mcptokens"))
 	}
 	open := func() *satchel.Store {
 		st, err := satchel.Open(ctx, url)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/satchel-dev/satchel/backend"
+	"github.com/satchel-dev/satchel/internal/pgtest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -41,16 +42,28 @@ func openTest(t testing.TB) *Backend {
 func openTestAt(t testing.TB, url string) *Backend {
 	t.Helper()
 	schema := testSchema()
-	b, err := OpenFresh(t.Context(), url, schema)
+	pgtest.Schema(t, url, schema, schemaKind)
+	b, err := Open(t.Context(), withSearchPath(url, schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := DropSchema(context.Background(), url, schema); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// schemaKind is a schema as Open leaves a new one: every migration
+// applied, no rows but the record of the migrations. It is
+// postgrestest.Kind, which this package's tests cannot import.
+var schemaKind = pgtest.Kind{
+	Name: "satchel",
+	Migrate: func(ctx context.Context, url string) error {
+		b, err := Open(ctx, url)
+		if err != nil {
+			return err
+		}
+		return b.Close()
+	},
+	Keep: map[string]string{"schema_migrations": "SELECT version, name, kind FROM schema_migrations ORDER BY version"},
 }
 
 // TestConcurrentMigrate opens one new schema from many Backends at once:

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -58,18 +55,7 @@ func TestBackupRestore(t *testing.T) {
 // restore-backup loads into an empty SQLite database.
 func TestBackupPostgres(t *testing.T) {
 	url := testenv.PostgresURL(t)
-	schema := fmt.Sprintf("satchel_cli_backup_%d", time.Now().UnixNano())
-	b, err := postgres.OpenFresh(t.Context(), url, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
-	t.Cleanup(func() { _ = postgres.DropSchema(context.Background(), url, schema) })
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	pg := url + sep + "search_path=" + schema
+	pg := postgrestest.Schema(t, url, postgrestest.Name("satchel_cli_backup"))
 	mainOK(t, "hello", "--db", pg, "fs", "write", "a.txt")
 	mainOK(t, "", "--db", pg, "checkpoint", "one")
 	dir := t.TempDir()

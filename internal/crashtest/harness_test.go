@@ -16,6 +16,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -83,8 +84,6 @@ func longTest(t *testing.T) {
 	testenv.Long(t, "kill loop or load test")
 }
 
-var schemas atomic.Int64
-
 // database is one backend the tests run on.
 type database struct {
 	name string
@@ -92,7 +91,8 @@ type database struct {
 }
 
 // databases returns a fresh SQLite file and, when SATCHEL_TEST_POSTGRES
-// is set, a fresh PostgreSQL schema (dropped when t ends).
+// is set, a PostgreSQL schema of its own, migrated and empty
+// (postgrestest), until t ends.
 func databases(t *testing.T) []database {
 	t.Helper()
 	dbs := []database{{"sqlite", t.TempDir() + "/crash.db"}}
@@ -101,26 +101,7 @@ func databases(t *testing.T) []database {
 		t.Log("SATCHEL_TEST_POSTGRES not set: PostgreSQL variant skipped")
 		return dbs
 	}
-	schema := fmt.Sprintf("satchel_crash_%d_%d", os.Getpid(), schemas.Add(1))
-	b, err := postgres.OpenFresh(t.Context(), url, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
-	t.Cleanup(func() {
-		if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return append(dbs, database{"postgres", withSearchPath(url, schema)})
-}
-
-func withSearchPath(url, schema string) string {
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	return url + sep + "search_path=" + schema
+	return append(dbs, database{"postgres", postgrestest.Schema(t, url, postgrestest.Name("satchel_crash"))})
 }
 
 // child is a started child process and the lines it printed.

@@ -5,21 +5,18 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/postgres"
+	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/backend/sqlite"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
-
-var damageSchemas atomic.Int64
 
 // sqlStore is a database the test writes with the engine, then damages
 // a pack of with SQL, then reopens.
@@ -57,15 +54,7 @@ func TestCheckerFindsSQLDamage(t *testing.T) {
 		},
 		"postgres": func(t *testing.T) sqlStore {
 			url := testenv.PostgresURL(t)
-			schema := fmt.Sprintf("satchel_damage_%d_%d", os.Getpid(), damageSchemas.Add(1))
-			b, err := postgres.OpenFresh(context.Background(), url, schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.Close()
-			t.Cleanup(func() { _ = postgres.DropSchema(context.Background(), url, schema) })
-			sep := map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")]
-			dsn := url + sep + "search_path=" + schema
+			dsn := postgrestest.Schema(t, url, postgrestest.Name("satchel_damage"))
 			return sqlStore{
 				open: func(t *testing.T) backend.Backend {
 					b, err := postgres.Open(context.Background(), dsn)

@@ -63,16 +63,18 @@ var Packages = map[string]Layer{
 	"internal/tooldesc":   Base,
 	"internal/svgplot":    Base,
 	"internal/testenv":    Base,
+	"internal/pgtest":     Base,
 	"internal/delayproxy": Base,
 	"internal/layering":   Base,
 
 	"backend":            Contract,
 	"internal/backendof": Contract,
 
-	"backend/memory":       Backends,
-	"backend/sqlite":       Backends,
-	"backend/postgres":     Backends,
-	"backend/internal/...": Backends,
+	"backend/memory":                Backends,
+	"backend/sqlite":                Backends,
+	"backend/postgres":              Backends,
+	"backend/postgres/postgrestest": Backends,
+	"backend/internal/...":          Backends,
 
 	"internal/vpath":      Semantics,
 	"internal/lines":      Semantics,
