@@ -15,6 +15,7 @@ import (
 	"github.com/satchel-dev/satchel/backend/memory"
 	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
 	"github.com/satchel-dev/satchel/backend/sqlite"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -114,7 +115,7 @@ func docBackends(t *testing.T) map[string]func(t *testing.T) backend.Backend {
 	return map[string]func(t *testing.T) backend.Backend{
 		"memory": func(t *testing.T) backend.Backend { return memory.New() },
 		"sqlite": func(t *testing.T) backend.Backend {
-			b, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docs.db"))
+			b, err := sqlite.Open(t.Context(), sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "docs.db")))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/satchel-dev/satchel/backend"
 	"github.com/satchel-dev/satchel/backend/memory"
 	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -81,7 +82,7 @@ func TestCheckSQLite(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range append([]corruption{{name: "none"}}, corruptions...) {
 		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "check.db")
+			path := sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "check.db"))
 			st, err := satchel.Open(ctx, path)
 			if err != nil {
 				t.Fatal(err)

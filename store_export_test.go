@@ -16,6 +16,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -47,7 +48,7 @@ func exportBackends(t *testing.T) map[string]func(t *testing.T) *satchel.Store {
 			return s
 		},
 		"sqlite": func(t *testing.T) *satchel.Store {
-			s, err := satchel.Open(t.Context(), filepath.Join(t.TempDir(), "s.db"))
+			s, err := satchel.Open(t.Context(), sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "s.db")))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -166,7 +167,7 @@ func (c *child) finish(t *testing.T) []string {
 func processBackends() map[string]func(t *testing.T) (*satchel.Store, string) {
 	return map[string]func(t *testing.T) (*satchel.Store, string){
 		"sqlite": func(t *testing.T) (*satchel.Store, string) {
-			dsn := filepath.Join(t.TempDir(), "s.db")
+			dsn := sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "s.db"))
 			s, err := satchel.Open(t.Context(), dsn)
 			if err != nil {
 				t.Fatal(err)

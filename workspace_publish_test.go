@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 )
 
 // TestPublishTo: a fork's head becomes its parent's head in one commit
@@ -17,7 +18,7 @@ func TestPublishTo(t *testing.T) {
 		t.Run(dsn, func(t *testing.T) {
 			ctx := context.Background()
 			if dsn == "sqlite" {
-				dsn = filepath.Join(t.TempDir(), "s.db")
+				dsn = sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "s.db"))
 			}
 			st, err := satchel.Open(ctx, dsn)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 )
 
 // Hostile content planted in the fixture: if any of it ran, it would set
@@ -68,7 +69,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	return newFixtureAt(t, filepath.Join(t.TempDir(), "inspector.db"))
+	return newFixtureAt(t, sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "inspector.db")))
 }
 
 // newFixtureAt is newFixture on the database db (a SQLite path or a

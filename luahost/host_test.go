@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 	"github.com/satchel-dev/satchel/luahost"
 )
 
@@ -23,7 +24,7 @@ func open(t testing.TB, kind string) *satchel.Store {
 	dsn := "memory:"
 	switch kind {
 	case "sqlite":
-		dsn = filepath.Join(t.TempDir(), "lua.db")
+		dsn = sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "lua.db"))
 	case "postgres":
 		dsn = postgresSchema(t)
 	}

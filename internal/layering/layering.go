@@ -74,6 +74,7 @@ var Packages = map[string]Layer{
 	"backend/sqlite":                Backends,
 	"backend/postgres":              Backends,
 	"backend/postgres/postgrestest": Backends,
+	"internal/sqlitetest":           Backends,
 	"backend/internal/...":          Backends,
 
 	"internal/vpath":      Semantics,
