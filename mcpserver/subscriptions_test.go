@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/satchel-dev/satchel"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -127,7 +128,7 @@ func TestSubscriptionsMemory(t *testing.T) {
 }
 
 func TestSubscriptionsSQLiteReplicas(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "s.db")
+	db := sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "s.db"))
 	runReplicas(t, openStore(t, db), openStore(t, db), "acme")
 }
 
@@ -220,7 +221,7 @@ func subscribed(s *Server, uri string) bool {
 // replica (two servers, two stores, one SQLite file), and not those of
 // another scope.
 func TestSubscriptionsHTTPReplicas(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "s.db")
+	db := sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "s.db"))
 	a, b := openStore(t, db), openStore(t, db)
 	urlA, urlB := serveHTTP(t, newServer(t, Config{Store: a})), serveHTTP(t, newServer(t, Config{Store: b}))
 	acme, _ := token(t, a, satchel.TokenSpec{Agent: "writer", Scope: "acme"})
@@ -405,7 +406,7 @@ func refusedListen(t *testing.T, url, secret string, uris ...string) string {
 // at most --max-subscriptions on the server, across its listens; closing
 // a listen ends it.
 func TestSubscriptionsHTTP2026(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "s.db")
+	db := sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "s.db"))
 	a, b := openStore(t, db), openStore(t, db)
 	sa := newServer(t, Config{Store: a, MaxSubscriptions: 4})
 	urlA, urlB := serveHTTP(t, sa), serveHTTP(t, newServer(t, Config{Store: b}))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/satchel-dev/satchel"
 	"github.com/satchel-dev/satchel/backend/postgres/postgrestest"
+	"github.com/satchel-dev/satchel/internal/sqlitetest"
 	"github.com/satchel-dev/satchel/internal/testenv"
 )
 
@@ -153,7 +154,7 @@ func openShared(t *testing.T, backend string) (*satchel.Store, *satchel.Store) {
 		st := newStore(t)
 		return st, st
 	case "sqlite":
-		url = filepath.Join(t.TempDir(), "shared.db")
+		url = sqlitetest.NewFileAt(t, filepath.Join(t.TempDir(), "shared.db"))
 	case "postgres":
 		base := testenv.PostgresURL(t)
 		url = postgrestest.Schema(t, base, postgrestest.Name("mcptokens"))
