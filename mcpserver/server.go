@@ -432,12 +432,21 @@ func (p *pendingCalls) answer() {
 }
 
 // awaitAnswers waits until every call counted is answered, at most p.drain.
+// Two may wait at once (Run once its context is done, and the read loop at
+// the end of input), and answer wakes one: a waiter that finds every call
+// answered passes the wake-up on, or the other would wait out p.drain.
 func (p *pendingCalls) awaitAnswers(ctx context.Context) {
 	timeout := time.NewTimer(p.drain)
 	defer timeout.Stop()
 	for p.n.Load() > 0 {
 		select {
 		case <-p.answered:
+			if p.n.Load() <= 0 {
+				select {
+				case p.answered <- struct{}{}:
+				default:
+				}
+			}
 		case <-timeout.C:
 			return
 		case <-ctx.Done():
